@@ -1,0 +1,180 @@
+package config
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Config is a decoded and validated agents.hcl. All paths in it are absolute.
+// It is read-only once Load returns.
+type Config struct {
+	// File is the absolute path of the config file; Dir its directory, the
+	// base for every relative path in it.
+	File string
+	Dir  string
+
+	Host      Host
+	Providers []*Provider
+	Models    []*Model
+	Plugins   []*Plugin
+	Agents    []*Agent
+
+	// Files holds the source of every file parsed (config and file()
+	// targets are not included), for printing diagnostics with snippets.
+	Files map[string]*hcl.File
+}
+
+// Host is the host block.
+type Host struct {
+	// MaxSteps is the hard step ceiling for every agent (default 200).
+	MaxSteps int
+	// DataDir holds sessions, cassettes and the compilation cache
+	// (default ".agenthost", absolute after loading).
+	DataDir string
+	// MaxDepth is the subagent nesting limit (default 3).
+	MaxDepth int
+}
+
+// Provider is a provider block: an OpenAI-compatible endpoint.
+type Provider struct {
+	Name    string
+	BaseURL string
+	APIKey  string
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string
+	Retry   Retry
+	// FinalStepTools is "omit" (default) or "none".
+	FinalStepTools string
+	// Timeout is the idle timeout of a stream: no byte for this long fails
+	// the request as a retryable network error (default 120s).
+	IdleTimeout time.Duration
+	DefRange    hcl.Range
+}
+
+// Retry is the retry block of a provider.
+type Retry struct {
+	Attempts int           // default 5
+	Initial  time.Duration // default 1s
+	MaxDelay time.Duration // default 60s
+}
+
+// Model is a model block.
+type Model struct {
+	Name     string // block label
+	Provider string // provider block name
+	// ID is the model name sent to the provider (the "name" attribute).
+	ID            string
+	ContextWindow int // 0 = unknown, compaction off
+	// Temperature is nil when unset (the server default applies).
+	Temperature *float64
+	// MaxTokens caps completion tokens; 0 = unset.
+	MaxTokens int
+	DefRange  hcl.Range
+}
+
+// Plugin kinds.
+const (
+	KindAgenthost = "agenthost"
+	KindWASICLI   = "wasi_cli"
+	KindExtism    = "extism"
+)
+
+// Plugin is a plugin block.
+type Plugin struct {
+	Name string
+	// Source is the source attribute as written.
+	Source string
+	// Builtin is the builtin name ("core") when Source is "builtin:NAME";
+	// otherwise Path is the absolute path of the .wasm file.
+	Builtin string
+	Path    string
+	// SHA256 is the expected lowercase hex digest of the file, or "".
+	SHA256 string
+	// Kind is the declared kind, or "" to detect it.
+	Kind   string
+	Limits Limits
+	Mounts []Mount
+	// Env is the set of environment variables granted.
+	Env map[string]string
+	// Clock and Random grant the real wall clock and crypto randomness.
+	Clock  bool
+	Random bool
+	// Tools are the tool blocks (wasi_cli plugins declare their tools here).
+	Tools    []*CLITool
+	DefRange hcl.Range
+}
+
+// Limits are a plugin's resource limits.
+type Limits struct {
+	Memory    uint64        // bytes; default 256 MiB
+	Timeout   time.Duration // per call; default 30s
+	MaxOutput int64         // bytes of stdout, and separately of stderr; default 1 MiB
+}
+
+// Mount grants a plugin access to a host directory.
+type Mount struct {
+	Name  string // block label
+	Host  string // absolute host path; exists and is a directory
+	Guest string // absolute guest path
+	// Mode is "ro" or "rw" (default "ro").
+	Mode     string
+	DefRange hcl.Range
+}
+
+// ReadOnly reports whether the mount refuses writes.
+func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
+
+// CLITool is a tool block of a wasi_cli plugin.
+type CLITool struct {
+	Name        string
+	Description string
+	// InputSchema is the JSON Schema of the arguments, as JSON.
+	InputSchema json.RawMessage
+	// Argv and Stdin are evaluated per call with "args" bound to the call's
+	// arguments; use Eval. Stdin may be nil.
+	Argv     hcl.Expression
+	Stdin    hcl.Expression
+	DefRange hcl.Range
+}
+
+// Agent is an agent block.
+type Agent struct {
+	Name        string
+	Description string
+	Model       string
+	// Prompt is the system prompt text.
+	Prompt string
+	// Steps is the step cap as written; nil when unset (host.max_steps applies).
+	Steps *int
+	// Budget is the tool-call budget; nil when unset (unlimited).
+	Budget *int
+	// Tools and Subagents are the referenced names; ToolRanges[i] is the
+	// source range of Tools[i], for diagnostics raised after plugins load.
+	Tools      []string
+	ToolRanges []hcl.Range
+	Subagents  []string
+	// Default marks the agent run when -a is not given.
+	Default bool
+	// Prompt overrides; "" keeps the host default.
+	MaxStepsPrompt string
+	BudgetPrompt   string
+	DoomLoopPrompt string
+	DoomLoop       DoomLoop
+	DefRange       hcl.Range
+}
+
+// DoomLoop is the doom_loop block of an agent.
+type DoomLoop struct {
+	Threshold int    // default 3
+	Action    string // warn (default) | stop | ask
+}
+
+// Cap is the agent's effective step cap: min(steps ?? max_steps, max_steps).
+func (c *Config) Cap(a *Agent) int {
+	if a.Steps == nil || *a.Steps > c.Host.MaxSteps {
+		return c.Host.MaxSteps
+	}
+	return *a.Steps
+}

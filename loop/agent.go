@@ -1,0 +1,144 @@
+package loop
+
+import (
+	"context"
+	"time"
+)
+
+// StopReason says why a run ended.
+type StopReason string
+
+const (
+	StopCompleted     StopReason = "completed"
+	StopMaxSteps      StopReason = "max_steps"
+	StopBudget        StopReason = "budget"
+	StopDoomLoop      StopReason = "doom_loop"
+	StopAborted       StopReason = "aborted"
+	StopProviderError StopReason = "provider_error"
+	StopError         StopReason = "error"
+)
+
+// Doom-loop actions.
+const (
+	DoomWarn = "warn"
+	DoomStop = "stop"
+	DoomAsk  = "ask"
+)
+
+// Final-step tool modes.
+const (
+	FinalToolsOmit = "omit" // the final request carries no tools
+	FinalToolsNone = "none" // tools listed with tool_choice "none"
+)
+
+// RetryPolicy controls retries of failed model requests.
+type RetryPolicy struct {
+	// Attempts is the total number of tries, the first included (default 5).
+	Attempts int
+	// Initial is the first backoff delay (default 1s); each retry doubles it.
+	Initial time.Duration
+	// MaxDelay caps one delay (default 60s). A server asking for a longer
+	// wait stops the run with provider_error.
+	MaxDelay time.Duration
+}
+
+// Prompts are the host-injected texts. Each is a user-role message.
+type Prompts struct {
+	// MaxSteps is sent on the final step when the step cap is reached.
+	MaxSteps string
+	// Budget is sent on the final step when the tool-call budget is used up.
+	Budget string
+	// DoomLoop is sent on the final step when a doom loop stopped the run.
+	DoomLoop string
+	// DoomWarn is the error result given to a repeated call under "warn".
+	DoomWarn string
+	// Compaction asks the model to summarise the history.
+	Compaction string
+}
+
+// Agent is an immutable description of one agent, built by the host. Values
+// are shared between concurrent runs and must not be mutated.
+type Agent struct {
+	Name        string
+	Description string
+	// ModelName is the provider-side model id, for logs and results.
+	ModelName string
+	Model     Model
+	// ContextWindow is the model's context size in tokens; 0 disables compaction.
+	ContextWindow int
+	System        string
+	// Steps is the step cap, already clamped to the host ceiling; ≥ 1.
+	Steps int
+	// Budget is the tool-call budget; 0 means unlimited.
+	Budget int
+	// Tools are the agent's plugin tools (may be nil: no tools).
+	Tools Toolset
+	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
+	Subagents []*Agent
+	// DoomThreshold is the number of identical consecutive calls that make a
+	// doom loop (default 3); DoomAction is warn, stop or ask.
+	DoomThreshold int
+	DoomAction    string
+	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
+	FinalStepTools string
+	Retry          RetryPolicy
+	Prompts        Prompts
+	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level
+	// run is depth 0.
+	MaxDepth int
+}
+
+// Input starts a run.
+type Input struct {
+	// Prompt is the user's task.
+	Prompt string
+	// History, when continuing a session, holds earlier messages (without
+	// the system message, which the loop adds from the agent).
+	History []Message
+}
+
+// Result is the outcome of a run. Its JSON form is the --json contract.
+type Result struct {
+	Session    string     `json:"session,omitempty"`
+	Agent      string     `json:"agent"`
+	StopReason StopReason `json:"stop_reason"`
+	Steps      int        `json:"steps"`
+	StepsMax   int        `json:"steps_max"`
+	// ToolCalls counts executed tool calls (subagent calls count one).
+	ToolCalls int `json:"tool_calls"`
+	// Budget is the tool-call budget; nil when unlimited.
+	Budget *int     `json:"budget"`
+	Output string   `json:"output"`
+	Usage  Usage    `json:"usage"`
+	Errors []string `json:"errors"`
+	// Messages is the full transcript of this run's agent, system message first.
+	Messages []Message `json:"-"`
+}
+
+// Asker asks the user what to do about a doom loop on an interactive terminal.
+type Asker interface {
+	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
+	AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer
+}
+
+// Answer to a doom-loop question.
+type Answer int
+
+const (
+	AnswerStop Answer = iota
+	AnswerOnce
+	AnswerAlways
+)
+
+// Runner runs agents. The zero value is usable: no events, real sleeping, and
+// doom-loop "ask" acting as "stop".
+type Runner struct {
+	// Sink receives events; nil discards them.
+	Sink Sink
+	// Sleep waits between retries; nil uses a real timer honouring ctx.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Asker answers doom-loop questions; nil means no terminal.
+	Asker Asker
+	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses math/rand.
+	Jitter func() float64
+}

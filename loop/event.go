@@ -1,0 +1,82 @@
+package loop
+
+import "time"
+
+// Event types. Their JSON form is the --events contract (DESIGN §6).
+const (
+	EventRunStart        = "run.start"
+	EventStepStart       = "step.start"
+	EventStepEnd         = "step.end"
+	EventToolStart       = "tool.start"
+	EventToolEnd         = "tool.end"
+	EventToolDropped     = "tool.dropped"
+	EventRetry           = "retry"
+	EventDoomLoop        = "doom_loop"
+	EventBudgetExhausted = "budget.exhausted"
+	EventCompaction      = "compaction"
+	EventSubagentStart   = "subagent.start"
+	EventSubagentEnd     = "subagent.end"
+	EventRunEnd          = "run.end"
+	// EventMessage carries one message appended to an agent's history. It is
+	// persisted in sessions; the CLI does not print it with --events.
+	EventMessage = "message"
+)
+
+// Event is one thing that happened in a run. Fields not relevant to a type
+// are left zero and omitted from JSON.
+type Event struct {
+	Type string    `json:"type"`
+	Time time.Time `json:"time"`
+	// Agent is the name of the agent the event belongs to; Depth is 0 for the
+	// top-level agent, 1 for its subagents, and so on.
+	Agent string `json:"agent"`
+	Depth int    `json:"depth"`
+
+	// step.start, step.end and others that happen within a step.
+	Step     int      `json:"step,omitempty"`
+	StepsMax int      `json:"steps_max,omitempty"`
+	Final    *bool    `json:"final,omitempty"`
+	Offered  []string `json:"tools_offered,omitempty"`
+
+	// tool.start, tool.end, tool.dropped, doom_loop.
+	CallID     string `json:"call_id,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Arguments  string `json:"arguments,omitempty"`
+	IsError    *bool  `json:"is_error,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
+
+	// retry.
+	Attempt int    `json:"attempt,omitempty"`
+	DelayMS *int64 `json:"delay_ms,omitempty"`
+	Status  int    `json:"status,omitempty"`
+
+	// step.end.
+	FinishReason string `json:"finish_reason,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
+
+	// Free text: the reason for a drop, a retry's error, a doom-loop action,
+	// the aborted state of a call.
+	Message string `json:"message,omitempty"`
+
+	// run.end and subagent.end: the result (its fields are flattened in the
+	// CLI's JSON output).
+	Result *Result `json:"result,omitempty"`
+
+	// message: the appended message.
+	Msg *Message `json:"msg,omitempty"`
+}
+
+// Sink receives events in order. Emit must not block for long: it runs on the
+// loop's goroutine.
+type Sink interface {
+	Emit(Event)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(Event)
+
+func (f SinkFunc) Emit(e Event) { f(e) }
+
+// Bool and Int64 make the pointers used by optional event fields.
+func Bool(b bool) *bool    { return &b }
+func Int64(n int64) *int64 { return &n }

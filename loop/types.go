@@ -1,0 +1,148 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Role is the author of a message, as in the OpenAI chat API.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one provider-neutral chat message.
+type Message struct {
+	Role Role `json:"role"`
+	// Content is the text of the message; empty for an assistant message that
+	// only carries tool calls.
+	Content string `json:"content,omitempty"`
+	// Reasoning is reasoning text the provider returned separately from the
+	// content (reasoning_content / reasoning); kept so it can be echoed back
+	// to providers that require it.
+	Reasoning string `json:"reasoning,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is the tool name on a tool message.
+	Name string `json:"name,omitempty"`
+	// IsError marks a tool message that reports a failure. It is not sent to
+	// providers (the text says it); it is kept for the transcript.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is one tool invocation requested by the model.
+type ToolCall struct {
+	// ID is the call id as the loop knows it; unique within a run.
+	ID string `json:"id"`
+	// Name is the tool name as the model sent it.
+	Name string `json:"name"`
+	// Arguments is the raw argument text as the model sent it; normally a
+	// JSON object, but hostile or broken models may send anything.
+	Arguments string `json:"arguments"`
+	// Extra holds provider-specific data that must be echoed back with the
+	// call (for example Gemini's thought signature). Opaque to the loop.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// ToolSpec describes one tool offered to the model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// ToolChoice values for Request.ToolChoice.
+const (
+	ToolChoiceAuto = ""     // provider default
+	ToolChoiceNone = "none" // tools listed but the model must not call them
+)
+
+// Request is one chat-completion request as the loop builds it.
+type Request struct {
+	Messages   []Message  `json:"messages"`
+	Tools      []ToolSpec `json:"tools,omitempty"`
+	ToolChoice string     `json:"tool_choice,omitempty"`
+}
+
+// Usage is token accounting as reported by the provider (0 when not reported).
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+}
+
+// Response is the complete result of one streamed request.
+type Response struct {
+	// Message is the assistant message (role assistant), with text, reasoning
+	// and tool calls accumulated from the stream.
+	Message Message `json:"message"`
+	// FinishReason is the provider's finish reason, untrusted and informative.
+	FinishReason string `json:"finish_reason,omitempty"`
+	Usage        Usage  `json:"usage"`
+	// Truncated is true when the stream ended in a way that makes the tool
+	// calls unsafe to execute (length finish, unparsable arguments).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Model streams one chat-completion request. onText, when not nil, receives
+// assistant text fragments as they arrive. Implementations must return a
+// *ProviderError for failures the loop may want to retry; any error for
+// which errors.Is(err, context.Canceled) holds means the run was aborted.
+type Model interface {
+	Stream(ctx context.Context, req Request, onText func(string)) (Response, error)
+}
+
+// ProviderError is a failed model request, classified by the adapter.
+type ProviderError struct {
+	// Status is the HTTP status; 0 for network errors and broken streams.
+	Status int
+	// Code is the provider's error code or type, when it sent one.
+	Code string
+	// Message is the provider's own message, or a description of the failure.
+	Message string
+	// Retryable says whether the same request may be sent again.
+	Retryable bool
+	// RetryAfter is the delay the server asked for (retry-after-ms,
+	// Retry-After); 0 when it did not ask.
+	RetryAfter time.Duration
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *ProviderError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("provider: HTTP %d: %s", e.Status, e.Message)
+	}
+	return "provider: " + e.Message
+}
+
+func (e *ProviderError) Unwrap() error { return e.Err }
+
+// ToolResult is the outcome of a tool call as shown to the model.
+type ToolResult struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error"`
+}
+
+// Toolset is the set of tools an agent may call. Implementations validate the
+// arguments against the tool's schema and return an error *result* (IsError)
+// for invalid arguments or a tool that failed; a non-nil error means the
+// tool's plugin broke (trap, timeout, crash); the loop turns that into an
+// error result too, and goes on.
+type Toolset interface {
+	Tools() []ToolSpec
+	Call(ctx context.Context, call ToolCall) (ToolResult, error)
+}
