@@ -1,0 +1,54 @@
+// Package prompts holds the default texts the host injects into agent runs:
+// the final-step messages (step limit, tool-call budget, doom loop), the error
+// result given to a repeated tool call, and the compaction request.
+//
+// It is a leaf of the pipeline: the texts are embedded from the .md files in
+// this directory with go:embed, and the package imports nothing of the
+// project. The host copies them into each loop.Agent, where an agent's own
+// overrides (max_steps_prompt, ...) replace them.
+package prompts
+
+import (
+	_ "embed"
+	"strings"
+)
+
+var (
+	//go:embed max_steps.md
+	maxSteps string
+	//go:embed budget.md
+	budget string
+	//go:embed doom_loop.md
+	doomLoop string
+	//go:embed doom_warn.md
+	doomWarn string
+	//go:embed compaction.md
+	compaction string
+)
+
+// Set is one set of host prompts. Each text is sent as a user-role message,
+// except DoomWarn, which is the content of the error result given to a
+// repeated tool call.
+type Set struct {
+	// MaxSteps is sent on the final step when the step cap is reached.
+	MaxSteps string
+	// Budget is sent on the final step when the tool-call budget is used up.
+	Budget string
+	// DoomLoop is sent on the final step when a doom loop stopped the run.
+	DoomLoop string
+	// DoomWarn answers a repeated tool call that was not executed.
+	DoomWarn string
+	// Compaction asks the model to summarise the conversation.
+	Compaction string
+}
+
+// Default returns the built-in prompts, with surrounding white space trimmed.
+func Default() Set {
+	return Set{
+		MaxSteps:   strings.TrimSpace(maxSteps),
+		Budget:     strings.TrimSpace(budget),
+		DoomLoop:   strings.TrimSpace(doomLoop),
+		DoomWarn:   strings.TrimSpace(doomWarn),
+		Compaction: strings.TrimSpace(compaction),
+	}
+}

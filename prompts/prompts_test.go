@@ -1,0 +1,51 @@
+package prompts
+
+import (
+	"go/build"
+	"strings"
+	"testing"
+)
+
+func TestDefaultTexts(t *testing.T) {
+	d := Default()
+	tests := []struct {
+		name string
+		text string
+		want []string // phrases (lower case) the text must contain
+	}{
+		{"max_steps", d.MaxSteps, []string{"step limit", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
+		{"budget", d.Budget, []string{"tool-call budget", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
+		{"doom_loop", d.DoomLoop, []string{"repeating the same tool call", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
+		{"doom_warn", d.DoomWarn, []string{"not executed", "do not repeat"}},
+		{"compaction", d.Compaction, []string{"summarise", "what remains"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.text == "" {
+				t.Fatal("text is empty")
+			}
+			if tt.text != strings.TrimSpace(tt.text) {
+				t.Errorf("text has surrounding white space")
+			}
+			lower := strings.ToLower(tt.text)
+			for _, w := range tt.want {
+				if !strings.Contains(lower, w) {
+					t.Errorf("text lacks %q:\n%s", w, tt.text)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaf keeps prompts a leaf: it imports nothing but the standard library.
+func TestLeaf(t *testing.T) {
+	pkg, err := build.ImportDir(".", 0)
+	if err != nil {
+		t.Fatalf("import .: %v", err)
+	}
+	for _, imp := range pkg.Imports {
+		if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+			t.Errorf("prompts imports %q; it must stay a leaf (standard library only)", imp)
+		}
+	}
+}
