@@ -141,4 +141,7 @@ type Runner struct {
 	Asker Asker
 	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses math/rand.
 	Jitter func() float64
+	// OnText, when not nil, receives assistant text fragments as they stream
+	// in (pass it to Model.Stream), with the agent's name and depth.
+	OnText func(agent string, depth int, text string)
 }

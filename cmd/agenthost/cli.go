@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes (DESIGN §6).
+const (
+	exitOK       = 0
+	exitError    = 1 // provider_error, error
+	exitUsage    = 2 // usage or config error
+	exitLimit    = 3 // max_steps, budget, doom_loop after the final summary
+	exitAborted  = 130
+)
+
+// env is what a command sees of the process: streams, environment and
+// whether stdout/stderr are terminals. Tests build it by hand.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	lookupEnv      func(string) (string, bool)
+	stdinTTY       bool
+	stdoutTTY      bool
+	stderrTTY      bool
+}
+
+// Main runs the command line of the process and returns the exit code. A
+// first SIGINT or SIGTERM cancels the run's context; a second one exits at
+// once with 130.
+func Main() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel()
+		<-sigs
+		os.Exit(exitAborted)
+	}()
+	e := &env{
+		stdin:     os.Stdin,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		getenv:    os.Getenv,
+		lookupEnv: os.LookupEnv,
+		stdinTTY:  isTerminal(os.Stdin),
+		stdoutTTY: isTerminal(os.Stdout),
+		stderrTTY: isTerminal(os.Stderr),
+	}
+	return run(ctx, os.Args[1:], e)
+}
+
+const usage = `agenthost runs LLM agents declared in HCL, with sandboxed WebAssembly tools.
+
+Usage:
+  agenthost run      [-c FILE] [-a AGENT] [--json] [--events] [--session ID]
+                     [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
+  agenthost validate [-c FILE]
+  agenthost tools    [-c FILE] [-a AGENT] [--json]
+  agenthost plugin inspect FILE.wasm
+  agenthost sessions [-c FILE] [list | show ID]
+  agenthost test     [PATH...]
+  agenthost init
+  agenthost version
+
+The config is -c FILE, else $AGENTHOST_CONFIG, else ./agents.hcl.
+Exit codes: 0 completed, 1 provider or internal error, 2 usage or config
+error, 3 stopped by a limit (max_steps, budget, doom_loop), 130 aborted.
+`
+
+func run(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return cmdRun(ctx, rest, e)
+	case "validate":
+		return cmdValidate(ctx, rest, e)
+	case "tools":
+		return cmdTools(ctx, rest, e)
+	case "plugin":
+		return cmdPlugin(ctx, rest, e)
+	case "sessions":
+		return cmdSessions(ctx, rest, e)
+	case "test":
+		return cmdTest(ctx, rest, e)
+	case "init":
+		return cmdInit(ctx, rest, e)
+	case "version", "--version", "-version":
+		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(e.stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(e.stderr, "agenthost: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+}
+
+// newFlags makes a flag set that reports errors to stderr and never exits.
+func newFlags(name string, e *env) *flag.FlagSet {
+	fs := flag.NewFlagSet("agenthost "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+// parseFlags parses flags, allowing them after positional arguments too
+// (agenthost run "task" --json). It returns the positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// usageErr prints a usage error and returns the usage exit code.
+func usageErr(e *env, format string, a ...any) int {
+	fmt.Fprintf(e.stderr, "agenthost: "+format+"\n", a...)
+	return exitUsage
+}
+
+// errFlagHelp is returned by parse when -h was asked.
+var errFlagHelp = flag.ErrHelp
+
+func flagExit(err error) int {
+	if errors.Is(err, errFlagHelp) {
+		return exitOK
+	}
+	return exitUsage
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/plugin"
+)
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// hostOptions are the defaults for commands that do not run a model.
+func hostOptions() host.Options { return host.Options{} }
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func agentNames(c *config.Config) string {
+	var ns []string
+	for _, a := range c.Agents {
+		ns = append(ns, a.Name)
+	}
+	sort.Strings(ns)
+	return strings.Join(ns, ", ")
+}
+
+// cmdInit writes a starter agents.hcl and prompts/ in the current directory,
+// refusing to overwrite anything.
+func cmdInit(_ context.Context, args []string, e *env) int {
+	fs := newFlags("init", e)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "init takes no arguments (got %q)", pos)
+	}
+	files := config.Starter()
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var exist []string
+	for _, n := range names {
+		if _, err := os.Lstat(n); !errors.Is(err, os.ErrNotExist) {
+			exist = append(exist, n)
+		}
+	}
+	if len(exist) > 0 {
+		fmt.Fprintf(e.stderr, "agenthost: init would overwrite %s; nothing written (move them away or edit them by hand)\n", strings.Join(exist, ", "))
+		return exitUsage
+	}
+	for _, n := range names {
+		if err := os.MkdirAll(filepath.Dir(n), 0o755); err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+			return exitError
+		}
+		f, err := os.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = f.Write(files[n])
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+			return exitError
+		}
+		fmt.Fprintf(e.stdout, "wrote %s\n", n)
+	}
+	fmt.Fprintln(e.stdout, "next: set OPENAI_BASE_URL (and OPENAI_API_KEY), then: agenthost run \"your task\"")
+	return exitOK
+}
+
+// cmdPlugin handles `agenthost plugin inspect FILE.wasm`.
+func cmdPlugin(ctx context.Context, args []string, e *env) int {
+	if len(args) == 0 || args[0] != "inspect" {
+		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm")
+	}
+	fs := newFlags("plugin inspect", e)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) != 1 {
+		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm")
+	}
+	b, err := os.ReadFile(pos[0])
+	if err != nil {
+		if errors.Is(err, fs_ErrNotExist) {
+			return usageErr(e, "plugin inspect: %s does not exist", pos[0])
+		}
+		return usageErr(e, "plugin inspect: %v", err)
+	}
+	rt, err := plugin.NewRuntime(ctx, "")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	defer rt.Close(ctx)
+	info, err := plugin.Inspect(ctx, rt, b)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %s: %v\n", pos[0], err)
+		return exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(info)
+		return exitOK
+	}
+	fmt.Fprint(e.stdout, info.String())
+	return exitOK
+}
+
+var fs_ErrNotExist = fs.ErrNotExist

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+func cmdRun(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("run", e)
+	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+	agentFlag := fs.String("a", "", "`agent` to run (default: the one with default = true, or the only one)")
+	asJSON := fs.Bool("json", false, "print one JSON object with the result at the end")
+	events := fs.Bool("events", false, "print every event as a JSON line")
+	sessionID := fs.String("session", "", "continue the session with this `id`")
+	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
+	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
+	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if *asJSON && *events {
+		return usageErr(e, "--json and --events cannot be used together")
+	}
+	if *record != "" && *replay != "" {
+		return usageErr(e, "--record and --replay cannot be used together")
+	}
+	prompt, code := readPrompt(pos, e)
+	if code != exitOK {
+		return code
+	}
+	logger, code := newLogger(*logLevel, e)
+	if code != exitOK {
+		return code
+	}
+	ctx = logger.WithContext(ctx)
+
+	path := configPath(*cfgFlag, e)
+	h, code := loadHost(ctx, path, host.Options{Record: *record, Replay: *replay}, e)
+	if code != exitOK {
+		return code
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+
+	var ca *config.Agent
+	if *agentFlag != "" {
+		if ca = h.Config.Agent(*agentFlag); ca == nil {
+			return usageErr(e, "no agent %q in %s; agents: %s", *agentFlag, path, agentNames(h.Config))
+		}
+	} else if ca, err = h.Config.DefaultAgent(); err != nil {
+		return usageErr(e, "%v", err)
+	}
+	agent := h.Agent(ca.Name)
+
+	// The session: new, or continued.
+	var (
+		sess    *session.Session
+		history []loop.Message
+	)
+	if *sessionID != "" {
+		meta, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
+		if err != nil {
+			return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *sessionID, err)
+		}
+		if meta.Agent != agent.Name {
+			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, meta.Agent, agent.Name, meta.Agent)
+		}
+		history = session.History(evs)
+		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			return exitError
+		}
+	} else {
+		sess, err = session.Create(h.Config.Host.DataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			return exitError
+		}
+	}
+
+	out := &output{e: e, json: *asJSON, events: *events, progress: e.stderrTTY && !*events && !*asJSON}
+	r := &loop.Runner{
+		Sink: loop.SinkFunc(func(ev loop.Event) {
+			sess.Emit(ev)
+			out.event(ev)
+		}),
+		OnText: out.text,
+	}
+	if e.stdinTTY && e.stderrTTY {
+		r.Asker = &ttyAsker{in: bufio.NewReader(e.stdin), out: e.stderr}
+	}
+	res := r.Run(ctx, agent, loop.Input{Prompt: prompt, History: history})
+	res.Session = sess.ID
+	if err := sess.Close(); err != nil {
+		logger.Error().Err(err).Msg("session not fully written")
+		res.Errors = append(res.Errors, err.Error())
+	}
+	out.finish(res)
+	return exitCode(res.StopReason)
+}
+
+// exitCode maps a stop reason to the process exit code (DESIGN §6).
+func exitCode(r loop.StopReason) int {
+	switch r {
+	case loop.StopCompleted:
+		return exitOK
+	case loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop:
+		return exitLimit
+	case loop.StopAborted:
+		return exitAborted
+	default:
+		return exitError
+	}
+}
+
+// readPrompt takes the prompt from the arguments, or from stdin with "-".
+func readPrompt(pos []string, e *env) (string, int) {
+	if len(pos) == 1 && pos[0] == "-" {
+		b, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
+			return "", exitError
+		}
+		p := strings.TrimSpace(string(b))
+		if p == "" {
+			return "", usageErr(e, "run: the prompt read from stdin is empty")
+		}
+		return p, exitOK
+	}
+	p := strings.TrimSpace(strings.Join(pos, " "))
+	if p == "" {
+		return "", usageErr(e, "run needs a prompt: agenthost run \"your task\" (or - to read it from stdin)")
+	}
+	return p, exitOK
+}
+
+// newLogger makes the zerolog logger on stderr: human format on a terminal,
+// JSON lines otherwise.
+func newLogger(level string, e *env) (zerolog.Logger, int) {
+	if level == "" {
+		level = "info"
+		if e.stderrTTY {
+			level = "warn" // the progress display says what info logs would
+		}
+	}
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		return zerolog.Nop(), usageErr(e, "--log-level %q: use debug, info, warn or error", level)
+	}
+	var w io.Writer = e.stderr
+	if e.stderrTTY {
+		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), exitOK
+}
+
+// output renders a run to the terminal, as --json, or as --events.
+type output struct {
+	e        *env
+	json     bool
+	events   bool
+	progress bool
+
+	mu       sync.Mutex
+	streamed strings.Builder // top-level text streamed since the last step started
+	lastNL   bool            // whether stdout ends with a newline
+	wrote    bool
+}
+
+func (o *output) text(agent string, depth int, s string) {
+	if depth != 0 || o.json || o.events || s == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.streamed.WriteString(s)
+	io.WriteString(o.e.stdout, s)
+	o.wrote = true
+	o.lastNL = strings.HasSuffix(s, "\n")
+}
+
+func (o *output) event(ev loop.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ev.Type == loop.EventStepStart && ev.Depth == 0 {
+		if o.wrote && !o.lastNL && !o.json && !o.events {
+			io.WriteString(o.e.stdout, "\n")
+			o.lastNL = true
+		}
+		o.streamed.Reset()
+	}
+	if o.events && ev.Type != loop.EventMessage {
+		writeJSONLine(o.e.stdout, eventJSON(ev))
+	}
+	if o.progress {
+		o.progressLine(ev)
+	}
+}
+
+// progressLine prints a short human line on stderr for the events a person
+// watching a terminal cares about.
+func (o *output) progressLine(ev loop.Event) {
+	w := o.e.stderr
+	indent := strings.Repeat("  ", ev.Depth)
+	switch ev.Type {
+	case loop.EventStepStart:
+		final := ""
+		if ev.Final != nil && *ev.Final {
+			final = " (final: tools off, asking for a summary)"
+		}
+		fmt.Fprintf(w, "%s· %s step %d/%d%s\n", indent, ev.Agent, ev.Step, ev.StepsMax, final)
+		if left := ev.StepsMax - ev.Step; left > 0 && left <= max((ev.StepsMax+4)/5, 2) {
+			fmt.Fprintf(w, "%s  %d steps left\n", indent, left)
+		}
+	case loop.EventToolEnd:
+		status := "ok"
+		if ev.IsError != nil && *ev.IsError {
+			status = "error"
+		}
+		var ms int64
+		if ev.DurationMS != nil {
+			ms = *ev.DurationMS
+		}
+		fmt.Fprintf(w, "%s  ↳ %s %s (%d ms)\n", indent, ev.Tool, status, ms)
+	case loop.EventToolDropped:
+		fmt.Fprintf(w, "%s  ↳ %s dropped: %s\n", indent, ev.Tool, ev.Message)
+	case loop.EventRetry:
+		var d time.Duration
+		if ev.DelayMS != nil {
+			d = time.Duration(*ev.DelayMS) * time.Millisecond
+		}
+		fmt.Fprintf(w, "%s  retry %d in %s: %s\n", indent, ev.Attempt, d, ev.Message)
+	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
+		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
+	}
+}
+
+// finish prints the end of the run.
+func (o *output) finish(res *loop.Result) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if res.Errors == nil {
+		res.Errors = []string{}
+	}
+	switch {
+	case o.json:
+		enc := json.NewEncoder(o.e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(res)
+	case o.events:
+		// run.end was printed as an event.
+	default:
+		// The final text is normally streamed already; a host-written
+		// sentinel, or text from a replay, is printed here.
+		if res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
+			if o.wrote && !o.lastNL {
+				io.WriteString(o.e.stdout, "\n")
+			}
+			io.WriteString(o.e.stdout, res.Output)
+			o.wrote = true
+			o.lastNL = strings.HasSuffix(res.Output, "\n")
+		}
+		if o.wrote && !o.lastNL {
+			io.WriteString(o.e.stdout, "\n")
+		}
+		for _, err := range res.Errors {
+			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", err)
+		}
+		if res.StopReason != loop.StopCompleted {
+			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, res.Session)
+		}
+	}
+}
+
+// eventJSON flattens an event for --events: run.end and subagent.end carry
+// the result's fields at the top level, like --json.
+func eventJSON(ev loop.Event) any {
+	if ev.Result == nil {
+		return ev
+	}
+	res := *ev.Result
+	if res.Errors == nil {
+		res.Errors = []string{}
+	}
+	ev.Result = nil
+	a, _ := json.Marshal(ev)
+	b, _ := json.Marshal(res)
+	m := map[string]json.RawMessage{}
+	_ = json.Unmarshal(b, &m)
+	_ = json.Unmarshal(a, &m)
+	return m
+}
+
+func writeJSONLine(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	w.Write(append(b, '\n'))
+}
+
+// ttyAsker asks about doom loops on an interactive terminal.
+type ttyAsker struct {
+	in  *bufio.Reader
+	out io.Writer
+}
+
+func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.ToolCall, count int) loop.Answer {
+	args := call.Arguments
+	if len(args) > 200 {
+		args = args[:200] + "…"
+	}
+	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ", agent, call.Name, args, count)
+	line, err := a.in.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return loop.AnswerStop
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "o", "once", "c", "continue":
+		return loop.AnswerOnce
+	case "a", "always":
+		return loop.AnswerAlways
+	default:
+		return loop.AnswerStop
+	}
+}
+
+var _ = os.Stdout

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// cmdSessions lists sessions or shows one transcript.
+func cmdSessions(_ context.Context, args []string, e *env) int {
+	fs := newFlags("sessions", e)
+	cfgFlag := fs.String("c", "", "config `file` (its data_dir holds the sessions)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	cfg, code := loadConfig(configPath(*cfgFlag, e), e)
+	if code != exitOK {
+		return code
+	}
+	dataDir := cfg.Host.DataDir
+	if len(pos) == 0 || (pos[0] == "list" && len(pos) == 1) {
+		ms, err := session.List(dataDir)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
+			return exitError
+		}
+		if len(ms) == 0 {
+			fmt.Fprintf(e.stderr, "no sessions in %s\n", session.Dir(dataDir))
+			return exitOK
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tAGENT\tCREATED\tSTOP\tSTEPS\tPROMPT")
+		for _, m := range ms {
+			_, evs, _ := session.Events(dataDir, m.ID)
+			stop, steps, prompt := summarize(evs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Agent, m.Created.Format("2006-01-02 15:04:05"), stop, steps, prompt)
+		}
+		tw.Flush()
+		return exitOK
+	}
+	if pos[0] == "show" && len(pos) == 2 {
+		_, evs, err := session.Events(dataDir, pos[1])
+		if err != nil {
+			return usageErr(e, "sessions show: %v", err)
+		}
+		for _, ev := range evs {
+			if ev.Type != loop.EventMessage || ev.Msg == nil {
+				continue
+			}
+			printMessage(e, ev)
+		}
+		stop, steps, _ := summarize(evs)
+		fmt.Fprintf(e.stdout, "-- stop: %s, steps %s\n", stop, steps)
+		return exitOK
+	}
+	return usageErr(e, "usage: agenthost sessions [-c FILE] [list | show ID]")
+}
+
+// summarize returns the last stop reason, steps and first prompt of a session.
+func summarize(evs []loop.Event) (stop, steps, prompt string) {
+	stop, steps = "running", "-"
+	for _, ev := range evs {
+		if ev.Depth != 0 {
+			continue
+		}
+		if ev.Type == loop.EventRunEnd && ev.Result != nil {
+			stop = string(ev.Result.StopReason)
+			steps = fmt.Sprintf("%d/%d", ev.Result.Steps, ev.Result.StepsMax)
+		}
+		if prompt == "" && ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleUser {
+			prompt = ev.Msg.Content
+		}
+	}
+	prompt = strings.Join(strings.Fields(prompt), " ")
+	if r := []rune(prompt); len(r) > 60 {
+		prompt = string(r[:60]) + "…"
+	}
+	return stop, steps, prompt
+}
+
+func printMessage(e *env, ev loop.Event) {
+	m := ev.Msg
+	indent := strings.Repeat("  ", ev.Depth)
+	who := string(m.Role)
+	if ev.Depth > 0 {
+		who = ev.Agent + "/" + who
+	}
+	switch m.Role {
+	case loop.RoleSystem:
+		fmt.Fprintf(e.stdout, "%s[%s] %d chars\n", indent, who, len(m.Content))
+		return
+	case loop.RoleTool:
+		status := ""
+		if m.IsError {
+			status = " error"
+		}
+		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, m.Name, m.ToolCallID, status, clip(m.Content, 400))
+		return
+	}
+	if m.Content != "" {
+		fmt.Fprintf(e.stdout, "%s[%s] %s\n", indent, who, m.Content)
+	}
+	for _, c := range m.ToolCalls {
+		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, c.ID, c.Name, clip(c.Arguments, 400))
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

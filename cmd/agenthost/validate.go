@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+func cmdValidate(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("validate", e)
+	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "validate takes no arguments (got %q)", pos)
+	}
+	path := configPath(*cfgFlag, e)
+	h, code := loadHost(ctx, path, hostOptions(), e)
+	if code != exitOK {
+		return code
+	}
+	defer h.Close(ctx)
+	cfg := h.Config
+	fmt.Fprintf(e.stdout, "%s: ok (%d agents, %d plugins, %d tools)\n", path, len(cfg.Agents), len(h.Plugins), len(h.Tools()))
+	for _, a := range cfg.Agents {
+		budget := "unlimited"
+		if a.Budget != nil {
+			budget = fmt.Sprint(*a.Budget)
+		}
+		tools := strings.Join(a.Tools, ", ")
+		if tools == "" {
+			tools = "none"
+		}
+		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s, tools: %s", a.Name, a.Model, cfg.Cap(a), budget, tools)
+		if len(a.Subagents) > 0 {
+			line += ", subagents: " + strings.Join(a.Subagents, ", ")
+		}
+		if a.Default {
+			line += " (default)"
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
+	return exitOK
+}

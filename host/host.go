@@ -1,0 +1,371 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/host/provider"
+	"github.com/agenthost/agenthost/internal/cassette"
+	"github.com/agenthost/agenthost/loop"
+	"github.com/agenthost/agenthost/prompts"
+)
+
+// Options tune how a Host is built.
+type Options struct {
+	// Record, when set, appends every model request/response to this cassette.
+	Record string
+	// Replay, when set, serves model responses from this cassette; no
+	// network is used.
+	Replay string
+	// NoCache disables the on-disk compilation cache.
+	NoCache bool
+}
+
+// Host is the runtime built from a config. Close it when done.
+type Host struct {
+	Config  *config.Config
+	Plugins []*plugin.Plugin
+
+	runtime  *plugin.Runtime
+	tools    map[string]toolRef
+	agents   map[string]*loop.Agent
+	recorder *cassette.Recorder
+	player   *cassette.Player
+}
+
+type toolRef struct {
+	plugin *plugin.Plugin
+	spec   loop.ToolSpec
+}
+
+// CacheDir is where compiled modules are cached under a data dir.
+func CacheDir(dataDir string) string { return filepath.Join(dataDir, "cache") }
+
+// New loads every plugin (compiling each once, concurrently), checks that
+// every tool an agent names exists, and builds the agents. Problems located
+// in the config are returned as diagnostics; other failures as an error.
+func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
+	cache := CacheDir(cfg.Host.DataDir)
+	if opts.NoCache {
+		cache = ""
+	}
+	rt, err := plugin.NewRuntime(ctx, cache)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}}
+	ok := false
+	defer func() {
+		if !ok {
+			h.Close(ctx)
+		}
+	}()
+
+	var diags hcl.Diagnostics
+	plugins := make([]*plugin.Plugin, len(cfg.Plugins))
+	errs := make([]error, len(cfg.Plugins))
+	var wg sync.WaitGroup
+	for i, p := range cfg.Plugins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			plugins[i], errs[i] = rt.Load(ctx, p)
+		}()
+	}
+	wg.Wait()
+	for i, p := range cfg.Plugins {
+		if errs[i] != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Plugin failed to load",
+				Detail:   fmt.Sprintf("plugin %q: %v", p.Name, errs[i]),
+				Subject:  p.DefRange.Ptr(),
+			})
+		}
+	}
+	owner := map[string]*config.Plugin{}
+	for i, p := range plugins {
+		if p == nil {
+			continue
+		}
+		h.Plugins = append(h.Plugins, p)
+		for _, spec := range p.Tools() {
+			if prev, dup := owner[spec.Name]; dup {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate tool name",
+					Detail: fmt.Sprintf("plugin %q provides tool %q, which plugin %q (%s) provides too; tool names must be unique across plugins: drop one plugin or rename the tool.",
+						cfg.Plugins[i].Name, spec.Name, prev.Name, prev.DefRange.String()),
+					Subject: cfg.Plugins[i].DefRange.Ptr(),
+				})
+				continue
+			}
+			owner[spec.Name] = cfg.Plugins[i]
+			h.tools[spec.Name] = toolRef{plugin: p, spec: spec}
+		}
+	}
+	diags = append(diags, h.checkAgentTools()...)
+	if diags.HasErrors() {
+		return nil, diags, nil
+	}
+
+	models, err := h.models(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range cfg.Agents {
+		h.build(a, models)
+	}
+	ok = true
+	return h, diags, nil
+}
+
+// checkAgentTools reports tool references that no plugin provides.
+func (h *Host) checkAgentTools() hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	names := make([]string, 0, len(h.tools))
+	for n := range h.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, a := range h.Config.Agents {
+		for i, t := range a.Tools {
+			if _, ok := h.tools[t]; ok {
+				continue
+			}
+			var subj *hcl.Range
+			if i < len(a.ToolRanges) {
+				subj = a.ToolRanges[i].Ptr()
+			} else {
+				subj = a.DefRange.Ptr()
+			}
+			detail := fmt.Sprintf("agent %q lists tool %q, which no plugin provides.", a.Name, t)
+			if s := suggest(t, names); s != "" {
+				detail += fmt.Sprintf(" Did you mean %q?", s)
+			}
+			if len(names) > 0 {
+				detail += " Available tools: " + strings.Join(names, ", ") + "."
+			} else {
+				detail += " No plugin provides any tool: add a plugin block (for example source = \"builtin:core\")."
+			}
+			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown tool", Detail: detail, Subject: subj})
+		}
+	}
+	return diags
+}
+
+// models builds one loop.Model per model block, wrapped by cassettes.
+func (h *Host) models(opts Options) (map[string]loop.Model, error) {
+	if opts.Replay != "" {
+		p, err := cassette.Load(opts.Replay)
+		if err != nil {
+			return nil, err
+		}
+		h.player = p
+	}
+	if opts.Record != "" {
+		r, err := cassette.NewRecorder(opts.Record)
+		if err != nil {
+			return nil, err
+		}
+		h.recorder = r
+	}
+	provs := map[string]*config.Provider{}
+	for _, p := range h.Config.Providers {
+		provs[p.Name] = p
+	}
+	out := map[string]loop.Model{}
+	for _, m := range h.Config.Models {
+		if h.player != nil {
+			out[m.Name] = h.player.Wrap(m.ID)
+			continue
+		}
+		p := provs[m.Provider]
+		var lm loop.Model = provider.New(provider.Options{
+			BaseURL:     p.BaseURL,
+			APIKey:      p.APIKey,
+			Headers:     p.Headers,
+			Model:       m.ID,
+			Temperature: m.Temperature,
+			MaxTokens:   m.MaxTokens,
+			IdleTimeout: p.IdleTimeout,
+		})
+		if h.recorder != nil {
+			lm = h.recorder.Wrap(m.ID, lm)
+		}
+		out[m.Name] = lm
+	}
+	return out, nil
+}
+
+// build makes the loop.Agent for a (and, recursively, its subagents).
+// Subagent cycles are rejected by config, so this terminates.
+func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent {
+	if la, ok := h.agents[a.Name]; ok {
+		return la
+	}
+	cfg := h.Config
+	var model *config.Model
+	for _, m := range cfg.Models {
+		if m.Name == a.Model {
+			model = m
+		}
+	}
+	var prov *config.Provider
+	for _, p := range cfg.Providers {
+		if p.Name == model.Provider {
+			prov = p
+		}
+	}
+	ts := &toolset{byName: map[string]toolRef{}}
+	for _, t := range a.Tools {
+		ref := h.tools[t]
+		ts.specs = append(ts.specs, ref.spec)
+		ts.byName[t] = ref
+	}
+	la := &loop.Agent{
+		Name:           a.Name,
+		Description:    a.Description,
+		ModelName:      model.ID,
+		Model:          models[model.Name],
+		ContextWindow:  model.ContextWindow,
+		System:         a.Prompt,
+		Steps:          cfg.Cap(a),
+		Tools:          ts,
+		DoomThreshold:  a.DoomLoop.Threshold,
+		DoomAction:     a.DoomLoop.Action,
+		FinalStepTools: prov.FinalStepTools,
+		Retry: loop.RetryPolicy{
+			Attempts: prov.Retry.Attempts,
+			Initial:  prov.Retry.Initial,
+			MaxDelay: prov.Retry.MaxDelay,
+		},
+		Prompts:  agentPrompts(a),
+		MaxDepth: cfg.Host.MaxDepth,
+	}
+	if a.Budget != nil {
+		la.Budget = *a.Budget
+	}
+	if la.Description == "" {
+		la.Description = "Delegate a task to the " + a.Name + " agent."
+	}
+	h.agents[a.Name] = la
+	for _, s := range a.Subagents {
+		la.Subagents = append(la.Subagents, h.build(cfg.Agent(s), models))
+	}
+	return la
+}
+
+func agentPrompts(a *config.Agent) loop.Prompts {
+	d := prompts.Default()
+	p := loop.Prompts{
+		MaxSteps:   d.MaxSteps,
+		Budget:     d.Budget,
+		DoomLoop:   d.DoomLoop,
+		DoomWarn:   d.DoomWarn,
+		Compaction: d.Compaction,
+	}
+	if a.MaxStepsPrompt != "" {
+		p.MaxSteps = a.MaxStepsPrompt
+	}
+	if a.BudgetPrompt != "" {
+		p.Budget = a.BudgetPrompt
+	}
+	if a.DoomLoopPrompt != "" {
+		p.DoomLoop = a.DoomLoopPrompt
+	}
+	return p
+}
+
+// Agent returns the built agent with this name, or nil.
+func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }
+
+// Tool is one tool as listed by `agenthost tools`.
+type Tool struct {
+	Name        string          `json:"name"`
+	Plugin      string          `json:"plugin"`
+	Kind        string          `json:"kind"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Tools lists every tool of every plugin, in config order.
+func (h *Host) Tools() []Tool {
+	var out []Tool
+	for _, p := range h.Plugins {
+		for _, s := range p.Tools() {
+			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema})
+		}
+	}
+	return out
+}
+
+// Close flushes cassettes and releases the runtime.
+func (h *Host) Close(ctx context.Context) error {
+	var errs []error
+	if h.recorder != nil {
+		errs = append(errs, h.recorder.Close())
+	}
+	if h.runtime != nil {
+		errs = append(errs, h.runtime.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// toolset is the narrowed set of tools one agent may call. It is immutable.
+type toolset struct {
+	specs  []loop.ToolSpec
+	byName map[string]toolRef
+}
+
+func (t *toolset) Tools() []loop.ToolSpec { return t.specs }
+
+func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
+	ref, ok := t.byName[call.Name]
+	if !ok {
+		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
+	}
+	return ref.plugin.Call(ctx, call)
+}
+
+// suggest returns the closest name within an edit distance below 3, or "".
+func suggest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := levenshtein(strings.ToLower(name), strings.ToLower(n)); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,244 @@
+// Package session persists runs under data_dir/sessions/: one directory per
+// session holding meta.json and events.jsonl. Every event (messages
+// included) is appended and synced as it happens, so a crash loses at most
+// the event in flight. A session can be continued: its top-level messages
+// become the history of the next run.
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Meta describes a session.
+type Meta struct {
+	ID      string    `json:"id"`
+	Agent   string    `json:"agent"`
+	Created time.Time `json:"created"`
+	Config  string    `json:"config"`
+}
+
+// Session is an open session being appended to. It is safe for concurrent use.
+type Session struct {
+	Meta
+	dir string
+
+	mu  sync.Mutex
+	f   *os.File
+	err error // first write error; later writes are skipped
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+
+// ErrNotFound is returned for a session id that does not exist.
+var ErrNotFound = errors.New("session not found")
+
+// Dir is the sessions directory under a data dir.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
+
+// NewID returns a fresh, sortable session id.
+func NewID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Create makes a new session directory and opens it for appending.
+func Create(dataDir string, m Meta) (*Session, error) {
+	if m.ID == "" {
+		m.ID = NewID(time.Now())
+	}
+	if !idPattern.MatchString(m.ID) {
+		return nil, fmt.Errorf("invalid session id %q: use letters, digits, '.', '_' and '-'", m.ID)
+	}
+	if m.Created.IsZero() {
+		m.Created = time.Now().UTC()
+	}
+	dir := filepath.Join(Dir(dataDir), m.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	meta, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(meta, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	return open(dir, m)
+}
+
+// Open opens an existing session for appending (to continue it).
+func Open(dataDir, id string) (*Session, error) {
+	if !idPattern.MatchString(id) {
+		return nil, fmt.Errorf("invalid session id %q", id)
+	}
+	dir := filepath.Join(Dir(dataDir), id)
+	m, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	return open(dir, m)
+}
+
+func open(dir string, m Meta) (*Session, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open session: %w", err)
+	}
+	return &Session{Meta: m, dir: dir, f: f}, nil
+}
+
+func readMeta(dir string) (Meta, error) {
+	var m Meta
+	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, fmt.Errorf("%w: %s", ErrNotFound, filepath.Base(dir))
+	}
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("session %s: meta.json: %w", filepath.Base(dir), err)
+	}
+	return m, nil
+}
+
+// Path is the session's directory.
+func (s *Session) Path() string { return s.dir }
+
+// Emit appends one event and syncs it to disk. It implements loop.Sink.
+func (s *Session) Emit(e loop.Event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil || s.f == nil {
+		return
+	}
+	if _, err := s.f.Write(append(b, '\n')); err != nil {
+		s.err = err
+		return
+	}
+	if err := s.f.Sync(); err != nil {
+		s.err = err
+	}
+}
+
+// Close flushes and closes the session. It reports the first write error.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.f == nil {
+		return s.err
+	}
+	err := s.f.Close()
+	s.f = nil
+	if s.err != nil {
+		return fmt.Errorf("session %s: %w", s.ID, s.err)
+	}
+	return err
+}
+
+// Events reads every event of a session. A torn last line (a crash while
+// writing) is skipped.
+func Events(dataDir, id string) (Meta, []loop.Event, error) {
+	dir := filepath.Join(Dir(dataDir), id)
+	m, err := readMeta(dir)
+	if err != nil {
+		return m, nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return m, nil, err
+	}
+	var evs []loop.Event
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	for sc.Scan() {
+		var e loop.Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			evs = append(evs, e)
+		}
+	}
+	return m, evs, sc.Err()
+}
+
+// History returns the top-level (depth 0) messages of a session, without
+// system messages, for continuing it. Tool calls without a tool message (a
+// run killed mid-step) are answered with an "aborted" error result so the
+// history stays valid for providers.
+func History(evs []loop.Event) []loop.Message {
+	var msgs []loop.Message
+	for _, e := range evs {
+		if e.Type == loop.EventMessage && e.Depth == 0 && e.Msg != nil && e.Msg.Role != loop.RoleSystem {
+			msgs = append(msgs, *e.Msg)
+		}
+	}
+	return repair(msgs)
+}
+
+// repair answers every unanswered tool call with an aborted result, placed
+// right after the tool messages that follow its assistant message.
+func repair(msgs []loop.Message) []loop.Message {
+	out := make([]loop.Message, 0, len(msgs))
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		out = append(out, m)
+		if m.Role != loop.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for i+1 < len(msgs) && msgs[i+1].Role == loop.RoleTool {
+			i++
+			answered[msgs[i].ToolCallID] = true
+			out = append(out, msgs[i])
+		}
+		for _, c := range m.ToolCalls {
+			if !answered[c.ID] {
+				out = append(out, loop.Message{Role: loop.RoleTool, ToolCallID: c.ID, Name: c.Name,
+					Content: "aborted: the run was interrupted before this call finished", IsError: true})
+			}
+		}
+	}
+	return out
+}
+
+// List returns the metas of every session, newest first.
+func List(dataDir string) ([]Meta, error) {
+	ents, err := os.ReadDir(Dir(dataDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ms []Meta
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if m, err := readMeta(filepath.Join(Dir(dataDir), e.Name())); err == nil {
+			ms = append(ms, m)
+		}
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if !ms[i].Created.Equal(ms[j].Created) {
+			return ms[i].Created.After(ms[j].Created)
+		}
+		return ms[i].ID > ms[j].ID
+	})
+	return ms, nil
+}
