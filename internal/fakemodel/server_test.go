@@ -1,0 +1,426 @@
+package fakemodel
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// start runs a server for the script and closes it when the test ends.
+func start(t *testing.T, script string) *Server {
+	t.Helper()
+	replies, err := ParseScript([]byte(script))
+	if err != nil {
+		t.Fatalf("ParseScript: %v", err)
+	}
+	s, err := Start(replies)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+const streamBody = `{"model":"m1","stream":true,"messages":[{"role":"user","content":"hi"}]}`
+
+func post(t *testing.T, s *Server, body string) *http.Response {
+	t.Helper()
+	resp, err := http.Post(s.URL()+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST: %v", err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// testChunk is the client's view of a chunk.
+type testChunk struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Role      string  `json:"role"`
+			Content   *string `json:"content"`
+			Reasoning string  `json:"reasoning_content"`
+			ToolCalls []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string  `json:"name"`
+					Arguments *string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *Usage `json:"usage"`
+}
+
+// sse reads a whole SSE body: the chunks, whether [DONE] ended it, and the
+// read error (nil at a clean end).
+func sse(t *testing.T, r io.Reader) (chunks []testChunk, done bool, err error) {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			t.Fatalf("unexpected SSE line %q", line)
+		}
+		if done {
+			t.Fatalf("data after [DONE]: %q", line)
+		}
+		if data == "[DONE]" {
+			done = true
+			continue
+		}
+		var c testChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		chunks = append(chunks, c)
+	}
+	return chunks, done, sc.Err()
+}
+
+// assembled is a response put back together from its chunks.
+type assembled struct {
+	text, reasoning, finish string
+	calls                   []assembledCall
+	usage                   *Usage
+	contentChunks           int
+}
+
+type assembledCall struct{ id, name, args string }
+
+func assemble(t *testing.T, chunks []testChunk) assembled {
+	t.Helper()
+	var a assembled
+	for _, c := range chunks {
+		if c.Object != "chat.completion.chunk" || c.ID == "" {
+			t.Errorf("chunk id %q object %q", c.ID, c.Object)
+		}
+		if c.Usage != nil {
+			if len(c.Choices) != 0 {
+				t.Errorf("usage chunk has %d choices, want 0", len(c.Choices))
+			}
+			a.usage = c.Usage
+		}
+		for _, ch := range c.Choices {
+			d := ch.Delta
+			if d.Content != nil && *d.Content != "" {
+				a.text += *d.Content
+				a.contentChunks++
+			}
+			a.reasoning += d.Reasoning
+			for _, tc := range d.ToolCalls {
+				if tc.Index == nil {
+					t.Fatalf("tool call delta without index")
+				}
+				i := *tc.Index
+				if i == len(a.calls) {
+					if tc.ID == "" || tc.Function.Name == "" || tc.Type != "function" {
+						t.Errorf("first delta of call %d: id %q name %q type %q", i, tc.ID, tc.Function.Name, tc.Type)
+					}
+					a.calls = append(a.calls, assembledCall{id: tc.ID, name: tc.Function.Name})
+				} else if i != len(a.calls)-1 {
+					t.Fatalf("tool call index %d out of order", i)
+				} else if tc.ID != "" || tc.Function.Name != "" {
+					t.Errorf("later delta of call %d repeats id/name", i)
+				}
+				if tc.Function.Arguments != nil {
+					a.calls[i].args += *tc.Function.Arguments
+				}
+			}
+			if ch.FinishReason != nil {
+				if a.finish != "" {
+					t.Errorf("second finish_reason %q", *ch.FinishReason)
+				}
+				a.finish = *ch.FinishReason
+			}
+		}
+	}
+	return a
+}
+
+func TestStreamText(t *testing.T) {
+	s := start(t, `{"text": "The quick brown fox jumps over the lazy dog.", "reasoning": "think first"}`)
+	resp := post(t, s, streamBody)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	chunks, done, err := sse(t, resp.Body)
+	if err != nil || !done {
+		t.Fatalf("stream ended with err %v, done %v", err, done)
+	}
+	if chunks[0].Choices[0].Delta.Role != "assistant" {
+		t.Errorf("first chunk role %q, want assistant", chunks[0].Choices[0].Delta.Role)
+	}
+	if chunks[0].Model != "m1" {
+		t.Errorf("model %q, want the request's m1", chunks[0].Model)
+	}
+	a := assemble(t, chunks)
+	if a.text != "The quick brown fox jumps over the lazy dog." {
+		t.Errorf("text %q", a.text)
+	}
+	if a.contentChunks != 5 {
+		t.Errorf("text came in %d chunks, want 5 (two words each)", a.contentChunks)
+	}
+	if a.reasoning != "think first" || a.finish != "stop" || a.usage != nil || len(a.calls) != 0 {
+		t.Errorf("reasoning %q finish %q usage %v calls %v", a.reasoning, a.finish, a.usage, a.calls)
+	}
+}
+
+func TestStreamToolCalls(t *testing.T) {
+	s := start(t, `{"text": "Let me look.", "tool_calls": [{"name": "read_file", "arguments": {"path": "dir/é.txt", "limit": 10}}, {"name": "list_dir"}, {"name": "bad", "arguments": "{\"path\": ", "id": "x9"}], "usage": {"prompt_tokens": 100, "completion_tokens": 7}}
+{"tool_calls": [{"name": "read_file", "arguments": {}}], "finish_reason": "stop"}`)
+	for i, want := range []struct {
+		finish string
+		calls  []assembledCall
+		usage  *Usage
+	}{
+		{"tool_calls", []assembledCall{
+			{"call_1_1", "read_file", `{"path":"dir/é.txt","limit":10}`},
+			{"call_1_2", "list_dir", `{}`},
+			{"x9", "bad", `{"path": `},
+		}, &Usage{100, 7, 107}},
+		{"stop", []assembledCall{{"call_2_1", "read_file", `{}`}}, nil},
+	} {
+		resp := post(t, s, streamBody)
+		chunks, done, err := sse(t, resp.Body)
+		if err != nil || !done {
+			t.Fatalf("reply %d: err %v done %v", i+1, err, done)
+		}
+		a := assemble(t, chunks)
+		if a.finish != want.finish {
+			t.Errorf("reply %d: finish %q, want %q", i+1, a.finish, want.finish)
+		}
+		if fmt.Sprint(a.calls) != fmt.Sprint(want.calls) {
+			t.Errorf("reply %d: calls\n got %v\nwant %v", i+1, a.calls, want.calls)
+		}
+		if fmt.Sprint(a.usage) != fmt.Sprint(want.usage) {
+			t.Errorf("reply %d: usage %v, want %v", i+1, a.usage, want.usage)
+		}
+		if i == 0 {
+			if c := chunks[len(chunks)-1]; c.Usage == nil {
+				t.Errorf("last chunk is not the usage chunk")
+			}
+			// Arguments come in several fragments.
+			frags := 0
+			for _, c := range chunks {
+				for _, ch := range c.Choices {
+					for _, tc := range ch.Delta.ToolCalls {
+						if *tc.Index == 0 && tc.Function.Arguments != nil && *tc.Function.Arguments != "" {
+							frags++
+						}
+					}
+				}
+			}
+			if frags != 3 {
+				t.Errorf("first call's arguments came in %d fragments, want 3", frags)
+			}
+		}
+	}
+}
+
+func TestStatusReplies(t *testing.T) {
+	s := start(t, `{"status": 429, "headers": {"Retry-After": "0"}}
+{"status": 400, "body": {"error": {"message": "bad schema", "type": "invalid_request_error", "code": "x"}}}
+{"status": 502, "body": "<html>bad gateway</html>"}`)
+	cases := []struct {
+		status     int
+		header     string
+		body, ctyp string
+	}{
+		{429, "0", `{"error":{"message":"fakemodel: HTTP 429","type":"rate_limit_error"}}`, "application/json"},
+		{400, "", `{"error": {"message": "bad schema", "type": "invalid_request_error", "code": "x"}}`, "application/json"},
+		{502, "", `<html>bad gateway</html>`, "text/plain; charset=utf-8"},
+	}
+	for _, c := range cases {
+		resp := post(t, s, streamBody)
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != c.status || resp.Header.Get("Retry-After") != c.header || string(body) != c.body || resp.Header.Get("Content-Type") != c.ctyp {
+			t.Errorf("got %d Retry-After %q type %q body %s\nwant %d %q %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"), body, c.status, c.header, c.ctyp, c.body)
+		}
+	}
+}
+
+func TestRawReply(t *testing.T) {
+	raw := ": keep-alive\n\nevent: x\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}"
+	b, _ := json.Marshal(map[string]string{"raw": raw})
+	s := start(t, string(b))
+	resp := post(t, s, streamBody)
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 || string(body) != raw {
+		t.Errorf("status %d err %v body %q, want %q", resp.StatusCode, err, body, raw)
+	}
+}
+
+func TestCutReply(t *testing.T) {
+	s := start(t, `{"text": "partial answer here", "tool_calls": [{"name": "read_file", "arguments": {"path": "a"}}], "cut": true}
+{"text": "next"}`)
+	resp := post(t, s, streamBody)
+	chunks, done, err := sse(t, resp.Body)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("read error %v, want unexpected EOF", err)
+	}
+	a := assemble(t, chunks)
+	if done || a.finish != "" || a.text != "partial answer here" || len(a.calls) != 1 || a.calls[0].args != `{"path":"a"}` {
+		t.Errorf("done %v finish %q text %q calls %v", done, a.finish, a.text, a.calls)
+	}
+	// The server goes on serving the next reply.
+	resp = post(t, s, streamBody)
+	chunks, done, err = sse(t, resp.Body)
+	if err != nil || !done || assemble(t, chunks).text != "next" {
+		t.Errorf("after a cut: err %v done %v", err, done)
+	}
+}
+
+// readFirstContent reads SSE lines until a chunk with non-empty content.
+func readFirstContent(t *testing.T, br *bufio.Reader) string {
+	t.Helper()
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read before the first content: %v", err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok {
+			continue
+		}
+		var c testChunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			t.Fatalf("chunk %q: %v", data, err)
+		}
+		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != nil && *c.Choices[0].Delta.Content != "" {
+			return *c.Choices[0].Delta.Content
+		}
+	}
+}
+
+func TestHangUntilClientCancels(t *testing.T) {
+	s := start(t, `{"text": "thinking about it", "hang": true}
+{"text": "after"}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/chat/completions", strings.NewReader(streamBody))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(resp.Body)
+	if got := readFirstContent(t, br); got != "thinking about " {
+		t.Errorf("first content %q", got)
+	}
+	cancel()
+	if _, err := io.ReadAll(br); !errors.Is(err, context.Canceled) {
+		t.Errorf("read after cancel: %v, want context.Canceled", err)
+	}
+	resp.Body.Close()
+	// The hanging handler returned: the next reply is served and Close
+	// (in Cleanup) does not block.
+	resp = post(t, s, streamBody)
+	chunks, done, err := sse(t, resp.Body)
+	if err != nil || !done || assemble(t, chunks).text != "after" {
+		t.Errorf("after a hang: err %v done %v", err, done)
+	}
+}
+
+func TestHangUntilServerCloses(t *testing.T) {
+	s := start(t, `{"hang": true}`)
+	resp := post(t, s, streamBody)
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the role chunk
+		t.Fatal(err)
+	}
+	s.Close() // must release the handler, or the test times out
+	if _, err := io.ReadAll(br); err == nil {
+		t.Errorf("stream ended cleanly after Close, want an error")
+	}
+}
+
+func TestRepeatAndExhausted(t *testing.T) {
+	s := start(t, `# two replies, the first twice
+{"text": "a", "repeat": 2}
+
+{"text": "b"}`)
+	if n := s.Remaining(); n != 3 {
+		t.Errorf("Remaining before %d, want 3", n)
+	}
+	for _, want := range []string{"a", "a", "b"} {
+		resp := post(t, s, streamBody)
+		chunks, _, _ := sse(t, resp.Body)
+		if got := assemble(t, chunks).text; got != want {
+			t.Errorf("text %q, want %q", got, want)
+		}
+	}
+	resp := post(t, s, `{"stream":true,"messages":[{"role":"user","content":"one more"}]}`)
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 500 || !strings.Contains(string(body), "fakemodel: script exhausted after 3 replies") {
+		t.Errorf("exhausted: %d %s", resp.StatusCode, body)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 4 || !strings.Contains(string(reqs[3]), "one more") {
+		t.Errorf("recorded %d requests, last %s", len(reqs), reqs[len(reqs)-1])
+	}
+	if s.Exhausted() != 1 || s.Remaining() != 0 {
+		t.Errorf("Exhausted %d Remaining %d, want 1 and 0", s.Exhausted(), s.Remaining())
+	}
+}
+
+func TestBadRequestsRecordedWithoutUsingReplies(t *testing.T) {
+	s := start(t, `{"text": "kept"}`)
+	for _, body := range []string{`not json`, `{"model":"m","messages":[]}`} {
+		resp := post(t, s, body)
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 400 || !strings.Contains(string(b), "fakemodel: ") {
+			t.Errorf("body %q: got %d %s, want 400", body, resp.StatusCode, b)
+		}
+	}
+	if got := len(s.Requests()); got != 2 {
+		t.Errorf("recorded %d requests, want 2", got)
+	}
+	if s.Remaining() != 1 {
+		t.Errorf("Remaining %d, want 1: bad requests must not use replies", s.Remaining())
+	}
+}
+
+func TestModelsAndUnknownRoutes(t *testing.T) {
+	s := start(t, ``)
+	resp, err := http.Get(s.URL() + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list.Data) != 1 || list.Data[0].ID != "fakemodel" {
+		t.Errorf("models: %v %+v", err, list)
+	}
+	resp2, err := http.Get(s.URL() + "/embeddings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != 404 {
+		t.Errorf("unknown route status %d, want 404", resp2.StatusCode)
+	}
+}
+
+func TestStartRejectsInvalidReplies(t *testing.T) {
+	if _, err := Start([]Reply{{Text: "ok"}, {Status: 200}}); err == nil || !strings.Contains(err.Error(), "reply 2") {
+		t.Errorf("Start error %v, want one naming reply 2", err)
+	}
+}
