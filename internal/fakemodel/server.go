@@ -334,9 +334,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, n i
 		}
 		select {
 		case <-r.Context().Done():
+			return
 		case <-s.done:
+			// The server is going away: drop the connection rather
+			// than end the stream cleanly.
+			panic(http.ErrAbortHandler)
 		}
-		return
 	}
 	for i, c := range reply.ToolCalls {
 		callID := c.ID
