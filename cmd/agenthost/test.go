@@ -1,8 +1,182 @@
 package main
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
 
-// cmdTest runs txtar scenario files. See scenario.go.
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// cmdTest runs txtar scenario files with the testscript engine: each file
+// holds the agent's config, the model's scripted answers and the commands
+// to run with their expected output. See docs/testing.md.
+//
+// Paths may be files or directories (every *.txtar in it); the default is
+// testdata/agenthost. The scenario environment has AGENTHOST_PROJECT set to
+// the directory 'agenthost test' ran in, so a scenario can run the
+// project's own config with -c $AGENTHOST_PROJECT/agents.hcl.
 func cmdTest(ctx context.Context, args []string, e *env) int {
-	return usageErr(e, "test: not implemented yet")
+	fs := newFlags("test", e)
+	verbose := fs.Bool("v", false, "print every scenario's log, not only failures")
+	run := fs.String("run", "", "run only scenarios whose name contains this `text`")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) == 0 {
+		pos = []string{"testdata/agenthost"}
+	}
+	var files []string
+	for _, p := range pos {
+		st, err := os.Stat(p)
+		if err != nil {
+			return usageErr(e, "test: %v", err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		m, _ := filepath.Glob(filepath.Join(p, "*.txtar"))
+		files = append(files, m...)
+	}
+	if *run != "" {
+		var sel []string
+		for _, f := range files {
+			if strings.Contains(filepath.Base(f), *run) {
+				sel = append(sel, f)
+			}
+		}
+		files = sel
+	}
+	if len(files) == 0 {
+		return usageErr(e, "test: no .txtar scenario files in %s", strings.Join(pos, ", "))
+	}
+	sort.Strings(files)
+
+	// Scenarios run 'exec agenthost': put this very executable on PATH.
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
+		return exitError
+	}
+	bin, err := os.MkdirTemp("", "agenthost-test-bin")
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
+		return exitError
+	}
+	defer os.RemoveAll(bin)
+	if err := os.Symlink(self, filepath.Join(bin, "agenthost")); err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
+		return exitError
+	}
+	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	wd, _ := os.Getwd()
+
+	p := scenarioParams(map[string]string{"AGENTHOST_PROJECT": wd})
+	p.Files = files
+	t := &scenarioT{out: e.stdout, verbose: *verbose}
+	func() {
+		defer func() {
+			// testscript ends a failed scenario through FailNow's panic;
+			// RunT itself returns normally once every scenario ran.
+			if r := recover(); r != nil && r != errFailNow {
+				panic(r)
+			}
+		}()
+		testscript.RunT(t, p)
+	}()
+	fmt.Fprintf(e.stdout, "%d passed, %d failed\n", t.passed, t.failed)
+	if t.failed > 0 {
+		return exitError
+	}
+	return exitOK
+}
+
+var errFailNow = fmt.Errorf("scenario failed")
+
+// scenarioT implements testscript.T for scenarios run outside 'go test'.
+type scenarioT struct {
+	out     io.Writer
+	verbose bool
+	name    string
+	parent  *scenarioT
+
+	mu     sync.Mutex
+	log    strings.Builder
+	failed int
+	passed int
+	fail   bool
+}
+
+func (t *scenarioT) Skip(args ...any) {
+	t.Log(append([]any{"SKIP:"}, args...)...)
+	panic(errSkip)
+}
+
+var errSkip = fmt.Errorf("scenario skipped")
+
+func (t *scenarioT) Fatal(args ...any) {
+	t.Log(args...)
+	t.FailNow()
+}
+
+func (t *scenarioT) Parallel() {}
+
+func (t *scenarioT) Log(args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(&t.log, args...)
+}
+
+func (t *scenarioT) FailNow() {
+	t.fail = true
+	panic(errFailNow)
+}
+
+func (t *scenarioT) Verbose() bool { return t.verbose }
+
+// Run runs one scenario; a failure is reported and counted, never fatal to
+// the others.
+func (t *scenarioT) Run(name string, f func(testscript.T)) {
+	sub := &scenarioT{out: t.out, verbose: t.verbose, name: name, parent: t}
+	skipped := false
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				switch r {
+				case errFailNow:
+				case errSkip:
+					skipped = true
+				default:
+					sub.fail = true
+					fmt.Fprintf(&sub.log, "panic: %v\n", r)
+				}
+			}
+		}()
+		f(sub)
+	}()
+	switch {
+	case skipped:
+		fmt.Fprintf(t.out, "SKIP %s\n", name)
+	case sub.fail:
+		t.failed++
+		fmt.Fprintf(t.out, "FAIL %s\n%s\n", name, indentLines(sub.log.String()))
+	default:
+		t.passed++
+		fmt.Fprintf(t.out, "ok   %s\n", name)
+		if t.verbose {
+			fmt.Fprintln(t.out, indentLines(sub.log.String()))
+		}
+	}
+}
+
+func indentLines(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }

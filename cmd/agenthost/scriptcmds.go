@@ -1,0 +1,245 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agenthost/agenthost/internal/fakemodel"
+)
+
+// scenarioParams are the testscript parameters shared by the project's own
+// script tests and by 'agenthost test'. extra is added to the environment.
+func scenarioParams(extra map[string]string) testscript.Params {
+	return testscript.Params{
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			if err := scriptSetup(env); err != nil {
+				return err
+			}
+			for k, v := range extra {
+				env.Setenv(k, v)
+			}
+			return nil
+		},
+		Cmds: scriptCmds(),
+	}
+}
+
+// scriptSetup makes a script hermetic: its own HOME, no provider settings
+// from the environment, no colour, UTC.
+func scriptSetup(env *testscript.Env) error {
+	home := filepath.Join(env.WorkDir, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return err
+	}
+	env.Setenv("HOME", home)
+	env.Setenv("NO_COLOR", "1")
+	env.Setenv("TZ", "UTC")
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG"} {
+		env.Setenv(k, "")
+	}
+	// buildwasm runs the go command: give it the real caches, not $HOME's.
+	for k, v := range goEnvs() {
+		if v != "" {
+			env.Setenv(k, v)
+		}
+	}
+	return nil
+}
+
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"fakemodel": cmdFakeModel,
+		"status":    cmdStatus,
+		"buildwasm": cmdBuildWasm,
+	}
+}
+
+// cmdFakeModel drives the fake OpenAI-compatible server:
+//
+//	fakemodel start SCRIPT   start serving SCRIPT's replies; sets OPENAI_BASE_URL
+//	fakemodel requests [json] print what the host sent (a line per request, or JSON)
+//	fakemodel count N        assert exactly N requests were received
+//	fakemodel wait N         block until N requests have arrived (at most 30s)
+func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 {
+		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | count N | wait N")
+	}
+	var srv *fakemodel.Server
+	switch args[0] {
+	case "start":
+		if len(args) != 2 || neg {
+			ts.Fatalf("usage: fakemodel start SCRIPT")
+		}
+		replies, err := fakemodel.ParseScript([]byte(ts.ReadFile(args[1])))
+		ts.Check(err)
+		s, err := fakemodel.Start(replies)
+		ts.Check(err)
+		servers.Store(ts, s)
+		ts.Defer(func() { s.Close(); servers.Delete(ts) })
+		ts.Setenv("OPENAI_BASE_URL", s.URL())
+		return
+	}
+	if v, ok := servers.Load(ts); ok {
+		srv = v.(*fakemodel.Server)
+	}
+	if srv == nil {
+		ts.Fatalf("fakemodel %s: no server; run 'fakemodel start SCRIPT' first", args[0])
+	}
+	switch args[0] {
+	case "requests":
+		mode := "summary"
+		if len(args) > 1 {
+			mode = args[1]
+		}
+		fmt.Fprint(ts.Stdout(), fakemodel.FormatRequests(srv.Requests(), mode))
+	case "count":
+		if len(args) != 2 {
+			ts.Fatalf("usage: fakemodel count N")
+		}
+		want, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		got := len(srv.Requests())
+		if (got == want) == neg {
+			ts.Fatalf("fakemodel received %d requests, want %s%d", got, map[bool]string{true: "not ", false: ""}[neg], want)
+		}
+	case "wait":
+		if len(args) != 2 {
+			ts.Fatalf("usage: fakemodel wait N")
+		}
+		want, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		deadline := time.Now().Add(30 * time.Second)
+		for len(srv.Requests()) < want {
+			if time.Now().After(deadline) {
+				ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
+			}
+			time.Sleep(5 * time.Millisecond) // polling a condition, bounded by the deadline
+		}
+	default:
+		ts.Fatalf("fakemodel: unknown subcommand %q", args[0])
+	}
+}
+
+var servers sync.Map // *testscript.TestScript → *fakemodel.Server
+
+// cmdStatus runs a command and asserts its exact exit status:
+//
+//	status 2 agenthost validate
+func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: status CODE COMMAND [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %q is not an exit code", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// cmdBuildWasm builds a Go main package to a wasip1 module:
+//
+//	buildwasm DIR OUT.wasm
+//
+// Builds are cached by the content of DIR for the life of the test binary.
+func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: buildwasm DIR OUT.wasm")
+	}
+	dir, out := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	key, err := hashDir(dir)
+	ts.Check(err)
+	cached := filepath.Join(wasmCacheDir(), key+".wasm")
+	if _, err := os.Stat(cached); err != nil {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", cached, ".")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			ts.Fatalf("buildwasm %s: %v\n%s", args[0], err, b)
+		}
+	}
+	b, err := os.ReadFile(cached)
+	ts.Check(err)
+	ts.Check(os.WriteFile(out, b, 0o644))
+}
+
+var (
+	wasmCacheOnce sync.Once
+	wasmCache     string
+)
+
+func wasmCacheDir() string {
+	wasmCacheOnce.Do(func() {
+		wasmCache = filepath.Join(os.TempDir(), "agenthost-test-wasm")
+		_ = os.MkdirAll(wasmCache, 0o755)
+	})
+	return wasmCache
+}
+
+func hashDir(dir string) (string, error) {
+	h := sha256.New()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(dir, f)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+var goEnvs = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return m // no Go toolchain: buildwasm will say so
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if i < len(lines) {
+			m[k] = strings.TrimSpace(lines[i])
+		}
+	}
+	return m
+})
