@@ -155,6 +155,9 @@ func (s *Session) Close() error {
 // Events reads every event of a session. A torn last line (a crash while
 // writing) is skipped.
 func Events(dataDir, id string) (Meta, []loop.Event, error) {
+	if !idPattern.MatchString(id) {
+		return Meta{}, nil, fmt.Errorf("invalid session id %q", id)
+	}
 	dir := filepath.Join(Dir(dataDir), id)
 	m, err := readMeta(dir)
 	if err != nil {

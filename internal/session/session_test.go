@@ -1,0 +1,103 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+func msg(depth int, m loop.Message) loop.Event {
+	return loop.Event{Type: loop.EventMessage, Agent: "a", Depth: depth, Msg: &m}
+}
+
+func TestCreateEmitReadBack(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Emit(msg(0, loop.Message{Role: loop.RoleSystem, Content: "sys"}))
+	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "hi"}))
+	s.Emit(msg(1, loop.Message{Role: loop.RoleUser, Content: "child"}))
+	s.Emit(loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{StopReason: loop.StopCompleted, Steps: 1, StepsMax: 3}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, evs, err := Events(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Agent != "build" || len(evs) != 4 {
+		t.Fatalf("meta %+v, %d events; want agent build, 4 events", m, len(evs))
+	}
+	h := History(evs)
+	if len(h) != 1 || h[0].Content != "hi" {
+		t.Fatalf("history = %+v, want only the top-level user message", h)
+	}
+	ms, err := List(dir)
+	if err != nil || len(ms) != 1 || ms[0].ID != s.ID {
+		t.Fatalf("List = %+v, %v", ms, err)
+	}
+}
+
+func TestTornLastLineIsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "a", ID: "x1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "kept"}))
+	s.Close()
+	f, err := os.OpenFile(filepath.Join(dir, "sessions", "x1", "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","msg":{"role":"assi`)
+	f.Close()
+	_, evs, err := Events(dir, "x1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Msg.Content != "kept" {
+		t.Fatalf("events = %+v, want the one complete event", evs)
+	}
+}
+
+func TestHistoryAnswersUnansweredCalls(t *testing.T) {
+	evs := []loop.Event{
+		msg(0, loop.Message{Role: loop.RoleUser, Content: "go"}),
+		msg(0, loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "c1", Name: "a"}, {ID: "c2", Name: "b"}}}),
+		msg(0, loop.Message{Role: loop.RoleTool, ToolCallID: "c1", Content: "ok"}),
+	}
+	h := History(evs)
+	if len(h) != 4 {
+		t.Fatalf("history has %d messages, want 4: %+v", len(h), h)
+	}
+	if h[3].ToolCallID != "c2" || !h[3].IsError {
+		t.Fatalf("last message = %+v, want an aborted error result for c2", h[3])
+	}
+}
+
+func TestOpenUnknownAndBadIDs(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Open(dir, "nope"); err == nil {
+		t.Fatal("Open of a missing session succeeded")
+	}
+	for _, id := range []string{"../x", "a/b", ""} {
+		if _, err := Create(dir, Meta{ID: id + "/"}); err == nil {
+			t.Fatalf("Create accepted id %q", id+"/")
+		}
+		if _, err := Open(dir, id); err == nil {
+			t.Fatalf("Open accepted id %q", id)
+		}
+		if _, _, err := Events(dir, id); err == nil {
+			t.Fatalf("Events accepted id %q", id)
+		}
+	}
+	if id := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); !idPattern.MatchString(id) || id[:15] != "20260102-030405" {
+		t.Fatalf("NewID = %q", id)
+	}
+}
