@@ -1,0 +1,3 @@
+module github.com/agenthost/agenthost/examples/echo
+
+go 1.26

@@ -1,0 +1,79 @@
+// Command echo is the smallest useful agenthost/1 plugin: one tool, echo,
+// that returns its "text" argument. It needs nothing but the Go standard
+// library; see README.md for the build command and docs/plugin-protocol.md
+// for the protocol.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// manifest is printed in describe mode. It requests no capabilities.
+const manifest = `{
+  "protocol": "agenthost/1",
+  "name": "echo",
+  "version": "0.1.0",
+  "description": "Echoes text back; an example plugin.",
+  "tools": [{
+    "name": "echo",
+    "description": "Return the given text unchanged.",
+    "input_schema": {
+      "type": "object",
+      "required": ["text"],
+      "properties": {"text": {"type": "string", "description": "The text to return."}},
+      "additionalProperties": false
+    }
+  }]
+}
+`
+
+func main() {
+	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run returns the exit code: 0 success, 1 tool error (shown to the model),
+// 2 protocol misuse (a plugin failure).
+func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer) int {
+	switch mode {
+	case "describe":
+		io.WriteString(stdout, manifest)
+		return 0
+	case "call":
+	default:
+		fmt.Fprintf(stderr, "echo: unknown AGENTHOST_MODE %q\n", mode)
+		return 2
+	}
+
+	var req struct {
+		Tool      string `json:"tool"`
+		Arguments struct {
+			Text *string `json:"text"`
+		} `json:"arguments"`
+		CallID string `json:"call_id"`
+	}
+	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
+		return reply(stdout, "invalid request: "+err.Error(), true)
+	}
+	if tool != "echo" {
+		return reply(stdout, fmt.Sprintf("unknown tool %q", tool), true)
+	}
+	if req.Arguments.Text == nil {
+		return reply(stdout, "text is required", true)
+	}
+	return reply(stdout, *req.Arguments.Text, false)
+}
+
+// reply writes a CallToolResult and returns the matching exit code.
+func reply(stdout io.Writer, text string, isError bool) int {
+	json.NewEncoder(stdout).Encode(map[string]any{
+		"content":  []map[string]string{{"type": "text", "text": text}},
+		"is_error": isError,
+	})
+	if isError {
+		return 1
+	}
+	return 0
+}

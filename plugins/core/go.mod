@@ -1,0 +1,3 @@
+module github.com/agenthost/agenthost/plugins/core
+
+go 1.26

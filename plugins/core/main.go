@@ -1,0 +1,182 @@
+// Command core is agenthost's first-party tool plugin: read_file, write_file,
+// list_dir, search and edit, confined to the /workspace mount.
+//
+// It is a WASI preview1 command speaking the agenthost/1 protocol
+// (docs/plugin-protocol.md). Build it with `go generate ./plugins/...` from
+// the repository root, which writes plugins/core.wasm reproducibly; the tool
+// logic also builds and tests natively (`go test ./...` in this directory).
+package main
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+)
+
+// manifestJSON is the agenthost/1 manifest. The generator in plugins/gen.go
+// also copies it into the custom section "agenthost.manifest" of core.wasm.
+//
+//go:embed manifest.json
+var manifestJSON []byte
+
+// workspaceRoot is the guest path of the mount the manifest requests; relative
+// paths resolve against it.
+const workspaceRoot = "/workspace"
+
+// Exit codes of agenthost/1.
+const (
+	exitOK        = 0 // result on stdout
+	exitToolError = 1 // error result on stdout, shown to the model
+	exitMisuse    = 2 // the host broke the protocol; message on stderr
+)
+
+// maxRequest caps the stdin request read in call mode.
+const maxRequest = 64 << 20
+
+func main() {
+	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr, workspaceRoot))
+}
+
+// request is the call-mode stdin document.
+type request struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"call_id"`
+}
+
+// result is the call-mode stdout document (MCP CallToolResult).
+type result struct {
+	Content []content `json:"content"`
+	IsError bool      `json:"is_error"`
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// run is the whole program: it returns the exit code. root is the workspace
+// directory relative paths resolve against.
+func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root string) int {
+	switch mode {
+	case "describe":
+		if _, err := stdout.Write(manifestJSON); err != nil {
+			return exitMisuse
+		}
+		return exitOK
+	case "call":
+	default:
+		io.WriteString(stderr, "core: AGENTHOST_MODE is "+quote(mode)+", want \"describe\" or \"call\"\n")
+		return exitMisuse
+	}
+
+	data, err := io.ReadAll(io.LimitReader(stdin, maxRequest+1))
+	if err != nil {
+		io.WriteString(stderr, "core: reading the request from stdin: "+err.Error()+"\n")
+		return exitMisuse
+	}
+	if len(data) > maxRequest {
+		io.WriteString(stderr, "core: the request on stdin is over 64 MiB\n")
+		return exitMisuse
+	}
+	var req request
+	if err := json.Unmarshal(data, &req); err != nil {
+		io.WriteString(stderr, "core: the request on stdin is not a JSON object {\"tool\",\"arguments\",\"call_id\"}: "+err.Error()+"\n")
+		return exitMisuse
+	}
+	switch {
+	case tool == "":
+		tool = req.Tool
+	case req.Tool != "" && req.Tool != tool:
+		io.WriteString(stderr, "core: AGENTHOST_TOOL is "+quote(tool)+" but the request names "+quote(req.Tool)+"\n")
+		return exitMisuse
+	}
+
+	text, err := call(&workspace{root: root}, tool, req.Arguments)
+	res := result{Content: []content{{Type: "text", Text: text}}}
+	code := exitOK
+	if err != nil {
+		res = result{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}
+		code = exitToolError
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		io.WriteString(stderr, "core: encoding the result: "+err.Error()+"\n")
+		return exitMisuse
+	}
+	if _, err := stdout.Write(append(out, '\n')); err != nil {
+		return exitMisuse
+	}
+	return code
+}
+
+// call dispatches one tool call. A returned error is a tool error for the model.
+func call(w *workspace, tool string, args json.RawMessage) (string, error) {
+	switch tool {
+	case "read_file":
+		var a readFileArgs
+		if err := decodeArgs(tool, args, &a); err != nil {
+			return "", err
+		}
+		return w.readFile(a)
+	case "write_file":
+		var a writeFileArgs
+		if err := decodeArgs(tool, args, &a); err != nil {
+			return "", err
+		}
+		return w.writeFile(a)
+	case "list_dir":
+		var a listDirArgs
+		if err := decodeArgs(tool, args, &a); err != nil {
+			return "", err
+		}
+		return w.listDir(a)
+	case "search":
+		var a searchArgs
+		if err := decodeArgs(tool, args, &a); err != nil {
+			return "", err
+		}
+		return w.search(a)
+	case "edit":
+		var a editArgs
+		if err := decodeArgs(tool, args, &a); err != nil {
+			return "", err
+		}
+		return w.edit(a)
+	}
+	return "", errors.New("unknown tool " + quote(tool) + "; core has read_file, write_file, list_dir, search and edit")
+}
+
+// decodeArgs decodes a tool's arguments strictly: unknown fields are errors.
+// Arguments may be absent or null (no arguments), a JSON object, or a JSON
+// string holding an object (as some models send them).
+func decodeArgs(tool string, raw json.RawMessage, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return errors.New(tool + ": arguments are not valid JSON: " + err.Error())
+		}
+		raw = []byte(s)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(tool + ": invalid arguments: " + err.Error())
+	}
+	if dec.More() {
+		return errors.New(tool + ": invalid arguments: more than one JSON value")
+	}
+	return nil
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
