@@ -2,6 +2,136 @@
 // budget, doom-loop detection, retries, compaction, subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
-// only on small interfaces (Model, Toolset, Sink): never on wazero, go-openai,
-// HCL or the host. Unit tests drive it with in-memory fakes.
+// only on small interfaces (Model, Toolset, Sink, Asker): never on wazero,
+// go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
+// it with in-memory fakes. The host fills Agent.Prompts from package prompts;
+// when a prompt is empty the loop falls back to a terse built-in sentence.
+//
+// # History and events
+//
+// The history is [system (omitted when Agent.System is empty)] + Input.History
+// + user(Input.Prompt). Every message the run appends, the system message and
+// the prompt included, is also emitted as an EventMessage; the messages of
+// Input.History are not re-emitted (the session already holds them). Message
+// events of subagents carry their own agent name and depth, so a session
+// writer keeps depth 0 only. Result.Messages is the live history, as the
+// next request would see it (after compaction, see below).
+//
+// # Steps
+//
+// Step n is one Model.Stream call plus the execution of its tool calls.
+// Steps 1 … cap−1 offer the agent's tools and one tool per subagent (no tools
+// field at all when there are none). Step cap is the final step: no tools
+// (or all of them with ToolChoice "none" when FinalStepTools is "none") and a
+// trailing user message, Prompts.MaxSteps. A budget or doom-loop stop makes
+// the next request the final step early, with Prompts.Budget or
+// Prompts.DoomLoop, and that limit is the stop reason. The injected message
+// is part of the history. Step.start's Offered lists the tools the model may
+// call: empty on a final step, even in "none" mode. With cap 1 the agent is
+// text-only: no tools, no injected message, stop reason completed.
+//
+// A response without tool calls ends the run (completed). On a final step the
+// run ends whatever the model answers: its tool calls are dropped (one
+// EventToolDropped each, the assistant message is stored without them, so no
+// tool message is owed), and an empty text is replaced by a host sentinel
+// ("[agenthost] stopped: step limit reached (25 of 25 steps); the model
+// returned no summary. Dropped tool calls: read_file, list_dir."). A
+// text-only agent (cap 1) that returns tool calls stops with max_steps.
+//
+// Decisions for misbehaving models:
+//   - An empty response (no text, no reasoning, no calls) is never appended;
+//     on a non-final step it ends the run as completed. Retrying it would
+//     hide a provider problem and cost a request; the user sees the empty
+//     output and the finish reason in step.end.
+//   - A truncated response (Response.Truncated) with tool calls is appended,
+//     and every call is answered with an error result saying it was cut off;
+//     none is executed, and the run goes on so the model can send it again.
+//     A truncated response without calls ends the run as completed with the
+//     partial text (a trailing assistant message cannot be continued without
+//     prefill, which several providers reject).
+//   - Missing or repeated call ids are replaced by fresh 9-character ids
+//     ("ah0000001"); a tool name that matches exactly one tool when case is
+//     ignored is repaired; empty arguments become "{}". These repairs are
+//     made in the stored assistant message too, so the transcript the
+//     provider sees next is consistent.
+//
+// Output is the last non-empty assistant text of the run, whatever the stop
+// reason ("" when there was none).
+//
+// # Tool calls
+//
+// The calls of one response run one after another, in order, and each gets
+// exactly one tool message, in the order of the calls. For each call, in
+// this order: an aborted run answers "aborted"; after a budget or doom-loop
+// stop in the same response, the rest are answered with that error; a used-up
+// budget answers "tool budget exhausted"; the doom-loop check; then the name
+// (exact, case-insensitive repair, else an error listing the tools) and the
+// arguments (must be a JSON object; schema validation is the Toolset's job).
+// Only calls that reach the Toolset (or a subagent) count toward the budget
+// and Result.ToolCalls. A Toolset error becomes the error result "plugin
+// failure: …", is logged and listed in Result.Errors; the run goes on.
+// Executed plugin calls are framed by tool.start and tool.end; subagent calls
+// by subagent.start and subagent.end instead.
+//
+// Budget: when the budget is reached (exactly, or with calls refused),
+// budget.exhausted is emitted once and the next request is the final step.
+//
+// Doom loop: the signature of a call is its name plus its arguments
+// re-marshalled with sorted keys (raw text when not JSON); the count of
+// identical consecutive calls runs across steps. The threshold-th identical
+// call (default 3) is not executed under warn (answered with
+// Prompts.DoomWarn; a second doom loop in the run acts as stop) and stop
+// (answered with an error; the next request is the final step). Under ask,
+// Runner.Asker decides: AnswerOnce runs the call, AnswerAlways runs it and
+// turns detection off for the run, AnswerStop stops; without an Asker, ask
+// acts as stop. Every verdict emits doom_loop.
+//
+// # Retries
+//
+// A Model error satisfying errors.Is(err, context.Canceled), or any error
+// once ctx is done, aborts the run. A *ProviderError with Retryable is
+// retried up to Retry.Attempts tries in all (default 5): the delay is
+// RetryAfter when the server sent one (a RetryAfter above MaxDelay stops the
+// run with provider_error at once), else Initial (default 1s) doubled per
+// try, times a jitter factor in [0.8, 1.2), capped at MaxDelay (default
+// 60s). A retry event (attempt = the failed try, delay_ms, status, message)
+// precedes each wait. A non-retryable ProviderError or the last failed try
+// stops the run with provider_error; any other error stops it with error.
+// Retries never consume steps.
+//
+// # Compaction
+//
+// When ContextWindow > 0 and a response's prompt tokens exceed 85 % of it,
+// the history is summarised before the next request by one request without
+// tools: the system message, the older messages and a user message
+// Prompts.Compaction. The four most recent messages are kept, extended back
+// so that an assistant message is never separated from its tool results;
+// fewer than two older messages skips compaction. The older messages are
+// replaced by one user message "Summary of earlier conversation: …". The
+// compaction event carries the summary message (Msg); no message event is
+// emitted for it, because it replaces messages rather than following them.
+// A failed or empty summary leaves the history as it was (a failure is listed
+// in Result.Errors). Compaction is not a step and is not streamed to OnText.
+//
+// # Subagents
+//
+// A subagent tool takes {"prompt": string}. When depth+1 exceeds the
+// parent's MaxDepth the call is refused ("subagent nesting deeper than
+// max_depth N refused"). Otherwise a nested run starts (same Runner, Sink and
+// ctx, so aborting the parent aborts the child) with the child's own cap,
+// budget and counters; its events carry its name and depth+1. The parent's
+// tool result is SubagentContent: the child's output, a blank line, and a
+// last line holding {"stop_reason":…,"steps":…,"steps_max":…}. It is an
+// error result when the child stopped with provider_error, error or aborted.
+// The parent's Usage includes the child's; the child's errors are listed in
+// the parent's Errors prefixed "subagent NAME: "; the call counts one toward
+// the parent's budget and ToolCalls.
+//
+// # Abort
+//
+// When ctx is cancelled the in-flight request or tool call returns; a call
+// that was running is answered "aborted" unless it returned a result, calls
+// not yet run are answered "aborted", and the run stops with aborted after
+// emitting run.end. Result.Usage sums every request of the run: steps,
+// compaction and subagents.
 package loop

@@ -1,0 +1,38 @@
+package loop
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDeps enforces the import policy (STYLE.md): loop depends on small
+// interfaces, never on the sandbox, the provider client, the config language
+// or the host that builds agents.
+func TestDeps(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found")
+	}
+	out, err := exec.Command(gobin, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	forbidden := []string{
+		"github.com/tetratelabs/wazero",
+		"github.com/sashabaranov/go-openai",
+		"github.com/hashicorp/hcl",
+		"github.com/agenthost/agenthost/host",
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps printed %d packages; expected the standard library at least", len(deps))
+	}
+	for _, d := range deps {
+		for _, f := range forbidden {
+			if d == f || strings.HasPrefix(d, f+"/") {
+				t.Errorf("package loop depends on %s (forbidden prefix %s)", d, f)
+			}
+		}
+	}
+}
