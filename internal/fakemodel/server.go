@@ -1,6 +1,7 @@
 package fakemodel
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ type Server struct {
 	served    int // replies served in total
 	exhausted int // requests answered "script exhausted"
 	requests  [][]byte
+	arrived   chan struct{} // closed and replaced when a request is recorded
 }
 
 // Start serves replies on 127.0.0.1 at a free port. The caller must Close
@@ -53,6 +55,7 @@ func Start(replies []Reply) (*Server, error) {
 	s := &Server{
 		url:     "http://" + ln.Addr().String() + "/v1",
 		done:    make(chan struct{}),
+		arrived: make(chan struct{}),
 		replies: append([]Reply(nil), replies...),
 	}
 	mux := http.NewServeMux()
@@ -83,6 +86,26 @@ func (s *Server) Requests() [][]byte {
 		out[i] = append([]byte(nil), b...)
 	}
 	return out
+}
+
+// WaitRequests blocks until at least n requests have been recorded, ctx is
+// done, or the server is closed.
+func (s *Server) WaitRequests(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		got, arrived := len(s.requests), s.arrived
+		s.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("fakemodel: %d requests, waiting for %d: %w", got, n, ctx.Err())
+		case <-s.done:
+			return fmt.Errorf("fakemodel: server closed after %d requests, waiting for %d", got, n)
+		}
+	}
 }
 
 // Remaining is the number of scripted responses not served yet, repeats
@@ -162,6 +185,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
 	s.mu.Unlock()
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: read request body: %v", err))

@@ -424,3 +424,26 @@ func TestStartRejectsInvalidReplies(t *testing.T) {
 		t.Errorf("Start error %v, want one naming reply 2", err)
 	}
 }
+
+func TestWaitRequests(t *testing.T) {
+	s := start(t, `{"text": "a"}
+{"text": "b"}`)
+	errc := make(chan error, 1)
+	go func() { errc <- s.WaitRequests(context.Background(), 2) }()
+	for range 2 {
+		resp := post(t, s, streamBody)
+		io.Copy(io.Discard, resp.Body)
+	}
+	if err := <-errc; err != nil {
+		t.Errorf("WaitRequests: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.WaitRequests(ctx, 3); !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "2 requests, waiting for 3") {
+		t.Errorf("WaitRequests with a cancelled context: %v", err)
+	}
+	s.Close()
+	if err := s.WaitRequests(context.Background(), 3); err == nil || !strings.Contains(err.Error(), "server closed") {
+		t.Errorf("WaitRequests after Close: %v", err)
+	}
+}
