@@ -1,0 +1,92 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Agent returns the agent named name, or nil.
+func (c *Config) Agent(name string) *Agent {
+	for _, a := range c.Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// Model returns the model named name, or nil.
+func (c *Config) Model(name string) *Model {
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// Provider returns the provider named name, or nil.
+func (c *Config) Provider(name string) *Provider {
+	for _, p := range c.Providers {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Plugin returns the plugin named name, or nil.
+func (c *Config) Plugin(name string) *Plugin {
+	for _, p := range c.Plugins {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// DefaultAgent returns the agent with default = true, else the only agent;
+// with several agents and no default it returns an error listing them.
+func (c *Config) DefaultAgent() (*Agent, error) {
+	for _, a := range c.Agents {
+		if a.Default {
+			return a, nil
+		}
+	}
+	switch len(c.Agents) {
+	case 1:
+		return c.Agents[0], nil
+	case 0:
+		return nil, fmt.Errorf("no agent declared in %s", c.File)
+	}
+	return nil, fmt.Errorf("several agents and none has default = true: choose one of %s, or set default = true on one", quoteList(agentNames(c)))
+}
+
+// CheckTools reports every tool an agent lists that is not among available
+// (the names of the tools the loaded plugins offer), at the reference, with
+// a did-you-mean. The host calls it once plugins are loaded.
+func (c *Config) CheckTools(available []string) hcl.Diagnostics {
+	set := map[string]bool{}
+	for _, n := range available {
+		set[n] = true
+	}
+	var diags hcl.Diagnostics
+	for _, a := range c.Agents {
+		for i, t := range a.Tools {
+			if set[t] {
+				continue
+			}
+			d := &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Unknown tool",
+				Detail:   fmt.Sprintf("No plugin offers a tool named %q.%s", t, didYouMean(t, available, "tools")),
+			}
+			if i < len(a.ToolRanges) {
+				d.Subject = a.ToolRanges[i].Ptr()
+			}
+			diags = append(diags, d)
+		}
+	}
+	return diags
+}

@@ -1,0 +1,463 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+)
+
+// Defaults of the host, provider, plugin and agent blocks.
+const (
+	DefaultMaxSteps       = 200
+	DefaultDataDir        = ".agenthost"
+	DefaultMaxDepth       = 3
+	DefaultRetryAttempts  = 5
+	DefaultRetryInitial   = time.Second
+	DefaultRetryMaxDelay  = 60 * time.Second
+	DefaultIdleTimeout    = 120 * time.Second
+	DefaultMemory         = 256 << 20
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxOutput      = 1 << 20
+	DefaultDoomThreshold  = 3
+	DefaultDoomAction     = "warn"
+	DefaultFinalStepTools = "omit"
+)
+
+// toolNameRE is what model APIs accept as a function name.
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ValidToolName reports whether name can be sent to a model as a tool name.
+func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
+
+// toolNameFix turns name into a valid tool name, for hints.
+func toolNameFix(name string) string {
+	var sb strings.Builder
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			sb.WriteRune(r)
+		default:
+			sb.WriteByte('_')
+		}
+		if sb.Len() == 64 {
+			break
+		}
+	}
+	if sb.Len() == 0 {
+		return "tool"
+	}
+	return sb.String()
+}
+
+func (b *builder) host(cfg *Config, h *rawHost) {
+	cfg.Host = Host{MaxSteps: DefaultMaxSteps, DataDir: DefaultDataDir, MaxDepth: DefaultMaxDepth}
+	if h != nil {
+		if h.MaxSteps != nil && b.set(h.MaxStepsRange) {
+			if *h.MaxSteps < 1 {
+				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", DefaultMaxSteps)
+			} else {
+				cfg.Host.MaxSteps = *h.MaxSteps
+			}
+		}
+		if h.MaxDepth != nil && b.set(h.MaxDepthRange) {
+			if *h.MaxDepth < 0 {
+				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", DefaultMaxDepth)
+			} else {
+				cfg.Host.MaxDepth = *h.MaxDepth
+			}
+		}
+		if b.set(h.DataDirRange) {
+			if strings.TrimSpace(h.DataDir) == "" {
+				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", DefaultDataDir)
+			} else {
+				cfg.Host.DataDir = h.DataDir
+			}
+		}
+	}
+	cfg.Host.DataDir = b.abs(cfg.Host.DataDir)
+}
+
+// duration parses a duration attribute, or returns def when it is unset or
+// did not decode.
+func (b *builder) duration(s string, r hcl.Range, attr string, def time.Duration) time.Duration {
+	if !b.set(r) {
+		return def
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		b.errorf(r, "Invalid duration", "%s: %v.", attr, err)
+		return def
+	}
+	return d
+}
+
+// size parses a size attribute, or returns def when it is unset or did not
+// decode.
+func (b *builder) size(s string, r hcl.Range, attr string, def uint64) uint64 {
+	if !b.set(r) {
+		return def
+	}
+	n, err := parseSize(s)
+	if err != nil {
+		b.errorf(r, "Invalid size", "%s: %v.", attr, err)
+		return def
+	}
+	return n
+}
+
+// oneOf checks an enumerated attribute; it returns def when unset.
+func (b *builder) oneOf(v string, r hcl.Range, attr, def string, allowed ...string) string {
+	if !b.set(r) {
+		return def
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v
+		}
+	}
+	hint := ""
+	if s := Suggest(v, allowed); s != "" {
+		hint = fmt.Sprintf(" Did you mean %q?", s)
+	}
+	b.errorf(r, "Invalid "+attr, "%s must be one of %s, not %q.%s", attr, quoteList(allowed), v, hint)
+	return def
+}
+
+func (b *builder) provider(rp *rawProvider) *Provider {
+	p := &Provider{
+		Name:     rp.Name,
+		APIKey:   rp.APIKey,
+		Headers:  rp.Headers,
+		DefRange: rp.DefRange,
+		Retry: Retry{
+			Attempts: DefaultRetryAttempts,
+			Initial:  DefaultRetryInitial,
+			MaxDelay: DefaultRetryMaxDelay,
+		},
+	}
+	switch {
+	case !present(rp.BaseURLRange):
+		b.errorf(rp.DefRange, "Missing base_url",
+			"provider %q needs base_url, its OpenAI-compatible endpoint, e.g. base_url = \"http://127.0.0.1:11434/v1\" (Ollama) or \"https://api.openai.com/v1\".", rp.Name)
+	case b.set(rp.BaseURLRange):
+		u, err := url.Parse(rp.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			b.errorf(rp.BaseURLRange, "Invalid base_url",
+				"base_url must be an http:// or https:// URL with a host, like \"http://127.0.0.1:11434/v1\", not %q.", rp.BaseURL)
+		}
+		p.BaseURL = strings.TrimRight(rp.BaseURL, "/")
+	}
+	if r := rp.Retry; r != nil {
+		if r.Attempts != nil && b.set(r.AttemptsRange) {
+			if *r.Attempts < 1 {
+				b.errorf(r.AttemptsRange, "Invalid attempts", "attempts counts every try including the first and must be at least 1; attempts = 1 disables retries.")
+			} else {
+				p.Retry.Attempts = *r.Attempts
+			}
+		}
+		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", DefaultRetryInitial)
+		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", DefaultRetryMaxDelay)
+		if p.Retry.MaxDelay < p.Retry.Initial && b.set(r.MaxDelayRange) {
+			b.errorf(r.MaxDelayRange, "Invalid max_delay", "max_delay (%s) must be at least initial (%s).", p.Retry.MaxDelay, p.Retry.Initial)
+		}
+	}
+	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", DefaultFinalStepTools, "omit", "none")
+	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", DefaultIdleTimeout)
+	return p
+}
+
+func providerNames(cfg *Config) []string {
+	var n []string
+	for _, p := range cfg.Providers {
+		n = append(n, p.Name)
+	}
+	return n
+}
+
+func modelNames(cfg *Config) []string {
+	var n []string
+	for _, m := range cfg.Models {
+		n = append(n, m.Name)
+	}
+	return n
+}
+
+func agentNames(cfg *Config) []string {
+	var n []string
+	for _, a := range cfg.Agents {
+		n = append(n, a.Name)
+	}
+	return n
+}
+
+// reference resolves an optional reference to a block of kind: when unset
+// and exactly one such block exists, that one; otherwise it reports the
+// missing or unknown name.
+func (b *builder) reference(owner string, v string, r, defRange hcl.Range, attr, kind string, names []string) string {
+	if !present(r) {
+		switch len(names) {
+		case 1:
+			return names[0]
+		case 0:
+			b.errorf(defRange, "Missing "+attr, "%s needs a %s, and no %s block is declared; add one: %s \"NAME\" { ... }.", owner, kind, kind, kind)
+		default:
+			b.errorf(defRange, "Missing "+attr, "%s needs %s = \"NAME\" naming one of the declared %ss: %s.", owner, attr, kind, quoteList(names))
+		}
+		return ""
+	}
+	if !b.set(r) {
+		return ""
+	}
+	for _, n := range names {
+		if n == v {
+			return v
+		}
+	}
+	if len(names) == 0 {
+		b.errorf(r, "Unknown "+kind, "No %s named %q is declared, and there are no %s blocks; add %s %q { ... }.", kind, v, kind, kind, v)
+	} else {
+		b.errorf(r, "Unknown "+kind, "No %s named %q is declared.%s", kind, v, didYouMean(v, names, kind+"s"))
+	}
+	return ""
+}
+
+func (b *builder) model(rm *rawModel, cfg *Config) *Model {
+	m := &Model{Name: rm.Name, ID: rm.Name, DefRange: rm.DefRange}
+	m.Provider = b.reference(fmt.Sprintf("model %q", rm.Name), rm.Provider, rm.ProviderRange, rm.DefRange, "provider", "provider", providerNames(cfg))
+	if b.set(rm.IDRange) {
+		if strings.TrimSpace(rm.ID) == "" {
+			b.errorf(rm.IDRange, "Invalid name", "name is the model id sent to the provider, like \"gpt-4o-mini\"; remove it to use the block label %q.", rm.Name)
+		} else {
+			m.ID = rm.ID
+		}
+	}
+	if rm.ContextWindow != nil && b.set(rm.ContextWindowRange) {
+		if *rm.ContextWindow < 0 {
+			b.errorf(rm.ContextWindowRange, "Invalid context_window", "context_window is the model's context size in tokens and cannot be negative; remove it to turn compaction off.")
+		} else {
+			m.ContextWindow = *rm.ContextWindow
+		}
+	}
+	if rm.Temperature != nil && b.set(rm.TemperatureRange) {
+		if t := *rm.Temperature; t < 0 || t > 2 {
+			b.errorf(rm.TemperatureRange, "Invalid temperature", "temperature must be between 0 and 2; remove it to use the server's default.")
+		} else {
+			m.Temperature = &t
+		}
+	}
+	if rm.MaxTokens != nil && b.set(rm.MaxTokensRange) {
+		if *rm.MaxTokens < 1 {
+			b.errorf(rm.MaxTokensRange, "Invalid max_tokens", "max_tokens caps the completion tokens of a response and must be at least 1; remove it for no cap.")
+		} else {
+			m.MaxTokens = *rm.MaxTokens
+		}
+	}
+	return m
+}
+
+// agentExtra carries what agentRefs needs beyond the Agent.
+type agentExtra struct {
+	subRanges    []hcl.Range
+	defaultRange hcl.Range
+}
+
+func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
+	a := &Agent{
+		Name:           ra.Name,
+		Description:    ra.Description,
+		Prompt:         ra.Prompt,
+		Default:        ra.Default,
+		MaxStepsPrompt: ra.MaxStepsPrompt,
+		BudgetPrompt:   ra.BudgetPrompt,
+		DoomLoopPrompt: ra.DoomLoopPrompt,
+		DoomLoop:       DoomLoop{Threshold: DefaultDoomThreshold, Action: DefaultDoomAction},
+		DefRange:       ra.DefRange,
+	}
+	var ex agentExtra
+	ex.defaultRange = ra.DefaultRange
+	if !ValidToolName(ra.Name) {
+		b.errorf(ra.NameRange, "Invalid agent name",
+			"Agent names are offered to models as tool names when the agent is a subagent, so they must match ^[a-zA-Z0-9_-]{1,64}$; try %q.", toolNameFix(ra.Name))
+	}
+	a.Model = b.reference(fmt.Sprintf("agent %q", ra.Name), ra.Model, ra.ModelRange, ra.DefRange, "model", "model", modelNames(cfg))
+
+	if ra.Steps != nil && b.set(ra.StepsRange) {
+		switch s := *ra.Steps; {
+		case s < 1:
+			b.errorf(ra.StepsRange, "Invalid steps", "steps must be at least 1; steps = 1 makes a text-only agent (no tools).")
+		case s > cfg.Host.MaxSteps:
+			b.warnf(ra.StepsRange, "steps above host.max_steps",
+				"steps = %d is above host.max_steps = %d, so the agent stops after %d steps; raise host.max_steps or lower steps.", s, cfg.Host.MaxSteps, cfg.Host.MaxSteps)
+			a.Steps = &s
+		default:
+			a.Steps = &s
+		}
+	}
+	if ra.Budget != nil && b.set(ra.BudgetRange) {
+		if n := *ra.Budget; n < 1 {
+			b.errorf(ra.BudgetRange, "Invalid budget", "budget is the number of tool calls allowed and must be at least 1; remove it for an unlimited budget, or set steps = 1 for an agent without tools.")
+		} else {
+			a.Budget = &n
+		}
+	}
+	a.Tools, a.ToolRanges = b.nameList(ra.Tools, ra.ToolsRange, "tools", "tool")
+	for i, t := range a.Tools {
+		if !ValidToolName(t) {
+			b.errorf(a.ToolRanges[i], "Invalid tool name",
+				"Tool names sent to a model must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); try %q.", toolNameFix(t))
+		}
+	}
+	a.Subagents, ex.subRanges = b.nameList(ra.Subagents, ra.SubagentsRange, "subagents", "subagent")
+
+	if d := ra.DoomLoop; d != nil {
+		if d.Threshold != nil && b.set(d.ThresholdRange) {
+			if *d.Threshold < 2 {
+				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", DefaultDoomThreshold)
+			} else {
+				a.DoomLoop.Threshold = *d.Threshold
+			}
+		}
+		a.DoomLoop.Action = b.oneOf(d.Action, d.ActionRange, "action", DefaultDoomAction, "warn", "stop", "ask")
+	}
+	return a, ex
+}
+
+// nameList decodes a list of names (tools, subagents) element by element,
+// keeping each element's range. Duplicates are errors.
+func (b *builder) nameList(expr hcl.Expression, r hcl.Range, attr, what string) ([]string, []hcl.Range) {
+	if !present(r) {
+		return nil, nil
+	}
+	elems, diags := hcl.ExprList(expr)
+	if diags.HasErrors() {
+		for _, d := range diags {
+			d.Detail = fmt.Sprintf("%s must be a list of names, like %s = [\"a\", \"b\"].", attr, attr)
+		}
+		b.decoded(diags)
+		return nil, nil
+	}
+	var names []string
+	var ranges []hcl.Range
+	seen := map[string]hcl.Range{}
+	for _, e := range elems {
+		v, diags := e.Value(b.ctx)
+		if diags.HasErrors() {
+			b.decoded(diags)
+			continue
+		}
+		s, err := convert.Convert(v, cty.String)
+		if err != nil || s.IsNull() || !s.IsKnown() {
+			b.errorf(e.Range(), "Invalid "+what+" name", "%s must be a list of names (strings), like %s = [\"a\", \"b\"].", attr, attr)
+			continue
+		}
+		name := s.AsString()
+		if first, ok := seen[name]; ok {
+			b.errorf(e.Range(), "Duplicate "+what, "%q is already listed in %s at column %d; remove one.", name, attr, first.Start.Column)
+			continue
+		}
+		seen[name] = e.Range()
+		names = append(names, name)
+		ranges = append(ranges, e.Range())
+	}
+	return names, ranges
+}
+
+// agentRefs checks what needs every agent: subagent references, cycles,
+// name collisions, the default agent, and that one agent exists.
+func (b *builder) agentRefs(cfg *Config, body hcl.Body, extras []agentExtra) {
+	if len(cfg.Agents) == 0 {
+		r := body.MissingItemRange()
+		r.Start, r.End = hcl.InitialPos, hcl.InitialPos
+		b.errorf(r, "No agents", "The config declares no agent. Add one, e.g.\n  agent \"build\" {\n    model  = \"default\"\n    prompt = \"You are a careful software engineer.\"\n  }\nor run \"agenthost init\" for a starter config.")
+		return
+	}
+	names := agentNames(cfg)
+	index := map[string]int{}
+	for i, a := range cfg.Agents {
+		index[a.Name] = i
+	}
+	// edges[i] = indexes of the known subagents of agent i, with the range
+	// of each reference.
+	type edge struct {
+		to int
+		r  hcl.Range
+	}
+	edges := make([][]edge, len(cfg.Agents))
+	var firstDefault *Agent
+	for i, a := range cfg.Agents {
+		ex := extras[i]
+		tools := map[string]bool{}
+		for _, t := range a.Tools {
+			tools[t] = true
+		}
+		for j, s := range a.Subagents {
+			r := ex.subRanges[j]
+			k, ok := index[s]
+			if !ok {
+				b.errorf(r, "Unknown subagent", "No agent named %q is declared.%s", s, didYouMean(s, names, "agents"))
+				continue
+			}
+			if tools[s] {
+				b.errorf(r, "Subagent name collides with a tool",
+					"%q is both a tool and a subagent of agent %q, and a model could not tell them apart; remove it from tools or from subagents.", s, a.Name)
+			}
+			edges[i] = append(edges[i], edge{k, r})
+		}
+		if a.Default {
+			if firstDefault != nil {
+				b.errorf(ex.defaultRange, "Several default agents",
+					"Agent %q is already the default (line %d); set default = true on one agent only.", firstDefault.Name, firstDefault.DefRange.Start.Line)
+			} else {
+				firstDefault = a
+			}
+		}
+	}
+
+	// Cycles: depth-first search in declaration order; a reference to an
+	// agent on the current path closes a cycle, reported once at that
+	// reference.
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(cfg.Agents))
+	var path []int
+	var visit func(i int)
+	visit = func(i int) {
+		color[i] = grey
+		path = append(path, i)
+		for _, e := range edges[i] {
+			switch color[e.to] {
+			case white:
+				visit(e.to)
+			case grey:
+				start := 0
+				for path[start] != e.to {
+					start++
+				}
+				var cycle []string
+				for _, k := range path[start:] {
+					cycle = append(cycle, cfg.Agents[k].Name)
+				}
+				cycle = append(cycle, cfg.Agents[e.to].Name)
+				b.errorf(e.r, "Subagent cycle",
+					"Agents call each other in a cycle: %s. Remove %q from the subagents of %q.",
+					strings.Join(cycle, " → "), cfg.Agents[e.to].Name, cfg.Agents[i].Name)
+			}
+		}
+		path = path[:len(path)-1]
+		color[i] = black
+	}
+	for i := range cfg.Agents {
+		if color[i] == white {
+			visit(i)
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
+	ctyjson "github.com/zclconf/go-cty/cty/json"
+)
+
+// Eval evaluates the tool's argv and stdin with args bound to the call's
+// arguments (a JSON object; empty or null means {}). Numbers and bools in
+// argv and stdin become strings; stdin is nil when the tool has none or it
+// evaluates to null. It is safe for concurrent use.
+func (t *CLITool) Eval(args json.RawMessage) (argv []string, stdin []byte, err error) {
+	argsVal, err := argsValue(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{"args": argsVal},
+		Functions: callFunctions(),
+	}
+	if t.Argv == nil {
+		return nil, nil, fmt.Errorf("tool %q: no argv", t.Name)
+	}
+	v, diags := t.Argv.Value(ctx)
+	if diags.HasErrors() {
+		return nil, nil, fmt.Errorf("tool %q: argv: %w", t.Name, diagError(diags))
+	}
+	if argv, err = toArgv(v); err != nil {
+		return nil, nil, fmt.Errorf("tool %q: argv: %w", t.Name, err)
+	}
+	if t.Stdin == nil {
+		return argv, nil, nil
+	}
+	v, diags = t.Stdin.Value(ctx)
+	if diags.HasErrors() {
+		return nil, nil, fmt.Errorf("tool %q: stdin: %w", t.Name, diagError(diags))
+	}
+	if v.IsNull() {
+		return argv, nil, nil
+	}
+	s, err := toString(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: stdin: %w", t.Name, err)
+	}
+	return argv, []byte(s), nil
+}
+
+// argsValue converts the call's JSON arguments to a cty object.
+func argsValue(args json.RawMessage) (cty.Value, error) {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return cty.EmptyObjectVal, nil
+	}
+	if trimmed[0] != '{' {
+		return cty.NilVal, fmt.Errorf("arguments must be a JSON object, got %.40q", trimmed)
+	}
+	ty, err := ctyjson.ImpliedType(trimmed)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	v, err := ctyjson.Unmarshal(trimmed, ty)
+	if err != nil {
+		return cty.NilVal, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	return v, nil
+}
+
+func toArgv(v cty.Value) ([]string, error) {
+	if v.IsNull() {
+		return nil, errors.New("is null; it must be a list of strings")
+	}
+	ty := v.Type()
+	if !(ty.IsListType() || ty.IsTupleType() || ty.IsSetType()) {
+		return nil, fmt.Errorf("must be a list of strings, not %s", ty.FriendlyName())
+	}
+	argv := make([]string, 0, v.LengthInt())
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		s, err := toString(e)
+		if err != nil {
+			return nil, fmt.Errorf("argv[%d] %w", len(argv), err)
+		}
+		argv = append(argv, s)
+	}
+	return argv, nil
+}
+
+// toString converts a primitive value to a string; null and structured
+// values are errors.
+func toString(v cty.Value) (string, error) {
+	switch {
+	case v.IsNull():
+		return "", errors.New("is null (a missing optional argument? use try(args.x, \"default\"))")
+	case !v.IsWhollyKnown():
+		return "", errors.New("is unknown")
+	case !v.Type().IsPrimitiveType():
+		return "", fmt.Errorf("is %s, not a string; use jsonencode(...) for structured values", v.Type().FriendlyName())
+	}
+	s, err := convert.Convert(v, cty.String)
+	if err != nil {
+		return "", fmt.Errorf("cannot be a string: %w", err)
+	}
+	return s.AsString(), nil
+}
+
+// diagError turns HCL diagnostics into a compact error: "summary: detail"
+// of each error, without file positions (the call site is not the config).
+func diagError(diags hcl.Diagnostics) error {
+	var parts []string
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		msg := d.Summary
+		if d.Detail != "" {
+			msg += ": " + strings.TrimSuffix(d.Detail, ".")
+		}
+		if d.Subject != nil {
+			msg = fmt.Sprintf("%s (line %d)", msg, d.Subject.Start.Line)
+		}
+		parts = append(parts, msg)
+	}
+	return errors.New(strings.Join(parts, "; "))
+}

@@ -1,0 +1,112 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hashicorp/hcl/v2/ext/tryfunc"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
+	"github.com/zclconf/go-cty/cty/function/stdlib"
+)
+
+// Functions is the function table of agents.hcl, evaluated once at load:
+//
+//	env(name)           the variable's value; an error when it is unset
+//	env(name, default)  the variable's value, or default when it is unset
+//	file(path)          the content of a file, path relative to baseDir
+//
+// lookupEnv is os.LookupEnv when nil; tests inject their own.
+func Functions(baseDir string, lookupEnv func(string) (string, bool)) map[string]function.Function {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	return map[string]function.Function{
+		"env":  envFunc(lookupEnv),
+		"file": fileFunc(baseDir),
+	}
+}
+
+func envFunc(lookupEnv func(string) (string, bool)) function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns the value of an environment variable, or the default when it is unset.",
+		Params:      []function.Parameter{{Name: "name", Type: cty.String}},
+		VarParam:    &function.Parameter{Name: "default", Type: cty.String},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			if len(args) > 2 {
+				return cty.NilVal, function.NewArgErrorf(2, "env takes a name and at most one default, got %d arguments", len(args))
+			}
+			name := args[0].AsString()
+			if name == "" {
+				return cty.NilVal, function.NewArgErrorf(0, "the variable name is empty")
+			}
+			if v, ok := lookupEnv(name); ok {
+				return cty.StringVal(v), nil
+			}
+			if len(args) == 2 {
+				return args[1], nil
+			}
+			return cty.NilVal, function.NewArgErrorf(0,
+				"environment variable %s is not set; set it (export %s=...) or give a default: env(%q, \"\")",
+				name, name, name)
+		},
+	})
+}
+
+func fileFunc(baseDir string) function.Function {
+	return function.New(&function.Spec{
+		Description: "Returns the content of a file; a relative path is relative to the config file's directory.",
+		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			p := args[0].AsString()
+			abs := p
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(baseDir, p)
+			}
+			b, err := os.ReadFile(abs)
+			if err != nil {
+				switch {
+				case os.IsNotExist(err):
+					return cty.NilVal, function.NewArgErrorf(0, "no file %q (looked for %s; relative paths start at the config file's directory)", p, abs)
+				default:
+					return cty.NilVal, function.NewArgErrorf(0, "reading %q: %v", p, err)
+				}
+			}
+			if !utf8.Valid(b) {
+				return cty.NilVal, function.NewArgErrorf(0, "file %q is not UTF-8 text", p)
+			}
+			return cty.StringVal(string(b)), nil
+		},
+	})
+}
+
+// callFunctions are the functions available to wasi_cli argv and stdin
+// expressions, which are evaluated per call: pure functions only (no env,
+// no file: those belong to load time).
+func callFunctions() map[string]function.Function {
+	return map[string]function.Function{
+		"jsonencode": stdlib.JSONEncodeFunc,
+		"format":     stdlib.FormatFunc,
+		"join":       stdlib.JoinFunc,
+		"lower":      stdlib.LowerFunc,
+		"upper":      stdlib.UpperFunc,
+		"tostring":   stdlib.MakeToFunc(cty.String),
+		"coalesce":   stdlib.CoalesceFunc,
+		"try":        tryfunc.TryFunc,
+		"can":        tryfunc.CanFunc,
+	}
+}
+
+func callFunctionNames() string {
+	var names []string
+	for n := range callFunctions() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

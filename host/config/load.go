@@ -1,0 +1,229 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/gohcl"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+// Options tune Load and Parse.
+type Options struct {
+	// LookupEnv reads environment variables for env(); nil = os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Files, when non-nil, receives every parsed file by name, also when
+	// loading fails, so that WriteDiagnostics can print source lines.
+	Files map[string]*hcl.File
+}
+
+// Load parses, decodes and validates the file at path. It returns every
+// problem of the file at once, sorted by position; cfg is nil when
+// diags.HasErrors(). Diagnostics name the file by its absolute path
+// (WriteDiagnostics shortens it).
+func Load(path string, opts Options) (*Config, hcl.Diagnostics) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		detail := fmt.Sprintf("Reading %s: %v.", path, err)
+		if os.IsNotExist(err) {
+			detail = fmt.Sprintf("There is no config file %s. Give another path, or run \"agenthost init\" to write a starter agents.hcl.", path)
+		}
+		return nil, hcl.Diagnostics{{
+			Severity: hcl.DiagError,
+			Summary:  "Cannot read config file",
+			Detail:   detail,
+		}}
+	}
+	return Parse(src, abs, opts)
+}
+
+// Parse is Load on in-memory source: filename names the file in
+// diagnostics, and its directory is the base of relative paths.
+func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if file != nil && opts.Files != nil {
+		opts.Files[filename] = file
+	}
+	if diags.HasErrors() || file == nil {
+		for _, d := range diags {
+			if d.Summary == "Invalid single-argument block definition" {
+				d.Detail = "HCL allows one attribute in a one-line block; put each attribute on its own line:\n  retry {\n    attempts = 5\n    initial  = \"1s\"\n  }"
+			}
+		}
+		return nil, sortDiags(diags)
+	}
+	absFile, err := filepath.Abs(filename)
+	if err != nil {
+		absFile = filename
+	}
+	b := &builder{
+		dir:  filepath.Dir(absFile),
+		file: filename,
+		ctx: &hcl.EvalContext{
+			Functions: Functions(filepath.Dir(absFile), opts.LookupEnv),
+		},
+	}
+	b.diags = diags
+	cfg := b.build(file.Body)
+	cfg.File = absFile
+	cfg.Dir = b.dir
+	cfg.Files = map[string]*hcl.File{filename: file}
+	if b.diags.HasErrors() {
+		return nil, sortDiags(b.diags)
+	}
+	return cfg, sortDiags(b.diags)
+}
+
+// sortDiags orders diagnostics by file and position; those without a
+// subject come first. The order of equal positions is kept.
+func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
+	sort.SliceStable(diags, func(i, j int) bool {
+		a, b := diags[i].Subject, diags[j].Subject
+		switch {
+		case a == nil || b == nil:
+			return a == nil && b != nil
+		case a.Filename != b.Filename:
+			return a.Filename < b.Filename
+		default:
+			return a.Start.Byte < b.Start.Byte
+		}
+	})
+	return diags
+}
+
+// builder decodes one file: gohcl decodes the structure (raw* types), then
+// each block is checked and converted, then references are resolved.
+type builder struct {
+	dir   string
+	file  string
+	ctx   *hcl.EvalContext
+	diags hcl.Diagnostics
+	// decodeErrs are the subjects of decoding errors: a value that failed
+	// to decode is not checked again (one problem, one diagnostic).
+	decodeErrs []hcl.Range
+}
+
+func (b *builder) add(sev hcl.DiagnosticSeverity, subject hcl.Range, summary, detail string) {
+	d := &hcl.Diagnostic{Severity: sev, Summary: summary, Detail: detail}
+	if subject.Filename != "" {
+		d.Subject = subject.Ptr()
+	}
+	b.diags = append(b.diags, d)
+}
+
+func (b *builder) errorf(subject hcl.Range, summary, format string, a ...any) {
+	b.add(hcl.DiagError, subject, summary, fmt.Sprintf(format, a...))
+}
+
+func (b *builder) warnf(subject hcl.Range, summary, format string, a ...any) {
+	b.add(hcl.DiagWarning, subject, summary, fmt.Sprintf(format, a...))
+}
+
+// decoded appends decoding diagnostics and remembers where they point.
+func (b *builder) decoded(diags hcl.Diagnostics) {
+	kept := diags[:0]
+	for _, d := range diags {
+		// A function that failed yields an unknown value, which gohcl
+		// reports again as "value must be known": keep only the cause.
+		if d.Summary == "Unsuitable value type" && strings.Contains(d.Detail, "value must be known") {
+			continue
+		}
+		kept = append(kept, d)
+	}
+	diags = kept
+	for _, d := range diags {
+		if d.Severity == hcl.DiagError && d.Subject != nil {
+			b.decodeErrs = append(b.decodeErrs, *d.Subject)
+		}
+	}
+	b.diags = append(b.diags, diags...)
+}
+
+// set reports whether an attribute range was filled in by gohcl (the
+// attribute is present) and its value decoded without error.
+func (b *builder) set(r hcl.Range) bool {
+	if r.Filename == "" {
+		return false
+	}
+	for _, e := range b.decodeErrs {
+		if e.Filename == r.Filename && e.Start.Byte >= r.Start.Byte && e.Start.Byte <= r.End.Byte {
+			return false
+		}
+	}
+	return true
+}
+
+// present reports whether an attribute range was filled in, decoded or not.
+func present(r hcl.Range) bool { return r.Filename != "" }
+
+// abs resolves p against the config file's directory.
+func (b *builder) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(b.dir, p)
+}
+
+// declared checks that name is unique among the blocks of one kind: the
+// second declaration is an error that points at the first.
+func (b *builder) declared(kind, name string, labelRange hcl.Range, seen map[string]hcl.Range) bool {
+	if strings.TrimSpace(name) == "" {
+		b.errorf(labelRange, "Empty "+kind+" name", "A %s block needs a name: %s \"NAME\" { ... }.", kind, kind)
+		return false
+	}
+	if first, ok := seen[name]; ok {
+		b.errorf(labelRange, "Duplicate "+kind, "A %s named %q is already declared on line %d; rename or remove one of them.", kind, name, first.Start.Line)
+		return false
+	}
+	seen[name] = labelRange
+	return true
+}
+
+func (b *builder) build(body hcl.Body) *Config {
+	var raw rawFile
+	b.decoded(gohcl.DecodeBody(body, b.ctx, &raw))
+
+	cfg := &Config{}
+	b.host(cfg, raw.Host)
+
+	providers := map[string]hcl.Range{}
+	for _, rp := range raw.Providers {
+		if b.declared("provider", rp.Name, rp.NameRange, providers) {
+			cfg.Providers = append(cfg.Providers, b.provider(rp))
+		}
+	}
+	models := map[string]hcl.Range{}
+	for _, rm := range raw.Models {
+		if b.declared("model", rm.Name, rm.NameRange, models) {
+			cfg.Models = append(cfg.Models, b.model(rm, cfg))
+		}
+	}
+	plugins := map[string]hcl.Range{}
+	cliTools := map[string]hcl.Range{}
+	for _, rp := range raw.Plugins {
+		if b.declared("plugin", rp.Name, rp.NameRange, plugins) {
+			cfg.Plugins = append(cfg.Plugins, b.plugin(rp, cliTools))
+		}
+	}
+	agents := map[string]hcl.Range{}
+	var extras []agentExtra
+	for _, ra := range raw.Agents {
+		if b.declared("agent", ra.Name, ra.NameRange, agents) {
+			a, ex := b.agent(ra, cfg)
+			cfg.Agents = append(cfg.Agents, a)
+			extras = append(extras, ex)
+		}
+	}
+	if len(raw.Agents) == 0 || len(cfg.Agents) > 0 {
+		b.agentRefs(cfg, body, extras)
+	}
+	return cfg
+}

@@ -1,0 +1,147 @@
+package config
+
+import "github.com/hashicorp/hcl/v2"
+
+// The raw* types are the shape of agents.hcl as gohcl decodes it. Sizes and
+// durations are strings, parsed later so that errors point at the value;
+// *int tells "unset" from 0; *_range fields keep positions for diagnostics.
+
+type rawFile struct {
+	Host      *rawHost       `hcl:"host,block"`
+	Providers []*rawProvider `hcl:"provider,block"`
+	Models    []*rawModel    `hcl:"model,block"`
+	Plugins   []*rawPlugin   `hcl:"plugin,block"`
+	Agents    []*rawAgent    `hcl:"agent,block"`
+}
+
+type rawHost struct {
+	MaxSteps      *int      `hcl:"max_steps,optional"`
+	MaxStepsRange hcl.Range `hcl:"max_steps,attr_value_range"`
+	DataDir       string    `hcl:"data_dir,optional"`
+	DataDirRange  hcl.Range `hcl:"data_dir,attr_value_range"`
+	MaxDepth      *int      `hcl:"max_depth,optional"`
+	MaxDepthRange hcl.Range `hcl:"max_depth,attr_value_range"`
+}
+
+type rawProvider struct {
+	Name                string            `hcl:"name,label"`
+	NameRange           hcl.Range         `hcl:"name,label_range"`
+	BaseURL             string            `hcl:"base_url,optional"`
+	BaseURLRange        hcl.Range         `hcl:"base_url,attr_value_range"`
+	APIKey              string            `hcl:"api_key,optional"`
+	Headers             map[string]string `hcl:"headers,optional"`
+	Retry               *rawRetry         `hcl:"retry,block"`
+	FinalStepTools      string            `hcl:"final_step_tools,optional"`
+	FinalStepToolsRange hcl.Range         `hcl:"final_step_tools,attr_value_range"`
+	IdleTimeout         string            `hcl:"idle_timeout,optional"`
+	IdleTimeoutRange    hcl.Range         `hcl:"idle_timeout,attr_value_range"`
+	DefRange            hcl.Range         `hcl:",def_range"`
+}
+
+type rawRetry struct {
+	Attempts      *int      `hcl:"attempts,optional"`
+	AttemptsRange hcl.Range `hcl:"attempts,attr_value_range"`
+	Initial       string    `hcl:"initial,optional"`
+	InitialRange  hcl.Range `hcl:"initial,attr_value_range"`
+	MaxDelay      string    `hcl:"max_delay,optional"`
+	MaxDelayRange hcl.Range `hcl:"max_delay,attr_value_range"`
+}
+
+type rawModel struct {
+	Name               string    `hcl:"name,label"`
+	NameRange          hcl.Range `hcl:"name,label_range"`
+	Provider           string    `hcl:"provider,optional"`
+	ProviderRange      hcl.Range `hcl:"provider,attr_value_range"`
+	ID                 string    `hcl:"name,optional"`
+	IDRange            hcl.Range `hcl:"name,attr_value_range"`
+	ContextWindow      *int      `hcl:"context_window,optional"`
+	ContextWindowRange hcl.Range `hcl:"context_window,attr_value_range"`
+	Temperature        *float64  `hcl:"temperature,optional"`
+	TemperatureRange   hcl.Range `hcl:"temperature,attr_value_range"`
+	MaxTokens          *int      `hcl:"max_tokens,optional"`
+	MaxTokensRange     hcl.Range `hcl:"max_tokens,attr_value_range"`
+	DefRange           hcl.Range `hcl:",def_range"`
+}
+
+type rawPlugin struct {
+	Name        string            `hcl:"name,label"`
+	NameRange   hcl.Range         `hcl:"name,label_range"`
+	Source      string            `hcl:"source"`
+	SourceRange hcl.Range         `hcl:"source,attr_value_range"`
+	SHA256      string            `hcl:"sha256,optional"`
+	SHA256Range hcl.Range         `hcl:"sha256,attr_value_range"`
+	Kind        string            `hcl:"kind,optional"`
+	KindRange   hcl.Range         `hcl:"kind,attr_value_range"`
+	Limits      *rawLimits        `hcl:"limits,block"`
+	Mounts      []*rawMount       `hcl:"mount,block"`
+	Env         map[string]string `hcl:"env,optional"`
+	Clock       bool              `hcl:"clock,optional"`
+	Random      bool              `hcl:"random,optional"`
+	Tools       []*rawTool        `hcl:"tool,block"`
+	DefRange    hcl.Range         `hcl:",def_range"`
+}
+
+type rawLimits struct {
+	Memory         string    `hcl:"memory,optional"`
+	MemoryRange    hcl.Range `hcl:"memory,attr_value_range"`
+	Timeout        string    `hcl:"timeout,optional"`
+	TimeoutRange   hcl.Range `hcl:"timeout,attr_value_range"`
+	MaxOutput      string    `hcl:"max_output,optional"`
+	MaxOutputRange hcl.Range `hcl:"max_output,attr_value_range"`
+}
+
+type rawMount struct {
+	Name       string    `hcl:"name,label"`
+	NameRange  hcl.Range `hcl:"name,label_range"`
+	Host       string    `hcl:"host"`
+	HostRange  hcl.Range `hcl:"host,attr_value_range"`
+	Guest      string    `hcl:"guest"`
+	GuestRange hcl.Range `hcl:"guest,attr_value_range"`
+	Mode       string    `hcl:"mode,optional"`
+	ModeRange  hcl.Range `hcl:"mode,attr_value_range"`
+	DefRange   hcl.Range `hcl:",def_range"`
+}
+
+type rawTool struct {
+	Name             string         `hcl:"name,label"`
+	NameRange        hcl.Range      `hcl:"name,label_range"`
+	Description      string         `hcl:"description,optional"`
+	InputSchema      hcl.Expression `hcl:"input_schema,optional"`
+	InputSchemaRange hcl.Range      `hcl:"input_schema,attr_value_range"`
+	Argv             hcl.Expression `hcl:"argv,optional"`
+	ArgvRange        hcl.Range      `hcl:"argv,attr_value_range"`
+	Stdin            hcl.Expression `hcl:"stdin,optional"`
+	StdinRange       hcl.Range      `hcl:"stdin,attr_value_range"`
+	DefRange         hcl.Range      `hcl:",def_range"`
+}
+
+type rawAgent struct {
+	Name           string         `hcl:"name,label"`
+	NameRange      hcl.Range      `hcl:"name,label_range"`
+	Description    string         `hcl:"description,optional"`
+	Model          string         `hcl:"model,optional"`
+	ModelRange     hcl.Range      `hcl:"model,attr_value_range"`
+	Prompt         string         `hcl:"prompt,optional"`
+	Steps          *int           `hcl:"steps,optional"`
+	StepsRange     hcl.Range      `hcl:"steps,attr_value_range"`
+	Budget         *int           `hcl:"budget,optional"`
+	BudgetRange    hcl.Range      `hcl:"budget,attr_value_range"`
+	Tools          hcl.Expression `hcl:"tools,optional"`
+	ToolsRange     hcl.Range      `hcl:"tools,attr_value_range"`
+	Subagents      hcl.Expression `hcl:"subagents,optional"`
+	SubagentsRange hcl.Range      `hcl:"subagents,attr_value_range"`
+	Default        bool           `hcl:"default,optional"`
+	DefaultRange   hcl.Range      `hcl:"default,attr_value_range"`
+	MaxStepsPrompt string         `hcl:"max_steps_prompt,optional"`
+	BudgetPrompt   string         `hcl:"budget_prompt,optional"`
+	DoomLoopPrompt string         `hcl:"doom_loop_prompt,optional"`
+	DoomLoop       *rawDoomLoop   `hcl:"doom_loop,block"`
+	DefRange       hcl.Range      `hcl:",def_range"`
+}
+
+type rawDoomLoop struct {
+	Threshold      *int      `hcl:"threshold,optional"`
+	ThresholdRange hcl.Range `hcl:"threshold,attr_value_range"`
+	Action         string    `hcl:"action,optional"`
+	ActionRange    hcl.Range `hcl:"action,attr_value_range"`
+}
