@@ -65,5 +65,7 @@
 // other request is answered 400 without using a reply. When the script is
 // used up, every further request is answered 500 with the message
 // "fakemodel: script exhausted after N replies" (type
-// "fakemodel_script_exhausted"); Server.Exhausted counts those requests.
+// "fakemodel_script_exhausted"); Server.Exhausted counts those requests and
+// Server.Format marks them. Server.Remaining tells whether a scenario used
+// every reply.
 package fakemodel

@@ -19,7 +19,8 @@ const lastUserMax = 80
 //	#1 model=m tools=[read_file,list_dir] tool_choice=- msgs=system,user last_user="List the files."
 //	#2 model=m tools=- tool_choice=- msgs=system,user,assistant(list_dir),tool,user last_user="You have reached..."
 //
-// tools lists the offered tool names in order ("-" when the request has no
+// model is the request's model ("-" when absent); tools lists the offered
+// tool names in order ("-" when the request has no
 // tools key, "[]" when it is empty); tool_choice is the string sent,
 // function:NAME for a forced function, or "-"; msgs lists the roles, with the
 // names of an assistant message's tool calls in parentheses; last_user is
@@ -30,7 +31,16 @@ const lastUserMax = 80
 // with tool call ids (tool_calls[].id and tool_call_id) replaced by their
 // ordinal in the request ("call_1", "call_2", ...) so the output does not
 // depend on how the host generates ids.
+//
+// Server.Format renders the same and adds a line "! #N answered STATUS:
+// MESSAGE" after each request that got no scripted reply.
 func FormatRequests(reqs [][]byte, mode string) string {
+	return formatRequests(reqs, nil, mode)
+}
+
+// formatRequests renders reqs; notes, when not nil, holds a remark per
+// request printed after it as "! #N remark".
+func formatRequests(reqs [][]byte, notes []string, mode string) string {
 	var b strings.Builder
 	for i, body := range reqs {
 		n := i + 1
@@ -41,6 +51,9 @@ func FormatRequests(reqs [][]byte, mode string) string {
 			b.WriteString(pretty(n, body))
 		default:
 			return fmt.Sprintf("fakemodel: unknown format mode %q (want summary or json)\n", mode)
+		}
+		if i < len(notes) && notes[i] != "" {
+			fmt.Fprintf(&b, "! #%d %s\n", n, notes[i])
 		}
 	}
 	return b.String()
@@ -94,7 +107,11 @@ func summary(n int, body []byte) string {
 			lastUser, haveUser = contentText(m.Content), true
 		}
 	}
-	line := fmt.Sprintf("#%d model=%s tools=%s tool_choice=%s msgs=%s", n, req.Model, tools, toolChoice(req.ToolChoice), strings.Join(roles, ","))
+	model := req.Model
+	if model == "" {
+		model = "-"
+	}
+	line := fmt.Sprintf("#%d model=%s tools=%s tool_choice=%s msgs=%s", n, model, tools, toolChoice(req.ToolChoice), strings.Join(roles, ","))
 	if haveUser {
 		line += " last_user=" + strconv.Quote(cut(lastUser, lastUserMax))
 	}

@@ -37,6 +37,7 @@ type Server struct {
 	served    int // replies served in total
 	exhausted int // requests answered "script exhausted"
 	requests  [][]byte
+	notes     []string      // per request: why it got no scripted reply, or ""
 	arrived   chan struct{} // closed and replaced when a request is recorded
 }
 
@@ -86,6 +87,22 @@ func (s *Server) Requests() [][]byte {
 		out[i] = append([]byte(nil), b...)
 	}
 	return out
+}
+
+// Format renders the recorded requests like FormatRequests, and marks each
+// request that got no scripted reply (script exhausted, rejected) with a
+// "!" line saying how it was answered.
+func (s *Server) Format(mode string) string {
+	s.mu.Lock()
+	reqs, notes := s.requests[:len(s.requests):len(s.requests)], append([]string(nil), s.notes...)
+	s.mu.Unlock()
+	return formatRequests(reqs, notes, mode)
+}
+
+func (s *Server) note(i int, text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notes[i] = text
 }
 
 // WaitRequests blocks until at least n requests have been recorded, ctx is
@@ -185,15 +202,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
+	s.notes = append(s.notes, "")
+	idx := len(s.requests) - 1
 	close(s.arrived)
 	s.arrived = make(chan struct{})
 	s.mu.Unlock()
+	reject := func(status int, typ, msg string) {
+		s.note(idx, fmt.Sprintf("answered %d: %s", status, msg))
+		writeError(w, status, typ, msg)
+	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: read request body: %v", err))
+		reject(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: read request body: %v", err))
 		return
 	}
 	if len(body) > maxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("fakemodel: request body larger than %d bytes", maxBody))
+		reject(http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("fakemodel: request body larger than %d bytes", maxBody))
 		return
 	}
 	var req struct {
@@ -201,16 +224,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		Stream bool   `json:"stream"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: request body is not a JSON object: %v", err))
+		reject(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: request body is not a JSON object: %v", err))
 		return
 	}
 	if !req.Stream {
-		writeError(w, http.StatusBadRequest, "invalid_request_error", `fakemodel: only streaming requests are served ("stream": true)`)
+		reject(http.StatusBadRequest, "invalid_request_error", `fakemodel: only streaming requests are served ("stream": true)`)
 		return
 	}
 	reply, n, ok := s.take()
 	if !ok {
-		writeError(w, http.StatusInternalServerError, "fakemodel_script_exhausted", fmt.Sprintf("fakemodel: script exhausted after %d replies", n))
+		reject(http.StatusInternalServerError, "fakemodel_script_exhausted", fmt.Sprintf("fakemodel: script exhausted after %d replies", n))
 		return
 	}
 	for k, v := range reply.Headers {

@@ -374,6 +374,15 @@ func TestRepeatAndExhausted(t *testing.T) {
 	if len(reqs) != 4 || !strings.Contains(string(reqs[3]), "one more") {
 		t.Errorf("recorded %d requests, last %s", len(reqs), reqs[len(reqs)-1])
 	}
+	wantFormat := `#1 model=m1 tools=- tool_choice=- msgs=user last_user="hi"
+#2 model=m1 tools=- tool_choice=- msgs=user last_user="hi"
+#3 model=m1 tools=- tool_choice=- msgs=user last_user="hi"
+#4 model=- tools=- tool_choice=- msgs=user last_user="one more"
+! #4 answered 500: fakemodel: script exhausted after 3 replies
+`
+	if got := s.Format("summary"); got != wantFormat {
+		t.Errorf("Format:\n%s\nwant:\n%s", got, wantFormat)
+	}
 	if s.Exhausted() != 1 || s.Remaining() != 0 {
 		t.Errorf("Exhausted %d Remaining %d, want 1 and 0", s.Exhausted(), s.Remaining())
 	}
@@ -393,6 +402,9 @@ func TestBadRequestsRecordedWithoutUsingReplies(t *testing.T) {
 	}
 	if s.Remaining() != 1 {
 		t.Errorf("Remaining %d, want 1: bad requests must not use replies", s.Remaining())
+	}
+	if got := s.Format("json"); !strings.Contains(got, "#1 invalid JSON") || !strings.Contains(got, `! #2 answered 400: fakemodel: only streaming requests are served ("stream": true)`) {
+		t.Errorf("Format json:\n%s", got)
 	}
 }
 
