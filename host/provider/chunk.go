@@ -1,0 +1,290 @@
+package provider
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// chunk is one streamed chat-completion chunk, typed loosely enough for
+// every server in PROVIDERS.md: index as a pointer (missing ≠ 0),
+// arguments as raw JSON (a string or an object), both reasoning fields,
+// extra_content, a top-level error, vendor usage. go-openai's own
+// ChatCompletionStreamResponse would reject or lose several of these.
+type chunk struct {
+	Choices []choice `json:"choices"`
+	Usage   *usage   `json:"usage"`
+	XGroq   *struct {
+		Usage *usage `json:"usage"`
+	} `json:"x_groq"`
+	Error json.RawMessage `json:"error"`
+}
+
+type choice struct {
+	Delta *delta `json:"delta"`
+	// Message is what a server ignoring "stream": true sends instead.
+	Message      *delta `json:"message"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type delta struct {
+	Content          string      `json:"content"`
+	ReasoningContent string      `json:"reasoning_content"`
+	Reasoning        string      `json:"reasoning"`
+	ToolCalls        []toolDelta `json:"tool_calls"`
+}
+
+type toolDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+	ExtraContent json.RawMessage `json:"extra_content"`
+}
+
+// usage takes floats: some servers send 12.0.
+type usage struct {
+	PromptTokens     float64 `json:"prompt_tokens"`
+	CompletionTokens float64 `json:"completion_tokens"`
+	TotalTokens      float64 `json:"total_tokens"`
+}
+
+func (u *usage) loop() (loop.Usage, bool) {
+	if u == nil || (u.PromptTokens == 0 && u.CompletionTokens == 0 && u.TotalTokens == 0) {
+		return loop.Usage{}, false
+	}
+	out := loop.Usage{
+		PromptTokens:     int(u.PromptTokens),
+		CompletionTokens: int(u.CompletionTokens),
+		TotalTokens:      int(u.TotalTokens),
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.PromptTokens + out.CompletionTokens
+	}
+	return out, true
+}
+
+// callAcc accumulates one tool call.
+type callAcc struct {
+	id, name string
+	args     []byte
+	extra    map[string]any
+}
+
+// complete reports whether the arguments so far are a whole JSON value.
+func (c *callAcc) complete() bool { return len(c.args) > 0 && json.Valid(c.args) }
+
+// accumulator applies chunks following PROVIDERS.md's tolerant rule. We ask
+// for one choice (n unset); every choice a server sends is merged into it.
+type accumulator struct {
+	text       strings.Builder
+	reasoning  strings.Builder
+	calls      []*callAcc
+	byIndex    map[int]int // wire index → position in calls
+	last       int         // position of the call the last delta touched; -1 none
+	finish     string
+	usage      loop.Usage
+	toolDeltas bool // at least one tool-call delta arrived
+	badChunks  int  // chunks that were not JSON we could read
+}
+
+func newAccumulator() *accumulator { return &accumulator{last: -1} }
+
+// add applies one chunk. It returns the chunk's error object, if it carried
+// one, after applying the chunk's fragments.
+func (a *accumulator) add(c *chunk, onText func(string)) (errInfo, bool) {
+	if u, ok := c.Usage.loop(); ok {
+		a.usage = u // cumulative on some servers: the last one wins
+	}
+	if c.XGroq != nil {
+		if u, ok := c.XGroq.Usage.loop(); ok {
+			a.usage = u
+		}
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		d := ch.Delta
+		if d == nil {
+			d = ch.Message
+		}
+		if d != nil {
+			if d.Content != "" {
+				a.text.WriteString(d.Content)
+				if onText != nil {
+					onText(d.Content)
+				}
+			}
+			// Servers in transition send both fields with the same text.
+			if d.ReasoningContent != "" {
+				a.reasoning.WriteString(d.ReasoningContent)
+			} else if d.Reasoning != "" {
+				a.reasoning.WriteString(d.Reasoning)
+			}
+			for j := range d.ToolCalls {
+				a.addCall(&d.ToolCalls[j])
+			}
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+	}
+	if len(c.Error) > 0 && !isNull(c.Error) {
+		info, ok := parseErrorValue(c.Error, 2)
+		if !ok {
+			info.Message = "error in stream: " + bodyText(c.Error)
+		}
+		return info, true
+	}
+	return errInfo{}, false
+}
+
+func (a *accumulator) open() int {
+	a.calls = append(a.calls, &callAcc{})
+	return len(a.calls) - 1
+}
+
+func (a *accumulator) addCall(td *toolDelta) {
+	a.toolDeltas = true
+	args := argumentText(td.Function.Arguments)
+	var pos int
+	if td.Index != nil {
+		idx := max(*td.Index, 0) // gateways send −1
+		p, ok := a.byIndex[idx]
+		if !ok || a.startsNewCall(a.calls[p], td, args) {
+			p = a.open()
+			if a.byIndex == nil {
+				a.byIndex = make(map[int]int)
+			}
+			a.byIndex[idx] = p
+		}
+		pos = p
+	} else {
+		pos = a.last
+		if pos < 0 || a.startsNewCall(a.calls[pos], td, args) {
+			pos = a.open()
+		}
+	}
+	a.last = pos
+	c := a.calls[pos]
+	if c.id == "" {
+		c.id = td.ID
+	}
+	if c.name == "" {
+		c.name = td.Function.Name
+	}
+	c.args = append(c.args, args...)
+	if len(td.ExtraContent) > 0 {
+		var extra map[string]any
+		if json.Unmarshal(td.ExtraContent, &extra) == nil && len(extra) > 0 {
+			if c.extra == nil {
+				c.extra = extra
+			} else {
+				mergeObject(c.extra, extra)
+			}
+		}
+	}
+}
+
+// argumentText is the text an "arguments" value adds: a string fragment
+// unquoted, an object (llama.cpp has sent one) compacted, null or absent
+// nothing.
+func argumentText(raw json.RawMessage) []byte {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || isNull(raw):
+		return nil
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return []byte(s)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// startsNewCall decides whether a delta that lands on call c (same index,
+// or no index at all) begins a different call (PROVIDERS.md: a new non-empty
+// id and a non-empty name). A fragment carries no name; a call's name never
+// changes. With the same name repeated, a new call can only begin once c's
+// arguments are a whole JSON value: before that (no arguments yet, or
+// mid-arguments) the delta continues c, which is how servers that change
+// the id on every delta are read as one call. After it, a different id, or
+// fresh arguments when there are no ids to compare, mark a new call.
+func (a *accumulator) startsNewCall(c *callAcc, td *toolDelta, args []byte) bool {
+	name := td.Function.Name
+	switch {
+	case name == "" || c.name == "":
+		return false
+	case name != c.name:
+		return true
+	case !c.complete():
+		return false
+	case td.ID != "" && c.id != "":
+		return td.ID != c.id
+	default:
+		return len(args) > 0
+	}
+}
+
+// mergeObject merges src into dst, recursing into objects both hold.
+func mergeObject(dst, src map[string]any) {
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := dst[k].(map[string]any); ok {
+				mergeObject(dv, sv)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+}
+
+// response builds the loop's response. used holds the call ids already in
+// the run's history: a call keeps the provider's id when it is sane and not
+// used yet, otherwise it gets "call_<n>" with n counting on from next.
+func (a *accumulator) response(used map[string]bool, next int) loop.Response {
+	resp := loop.Response{
+		Message: loop.Message{
+			Role:      loop.RoleAssistant,
+			Content:   a.text.String(),
+			Reasoning: a.reasoning.String(),
+		},
+		FinishReason: a.finish,
+		Usage:        a.usage,
+		Truncated:    a.finish == "length",
+	}
+	for _, c := range a.calls {
+		if c.name == "" && len(c.args) == 0 {
+			continue // a slot opened by a delta that carried nothing
+		}
+		call := loop.ToolCall{Name: c.name, Arguments: string(c.args)}
+		if len(c.args) == 0 {
+			call.Arguments = "{}"
+		} else if !json.Valid(c.args) {
+			resp.Truncated = true
+		}
+		if len(c.extra) > 0 {
+			call.Extra, _ = json.Marshal(c.extra) // decoded from JSON: cannot fail
+		}
+		call.ID = c.id
+		if !saneID(call.ID) || used[call.ID] {
+			call.ID, next = freshID(used, next)
+		}
+		used[call.ID] = true
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, call)
+	}
+	if a.badChunks > 0 && len(resp.Message.ToolCalls) > 0 {
+		resp.Truncated = true // a lost fragment may have belonged to a call
+	}
+	return resp
+}

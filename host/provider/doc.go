@@ -1,0 +1,62 @@
+// Package provider adapts OpenAI-compatible chat-completion endpoints
+// (OpenAI, Azure, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, Groq,
+// DeepSeek, Gemini's and Anthropic's compatibility layers, ...) to the
+// loop's Model interface.
+//
+// It sits inside host in the pipeline (config → host → loop → cmd): the host
+// builds one Provider per configured provider/model and hands it to the
+// loop as a loop.Model. Nothing outside this package sees go-openai.
+//
+// # How go-openai is used, and why not more
+//
+// github.com/sashabaranov/go-openai is our client (the design card fixes
+// it). It builds the request from its ChatCompletionRequest type, sends it,
+// turns failed responses into *openai.APIError / *openai.RequestError, and
+// splits the stream into data lines with RecvRaw. Three things stop us from
+// using it alone, and each is fixed at one seam, the HTTPDoer we give it
+// (transport.go), rather than by forking it or parsing beside it:
+//
+//   - Its request types cannot say some things we must send: a temperature
+//     of 0 (dropped by omitempty), extra_content on a tool call (Gemini's
+//     thought signature), an empty tool result ("content" dropped). The doer
+//     patches these into the JSON body go-openai produced (bodyPatch); the
+//     rest of the body stays go-openai's.
+//   - It returns a nil stream for a failed request, so the status headers
+//     (Retry-After, retry-after-ms, x-should-retry) and a non-OpenAI error
+//     body are lost, and it never closes that body. The doer keeps them.
+//   - Its stream reader knows one error pattern, counts comment lines as
+//     "empty messages" until it gives up, drops a last line without a
+//     newline, and cannot tell [DONE] from a cut connection. The doer wraps
+//     the body in a normaliser (sseBody) that hands go-openai only clean
+//     "data:" lines and remembers [DONE]; the data are decoded into our own
+//     tolerant chunk type (chunk.go), never go-openai's, because its types
+//     lose a missing index, object arguments, "reasoning", extra_content,
+//     vendor usage and top-level errors.
+//
+// Parsing the event stream ourselves would have been about as much code;
+// keeping go-openai in the path means request building, authentication
+// headers and error types stay those of the library the rest of the project
+// (and its users) know, and the wire patches stay small and visible.
+//
+// # Behaviour
+//
+// Accumulation follows PROVIDERS.md's tolerant rule (chunk.go). A response
+// with any accumulated tool call is a tool step whatever finish_reason
+// says; a "length" finish or arguments that are not JSON set
+// Response.Truncated. An empty response (no text, calls or reasoning) is
+// returned as is: the loop decides what to do with it.
+//
+// Tool-call ids: a provider's id is kept when it is sane (printable ASCII,
+// at most 128 bytes) and not already used in the run's history; otherwise
+// the call gets "call_<n>". Ids are derived from the request alone, so a
+// replayed cassette yields the same ids. On the way out, ids go to the wire
+// as the loop knows them unless they are not sane or repeat within the
+// request, in which case each call gets a fresh wire id and its tool message
+// follows it.
+//
+// Errors are *loop.ProviderError, classified per DESIGN §5 and
+// PROVIDERS.md; the adapter itself never retries (nor does go-openai, nor
+// net/http for a POST). Cancelling ctx returns an error wrapping ctx.Err().
+// An idle timer per request (IdleTimeout, reset by every byte, keep-alive
+// comments included) turns a silent server into a retryable error.
+package provider

@@ -1,0 +1,242 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// DefaultIdleTimeout is used when Options.IdleTimeout is 0.
+const DefaultIdleTimeout = 120 * time.Second
+
+// Options configure a Provider. The zero value of each field means the
+// documented default.
+type Options struct {
+	// BaseURL is the API root, up to and including "/v1"
+	// ("http://127.0.0.1:11434/v1"); requests go to BaseURL+"/chat/completions".
+	// Empty means https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>"; empty sends none.
+	APIKey string
+	// Headers are extra headers on every request; they override the
+	// defaults (use {"api-key": ...} for Azure keys).
+	Headers map[string]string
+	// Model is the provider-side model id.
+	Model string
+	// Temperature is sent when not nil; 0 really is sent as 0.
+	Temperature *float64
+	// MaxTokens caps the completion; 0 leaves it unset. It is sent as
+	// max_completion_tokens for o1/o3/o4/gpt-5 models, max_tokens otherwise.
+	MaxTokens int
+	// IdleTimeout is the longest silence (no byte at all, keep-alives
+	// included) before a request is abandoned as a retryable network error.
+	// It also bounds the wait for response headers. Default 120s.
+	IdleTimeout time.Duration
+	// HTTPClient sends the requests; nil means a client with dial and TLS
+	// timeouts and no overall timeout (the idle timer bounds a stream).
+	HTTPClient *http.Client
+}
+
+// Provider streams chat completions from one OpenAI-compatible endpoint.
+// It is safe for concurrent use and never retries: the loop does.
+type Provider struct {
+	cfg         openai.ClientConfig // HTTPClient is set per call
+	http        *http.Client
+	headers     map[string]string
+	model       string
+	temperature *float64
+	maxTokens   int
+	idle        time.Duration
+	now         func() time.Time // for Retry-After dates; tests replace it
+}
+
+var _ loop.Model = (*Provider)(nil)
+
+// New returns a Provider for o.
+func New(o Options) *Provider {
+	cfg := openai.DefaultConfig(o.APIKey)
+	if o.BaseURL != "" {
+		cfg.BaseURL = o.BaseURL
+	}
+	// We drop blank and comment lines before go-openai sees them; this only
+	// keeps its counter from ever ending a healthy stream.
+	cfg.EmptyMessagesLimit = math.MaxUint32
+	p := &Provider{
+		cfg:       cfg,
+		http:      o.HTTPClient,
+		headers:   maps.Clone(o.Headers),
+		model:     o.Model,
+		maxTokens: o.MaxTokens,
+		idle:      o.IdleTimeout,
+		now:       time.Now,
+	}
+	if o.Temperature != nil {
+		t := *o.Temperature
+		p.temperature = &t
+	}
+	if p.http == nil {
+		p.http = defaultHTTPClient()
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultIdleTimeout
+	}
+	return p
+}
+
+func defaultHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}}
+}
+
+func (p *Provider) endpoint() string {
+	return strings.TrimRight(p.cfg.BaseURL, "/") + "/chat/completions"
+}
+
+// Stream sends req and accumulates the streamed answer. onText, when not
+// nil, receives text fragments as they arrive. Failures are
+// *loop.ProviderError, classified for the loop's retries; when ctx ends the
+// error wraps ctx.Err() instead (errors.Is(err, context.Canceled)). On error
+// the Response is zero.
+func (p *Provider) Stream(ctx context.Context, req loop.Request, onText func(string)) (loop.Response, error) {
+	oreq, patch, err := p.buildRequest(req)
+	if err != nil {
+		return loop.Response{}, &loop.ProviderError{Code: "invalid_request", Message: err.Error(), Err: err}
+	}
+	sctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	timer := time.AfterFunc(p.idle, func() { cancel(errIdle) })
+	defer timer.Stop()
+
+	x := &exchange{
+		client:  p.http,
+		headers: p.headers,
+		patch:   patch,
+		onByte:  func() { timer.Reset(p.idle) },
+	}
+	cfg := p.cfg
+	cfg.HTTPClient = x
+	stream, err := openai.NewClientWithConfig(cfg).CreateChatCompletionStream(sctx, oreq)
+	if err != nil {
+		return loop.Response{}, p.requestError(ctx, sctx, x, err)
+	}
+	defer stream.Close()
+	if x.status != 0 { // a 1xx/3xx go-openai took for a stream
+		return loop.Response{}, httpError(fmt.Errorf("unexpected status %d", x.status), x, p.now())
+	}
+
+	acc := newAccumulator()
+	for {
+		raw, err := stream.RecvRaw()
+		if errors.Is(err, io.EOF) && ctx.Err() == nil && context.Cause(sctx) != errIdle {
+			break
+		}
+		if err != nil {
+			return loop.Response{}, p.streamReadError(ctx, sctx, x, acc, err)
+		}
+		var c chunk
+		if err := json.Unmarshal(raw, &c); err != nil {
+			acc.badChunks++
+			zerolog.Ctx(ctx).Warn().Err(err).Str("chunk", bodyText(raw)).Msg("provider: unreadable stream chunk skipped")
+			continue
+		}
+		if info, isErr := acc.add(&c, onText); isErr {
+			return loop.Response{}, streamError(info, acc.toolDeltas)
+		}
+	}
+
+	switch {
+	case acc.finish == "error":
+		// OpenRouter ends a failed upstream with finish_reason "error";
+		// without an error object it is a broken stream.
+		pe := &loop.ProviderError{Code: "error", Message: "stream ended with finish_reason \"error\"", Retryable: true}
+		notReplayed(pe, acc.toolDeltas)
+		return loop.Response{}, pe
+	case acc.finish == "insufficient_system_resource":
+		// DeepSeek: the inference system ran out of resources mid-answer.
+		pe := &loop.ProviderError{Code: acc.finish, Message: "stream interrupted by the server: insufficient system resource", Retryable: true}
+		notReplayed(pe, acc.toolDeltas)
+		return loop.Response{}, pe
+	case acc.finish == "" && !x.sse.Done():
+		// Neither a finish reason nor [DONE]: the stream was cut.
+		pe := &loop.ProviderError{
+			Message:   fmt.Sprintf("stream from %s ended after %d bytes without a finish reason or [DONE]", p.endpoint(), x.sse.Bytes()),
+			Retryable: true,
+			Err:       io.ErrUnexpectedEOF,
+		}
+		notReplayed(pe, acc.toolDeltas)
+		return loop.Response{}, pe
+	}
+	used, n := historyIDs(req.Messages)
+	return acc.response(used, n+1), nil
+}
+
+// requestError classifies a failure before any stream was read.
+func (p *Provider) requestError(ctx, sctx context.Context, x *exchange, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("provider: request to %s aborted: %w", p.endpoint(), ctx.Err())
+	case x.status != 0:
+		return httpError(err, x, p.now())
+	case x.preSendErr != nil || !x.sent:
+		// go-openai refused the request before sending it (its reasoning
+		// model validator, a disabled model name) or it could not be built:
+		// a configuration problem, not worth a retry.
+		return &loop.ProviderError{
+			Code:    "invalid_request",
+			Message: fmt.Sprintf("request for model %q not sent: %v", p.model, err),
+			Err:     err,
+		}
+	case context.Cause(sctx) == errIdle:
+		return &loop.ProviderError{
+			Message:   fmt.Sprintf("no response from %s within %s", p.endpoint(), p.idle),
+			Retryable: true,
+			Err:       errIdle,
+		}
+	}
+	return networkError(err, p.endpoint())
+}
+
+// streamReadError classifies a failure while reading the stream. A cut
+// stream is retryable unless tool calls had already streamed.
+func (p *Provider) streamReadError(ctx, sctx context.Context, x *exchange, acc *accumulator, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("provider: stream from %s aborted: %w", p.endpoint(), ctx.Err())
+	}
+	var bytes int64
+	if x.sse != nil {
+		bytes = x.sse.Bytes()
+	}
+	pe := &loop.ProviderError{Retryable: true, Err: err}
+	switch {
+	case context.Cause(sctx) == errIdle:
+		pe.Message = fmt.Sprintf("stream from %s idle for %s after %d bytes", p.endpoint(), p.idle, bytes)
+		pe.Err = errIdle
+	case errors.Is(err, errLineTooLong):
+		pe.Message = fmt.Sprintf("stream from %s: %v", p.endpoint(), err)
+		pe.Retryable = false
+	default:
+		pe.Message = fmt.Sprintf("stream from %s cut after %d bytes: %v", p.endpoint(), bytes, unwrapURL(err))
+	}
+	notReplayed(pe, acc.toolDeltas)
+	return pe
+}
