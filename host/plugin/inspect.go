@@ -1,0 +1,123 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"sort"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Info is what Inspect reports about a .wasm file.
+type Info struct {
+	// Kind is "agenthost", "wasi_cli" (a WASI command without a manifest)
+	// or "extism"; "" when the module cannot run here (see Problems).
+	Kind   string `json:"kind"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Imports are "module.name" of every imported function and memory.
+	Imports []string `json:"imports"`
+	// Exports are the exported function names, sorted.
+	Exports []string `json:"exports"`
+	// Manifest and ManifestSource ("custom section" or "describe") are set
+	// for agenthost plugins.
+	Manifest       *Manifest       `json:"manifest,omitempty"`
+	ManifestSource string          `json:"manifest_source,omitempty"`
+	Tools          []loop.ToolSpec `json:"tools,omitempty"`
+	// Problems say why the module cannot be loaded, or why describe failed.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Inspect reports on a .wasm file without running any tool: kind, imports,
+// exports, manifest and tools. Without a manifest section it runs describe
+// mode, in a sandbox with nothing granted and the default limits. It fails
+// for bytes that are not a core WebAssembly module (ErrNotWasm,
+// ErrComponent) or do not compile.
+func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
+	sum := sha256.Sum256(wasm)
+	info := &Info{Size: len(wasm), SHA256: hex.EncodeToString(sum[:]), Imports: []string{}, Exports: []string{}}
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		return nil, err
+	}
+	limits := withDefaults(config.Limits{})
+	patched, err := limitMemory(wasm, bin, memoryPages(limits.Memory))
+	if err != nil {
+		return nil, err
+	}
+	cm, err := r.rt.CompileModule(ctx, patched)
+	if err != nil {
+		return nil, err
+	}
+	defer cm.Close(ctx)
+	for _, f := range cm.ImportedFunctions() {
+		info.Imports = append(info.Imports, importName(f))
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		info.Imports = append(info.Imports, mod+"."+name)
+	}
+	for name := range cm.ExportedFunctions() {
+		info.Exports = append(info.Exports, name)
+	}
+	sort.Strings(info.Exports)
+
+	if err := r.checkImports(cm); err != nil {
+		if errors.Is(err, errExtism) {
+			info.Kind = config.KindExtism
+			info.Problems = append(info.Problems, err.Error())
+			return info, nil
+		}
+		info.Problems = append(info.Problems, splitJoined(err)...)
+		return info, nil
+	}
+	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
+		info.Problems = append(info.Problems, "exports no _start function; agenthost runs WASI preview1 commands")
+		return info, nil
+	}
+	var m *Manifest
+	if bin.manifest != nil {
+		m, err = ParseManifest(bin.manifest)
+		if err != nil {
+			info.Problems = append(info.Problems, ManifestSection+" custom section: "+err.Error())
+			return info, nil
+		}
+		info.ManifestSource = "custom section"
+	} else {
+		m, err = r.describe(ctx, cm, "inspect", limits)
+		if err != nil {
+			info.Kind = config.KindWASICLI
+			info.Problems = append(info.Problems, "no manifest section, and "+err.Error()+"; as a plain WASI command it needs kind = \"wasi_cli\" and tool blocks")
+			return info, nil
+		}
+		info.ManifestSource = "describe"
+	}
+	info.Kind = config.KindAgenthost
+	info.Manifest = m
+	for _, t := range m.Tools {
+		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return info, nil
+}
+
+func importName(f api.FunctionDefinition) string {
+	mod, name, _ := f.Import()
+	return mod + "." + name
+}
+
+// splitJoined flattens an errors.Join into its messages.
+func splitJoined(err error) []string {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range j.Unwrap() {
+			out = append(out, e.Error())
+		}
+		return out
+	}
+	return []string{err.Error()}
+}

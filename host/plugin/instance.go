@@ -1,0 +1,364 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/agenthost/agenthost/host/config"
+)
+
+// Causes of an instance's context being cancelled by the host.
+var (
+	errTimeout      = errors.New("call timeout")
+	errStartTimeout = errors.New("pre-start timeout")
+	errFlood        = errors.New("output flood")
+	errClosed       = errors.New("runtime closed")
+)
+
+// instance is one module instance serving one call (or one describe run).
+type instance struct {
+	r      *Runtime
+	cm     wazero.CompiledModule
+	cfg    wazero.ModuleConfig
+	limits config.Limits
+	clock  bool // real sleeping (the clock grant)
+	random bool // crypto randomness already set in cfg
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stdin  io.Reader
+	// pipeR/pipeW carry the request of a pre-started instance.
+	pipeR          *io.PipeReader
+	pipeW          *io.PipeWriter
+	stdout, stderr *capWriter
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	serving bool
+
+	done chan struct{}
+	// Set before done is closed.
+	err          error
+	instantiated bool
+	memBytes     uint64
+}
+
+func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits config.Limits, g Grants) *instance {
+	ctx, cancel := context.WithCancelCause(parent)
+	i := &instance{
+		r: r, cm: cm, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,
+		ctx: ctx, cancel: cancel,
+		done: make(chan struct{}),
+	}
+	flood := func() { cancel(errFlood) }
+	i.stdout = newCapWriter(limits.MaxOutput, flood)
+	i.stderr = newCapWriter(limits.MaxOutput, flood)
+	return i
+}
+
+// withPipe makes the instance read its stdin from a pipe fed by serve; the
+// first read stops the pre-start watchdog.
+func (i *instance) withPipe() *instance {
+	i.pipeR, i.pipeW = io.Pipe()
+	i.stdin = &notifyReader{r: i.pipeR, first: i.waiting}
+	context.AfterFunc(i.ctx, func() { i.pipeR.CloseWithError(context.Cause(i.ctx)) })
+	return i
+}
+
+// waiting is called when a pre-started guest first reads stdin: it is
+// initialised and waiting for its call, so the watchdog can stop.
+func (i *instance) waiting() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if !i.serving && i.timer != nil {
+		i.timer.Stop()
+	}
+}
+
+// arm (re)starts the deadline of the instance.
+func (i *instance) arm(d time.Duration, cause error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.timer != nil {
+		i.timer.Stop()
+	}
+	i.timer = time.AfterFunc(d, func() { i.cancel(cause) })
+}
+
+func (i *instance) disarm() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.timer != nil {
+		i.timer.Stop()
+	}
+}
+
+// run instantiates the module and runs _start to completion.
+func (i *instance) run() {
+	defer close(i.done)
+	defer func() {
+		if i.pipeR != nil {
+			i.pipeR.CloseWithError(io.ErrClosedPipe)
+		}
+	}()
+	defer func() {
+		// wazero turns guest misbehaviour into errors; this guards the host
+		// against a bug in that machinery all the same.
+		if v := recover(); v != nil {
+			i.err = fmt.Errorf("host panic while running the plugin: %v", v)
+		}
+	}()
+	cfg := i.cfg.WithStdout(i.stdout).WithStderr(i.stderr)
+	if i.stdin != nil {
+		cfg = cfg.WithStdin(i.stdin)
+	}
+	if !i.random {
+		cfg = cfg.WithRandSource(rand.NewChaCha8(seed))
+	}
+	if i.clock {
+		cfg = cfg.WithNanosleep(i.sleep)
+	}
+	i.r.started.Add(1)
+	mod, err := i.r.rt.InstantiateModule(i.ctx, i.cm, cfg)
+	if err != nil {
+		i.err = err
+		return
+	}
+	i.instantiated = true
+	defer mod.Close(context.WithoutCancel(i.ctx))
+	start := mod.ExportedFunction("_start")
+	if start == nil {
+		i.err = errors.New("module exports no _start function")
+		return
+	}
+	_, i.err = start.Call(i.ctx)
+	if m := mod.Memory(); m != nil {
+		i.memBytes = uint64(m.Size())
+	}
+}
+
+// sleep is the guest's nanosleep when the real clock is granted: it sleeps
+// for real but wakes when the instance is cancelled.
+func (i *instance) sleep(ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-i.ctx.Done():
+	}
+}
+
+// seed makes the deterministic random source of a sandbox without the
+// random grant: every instance sees the same byte stream.
+var seed = [32]byte{'a', 'g', 'e', 'n', 't', 'h', 'o', 's', 't'}
+
+// notifyReader calls first before the first Read.
+type notifyReader struct {
+	r     io.Reader
+	once  sync.Once
+	first func()
+}
+
+func (n *notifyReader) Read(p []byte) (int, error) {
+	n.once.Do(n.first)
+	return n.r.Read(p)
+}
+
+// serve hands the request to the instance (already started or not) and
+// waits for it to end, honouring the call's context and timeout.
+func (i *instance) serve(ctx context.Context, stdin []byte, timeout time.Duration) {
+	i.mu.Lock()
+	i.serving = true
+	i.mu.Unlock()
+	i.arm(timeout, errTimeout)
+	stop := context.AfterFunc(ctx, func() { i.cancel(context.Cause(ctx)) })
+	defer stop()
+	go func() {
+		// Ends when the guest has read everything or the pipe is closed.
+		_, _ = i.pipeW.Write(stdin)
+		_ = i.pipeW.Close()
+	}()
+	<-i.done
+	i.disarm()
+}
+
+// runCold runs a fresh instance synchronously with stdin.
+func (i *instance) runCold(ctx context.Context, stdin []byte, timeout time.Duration) {
+	i.stdin = bytes.NewReader(stdin)
+	i.serving = true
+	i.arm(timeout, errTimeout)
+	i.run()
+	i.disarm()
+}
+
+// exitCode classifies how the instance ended: the guest's exit code, or a
+// *Failure. callCtx is the context of the call the instance served.
+func (i *instance) exitCode(callCtx context.Context) (uint32, *Failure) {
+	fail := func(kind FailureKind, code uint32, err error) *Failure {
+		return &Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.tail(), Err: err}
+	}
+	if i.err == nil {
+		return 0, nil
+	}
+	if !i.instantiated {
+		if f := i.causeFailure(callCtx, fail); f != nil {
+			return 0, f
+		}
+		return 0, fail(FailureStart, 0, fmt.Errorf("instantiate: %w", i.err))
+	}
+	var ee *sys.ExitError
+	if errors.As(i.err, &ee) {
+		code := ee.ExitCode()
+		switch code {
+		case sys.ExitCodeContextCanceled, sys.ExitCodeDeadlineExceeded:
+			if f := i.causeFailure(callCtx, fail); f != nil {
+				return 0, f
+			}
+			return 0, fail(FailureCanceled, 0, i.err)
+		case 0, 1:
+			return code, nil
+		}
+		if i.nearMemoryLimit() {
+			return 0, fail(FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sizeString(i.limits.Memory)))
+		}
+		return 0, fail(FailureExit, code, fmt.Errorf("exit code %d", code))
+	}
+	if f := i.causeFailure(callCtx, fail); f != nil {
+		return 0, f
+	}
+	if i.nearMemoryLimit() {
+		return 0, fail(FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sizeString(i.limits.Memory), i.err))
+	}
+	return 0, fail(FailureTrap, 0, i.err)
+}
+
+// causeFailure explains a cancelled instance, or returns nil if it was not
+// cancelled.
+func (i *instance) causeFailure(callCtx context.Context, fail func(FailureKind, uint32, error) *Failure) *Failure {
+	if i.ctx.Err() == nil {
+		return nil
+	}
+	switch cause := context.Cause(i.ctx); {
+	case cause == errTimeout || cause == errStartTimeout:
+		return fail(FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
+	case cause == errFlood:
+		return fail(FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sizeString(uint64(2*i.limits.MaxOutput)), sizeString(uint64(i.limits.MaxOutput))))
+	case callCtx != nil && callCtx.Err() != nil:
+		return fail(FailureCanceled, 0, context.Cause(callCtx))
+	default:
+		return fail(FailureCanceled, 0, cause)
+	}
+}
+
+// nearMemoryLimit reports whether the guest's memory ended within one Go
+// heap arena step (or an eighth) of its limit: the failure was most likely
+// an allocation the limit refused.
+func (i *instance) nearMemoryLimit() bool {
+	slack := i.limits.Memory / 8
+	if slack > 8<<20 {
+		slack = 8 << 20
+	}
+	return i.memBytes > 0 && i.memBytes+slack >= i.limits.Memory
+}
+
+func sizeString(n uint64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// tailSize is how much of the end of stderr a Failure keeps.
+const tailSize = 2048
+
+// capWriter keeps the first max bytes written to it and the last tailSize
+// bytes, and counts the rest without storing it. Once more than twice max
+// was written it calls flood once, so a guest that floods its output is
+// stopped instead of spinning until its timeout. Writes never fail.
+type capWriter struct {
+	max   int64
+	buf   []byte
+	total int64
+	ring  [tailSize]byte
+	pos   int
+	full  bool
+	flood func()
+	fired bool
+}
+
+func newCapWriter(max int64, flood func()) *capWriter {
+	return &capWriter{max: max, flood: flood}
+}
+
+func (w *capWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	w.total += int64(n)
+	if room := w.max - int64(len(w.buf)); room > 0 {
+		w.buf = append(w.buf, b[:min(int64(n), room)]...)
+	}
+	if n >= tailSize {
+		copy(w.ring[:], b[n-tailSize:])
+		w.pos, w.full = 0, true
+	} else {
+		c := copy(w.ring[w.pos:], b)
+		if c < n {
+			copy(w.ring[:], b[c:])
+			w.full = true
+		}
+		w.pos = (w.pos + n) % tailSize
+		if w.pos == 0 && n > 0 {
+			w.full = true
+		}
+	}
+	if !w.fired && w.flood != nil && w.total > 2*w.max {
+		w.fired = true
+		w.flood()
+	}
+	return n, nil
+}
+
+// truncated reports whether output was dropped.
+func (w *capWriter) truncated() bool { return w.total > int64(len(w.buf)) }
+
+// text is the kept output, with a marker when some was dropped.
+func (w *capWriter) text() string {
+	s := validUTF8(w.buf)
+	if w.truncated() {
+		s += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(w.buf), w.total)
+	}
+	return s
+}
+
+// tail is the last bytes written, as valid UTF-8.
+func (w *capWriter) tail() string {
+	var b []byte
+	if w.full {
+		b = append(append(b, w.ring[w.pos:]...), w.ring[:w.pos]...)
+	} else {
+		b = w.ring[:w.pos]
+	}
+	return strings.TrimSpace(validUTF8(b))
+}
+
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

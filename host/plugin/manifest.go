@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Protocol is the protocol version this host speaks.
+const Protocol = "agenthost/1"
+
+// Manifest describes an agenthost plugin: its tools and the capabilities it
+// asks for. It is read from the agenthost.manifest custom section, or from
+// the stdout of a run with AGENTHOST_MODE=describe.
+type Manifest struct {
+	Protocol    string         `json:"protocol"`
+	Name        string         `json:"name,omitempty"`
+	Version     string         `json:"version,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Tools       []ManifestTool `json:"tools"`
+	Requests    Requests       `json:"requests"`
+}
+
+// ManifestTool is one tool of a manifest.
+type ManifestTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema of the arguments; {"type":"object"}
+	// when the manifest leaves it out.
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// Requests are the capabilities a plugin asks for. Each is granted only if
+// the plugin block in agents.hcl grants it too.
+type Requests struct {
+	FS     []FSRequest  `json:"fs,omitempty"`
+	Env    []EnvRequest `json:"env,omitempty"`
+	Clock  bool         `json:"clock,omitempty"`
+	Random bool         `json:"random,omitempty"`
+}
+
+// FSRequest asks for a directory at a guest path.
+type FSRequest struct {
+	Guest string `json:"guest"`
+	// Access is "ro" (default) or "rw".
+	Access string `json:"access,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// EnvRequest asks for one environment variable.
+type EnvRequest struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// toolNameRE is what providers accept as a tool name.
+var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// defaultSchema is the input schema of a tool that declares none.
+var defaultSchema = json.RawMessage(`{"type":"object"}`)
+
+// ParseManifest decodes and validates a manifest. It checks the protocol,
+// tool names (unique, ^[a-zA-Z0-9_-]{1,64}$), that every input schema
+// compiles, and the shape of the requests.
+func ParseManifest(data []byte) (*Manifest, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New("manifest is empty")
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("manifest is not valid JSON: %w", err)
+	}
+	if m.Protocol != Protocol {
+		return nil, fmt.Errorf("manifest protocol is %q; this host speaks %q", m.Protocol, Protocol)
+	}
+	if len(m.Tools) == 0 {
+		return nil, errors.New("manifest declares no tools")
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for i := range m.Tools {
+		t := &m.Tools[i]
+		if !toolNameRE.MatchString(t.Name) {
+			errs = append(errs, fmt.Errorf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name))
+			continue
+		}
+		if seen[t.Name] {
+			errs = append(errs, fmt.Errorf("tool %q is declared twice", t.Name))
+		}
+		seen[t.Name] = true
+		if len(bytes.TrimSpace(t.InputSchema)) == 0 || string(bytes.TrimSpace(t.InputSchema)) == "null" {
+			t.InputSchema = defaultSchema
+		}
+		if _, err := compileSchema(t.InputSchema); err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
+		}
+	}
+	for _, r := range m.Requests.FS {
+		if !path.IsAbs(r.Guest) {
+			errs = append(errs, fmt.Errorf("fs request for %q: guest path must be absolute", r.Guest))
+		}
+		if r.Access != "" && r.Access != "ro" && r.Access != "rw" {
+			errs = append(errs, fmt.Errorf("fs request for %q: access is %q, want \"ro\" or \"rw\"", r.Guest, r.Access))
+		}
+	}
+	for _, r := range m.Requests.Env {
+		if r.Key == "" || strings.ContainsAny(r.Key, "=\x00") {
+			errs = append(errs, fmt.Errorf("env request for %q: not a valid variable name", r.Key))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("invalid manifest: %w", err)
+	}
+	return &m, nil
+}
+
+// denyLoader refuses every $ref that is not inside the schema itself, so a
+// plugin's schema can never make the host read a file or the network.
+type denyLoader struct{}
+
+func (denyLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references %q; only references within the schema are allowed", url)
+}
+
+// compileSchema compiles one tool input schema. It is called at load time
+// only; validation on the call path reuses the compiled schema.
+func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("input_schema is not valid JSON: %w", err)
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, fmt.Errorf("input_schema must be a JSON object, got %s", shorten(string(raw), 40))
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(denyLoader{})
+	const url = "mem://tool/input_schema.json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("input_schema: %w", err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("input_schema does not compile: %w", err)
+	}
+	return s, nil
+}
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,266 @@
+package plugin
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Plugin is a loaded plugin: a compiled module, its tools with compiled
+// schemas, and its sandbox. It is safe for concurrent use; every call runs
+// in its own module instance.
+type Plugin struct {
+	r        *Runtime
+	cfg      *config.Plugin
+	kind     string
+	compiled wazero.CompiledModule
+	manifest *Manifest
+	// manifestSource says where the manifest came from: "custom section" or
+	// "describe"; "" without a manifest.
+	manifestSource string
+	grants         Grants
+	limits         config.Limits
+	mounts         []*rootfs.FS
+	tools          []loop.ToolSpec
+	byName         map[string]*tool
+	prestart       atomic.Bool
+}
+
+// tool is one tool of a plugin, with everything its calls need prepared at
+// load time.
+type tool struct {
+	spec   loop.ToolSpec
+	schema *jsonschema.Schema
+	// cli is the tool block of a wasi_cli plugin; nil for agenthost.
+	cli *config.CLITool
+	// cfg is the module config of a call: the plugin's grants plus, for
+	// agenthost, AGENTHOST_MODE=call and AGENTHOST_TOOL.
+	cfg wazero.ModuleConfig
+
+	// warm holds at most one pre-started instance waiting for its call.
+	warm chan *instance
+	fill sync.Mutex
+	// noWarm is set when a pre-started instance ended before its call: the
+	// plugin does not wait on stdin, so pre-starting cannot help.
+	noWarm atomic.Bool
+}
+
+// Name is the plugin block's label.
+func (p *Plugin) Name() string { return p.cfg.Name }
+
+// Kind is "agenthost" or "wasi_cli".
+func (p *Plugin) Kind() string { return p.kind }
+
+// Manifest is the plugin's manifest; nil for wasi_cli.
+func (p *Plugin) Manifest() *Manifest { return p.manifest }
+
+// Grants are the capabilities the plugin runs with.
+func (p *Plugin) Grants() Grants { return p.grants }
+
+// Limits are the plugin's limits, defaults applied.
+func (p *Plugin) Limits() config.Limits { return p.limits }
+
+// Tools lists the plugin's tools in manifest (or tool block) order. The
+// slice is shared; do not modify it.
+func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
+
+// SetPrestart turns pre-started instances on or off. When on (the default
+// for agenthost plugins), after each call of a tool the next instance of
+// that tool is instantiated and started in the background, where it waits
+// for its request on stdin; the next call then only pays for its own work.
+// Each instance still serves exactly one call. wasi_cli plugins take their
+// argv at start, so they are never pre-started. Safe for concurrent use.
+func (p *Plugin) SetPrestart(on bool) {
+	if p.kind != config.KindAgenthost {
+		return
+	}
+	p.prestart.Store(on)
+	if !on {
+		for _, t := range p.byName {
+			select {
+			case i := <-t.warm:
+				i.cancel(errClosed)
+			default:
+			}
+		}
+	}
+}
+
+func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) {
+	switch cp.Kind {
+	case "", config.KindAgenthost, config.KindWASICLI:
+	case config.KindExtism:
+		return nil, errExtism
+	default:
+		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", cp.Kind, config.KindAgenthost, config.KindWASICLI, config.KindExtism)
+	}
+	wasm, err := r.source(cp)
+	if err != nil {
+		return nil, err
+	}
+	limits := withDefaults(cp.Limits)
+	cm, bin, err := r.compile(ctx, wasm, limits.Memory)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plugin{r: r, cfg: cp, compiled: cm, limits: limits, byName: map[string]*tool{}}
+	ok := false
+	defer func() {
+		if !ok {
+			p.closeMounts()
+			cm.Close(ctx)
+		}
+	}()
+	if _, has := cm.ExportedFunctions()["_start"]; !has {
+		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
+	}
+
+	p.kind = cp.Kind
+	if p.kind == "" {
+		switch {
+		case bin.manifest != nil:
+			p.kind = config.KindAgenthost
+		case len(cp.Tools) > 0:
+			p.kind = config.KindWASICLI
+		default:
+			p.kind = config.KindAgenthost // confirmed by describe below
+		}
+	}
+
+	switch p.kind {
+	case config.KindAgenthost:
+		if len(cp.Tools) > 0 {
+			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
+		}
+		if bin.manifest != nil {
+			m, err := ParseManifest(bin.manifest)
+			if err != nil {
+				return nil, fmt.Errorf("%s custom section: %w", ManifestSection, err)
+			}
+			p.manifest, p.manifestSource = m, "custom section"
+		} else {
+			m, err := r.describe(ctx, cm, cp.Name, limits)
+			if err != nil {
+				if cp.Kind == "" {
+					return nil, fmt.Errorf("cannot detect the plugin kind: %w; a plain WASI command needs kind = \"wasi_cli\" and tool blocks", err)
+				}
+				return nil, err
+			}
+			p.manifest, p.manifestSource = m, "describe"
+		}
+		p.grants = grant(p.manifest, cp)
+	case config.KindWASICLI:
+		if len(cp.Tools) == 0 {
+			return nil, errors.New("a wasi_cli plugin needs at least one tool block describing its tool")
+		}
+		p.grants = grant(nil, cp)
+	}
+
+	base, err := p.baseConfig()
+	if err != nil {
+		return nil, err
+	}
+	if p.manifest != nil {
+		for _, mt := range p.manifest.Tools {
+			if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, nil, base); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		for _, ct := range cp.Tools {
+			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, ct, base); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p.prestart.Store(p.kind == config.KindAgenthost)
+	ok = true
+	return p, nil
+}
+
+// baseConfig builds the module config every call of the plugin starts from:
+// granted environment, mounts and clock. Stdio, randomness and the sleep
+// function are set per instance.
+func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
+	keys := make([]string, 0, len(p.grants.Env))
+	for k := range p.grants.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "AGENTHOST_") {
+			continue // the host sets these
+		}
+		cfg = cfg.WithEnv(k, p.grants.Env[k])
+	}
+	if len(p.grants.Mounts) > 0 {
+		fsc := wazero.NewFSConfig()
+		for _, m := range p.grants.Mounts {
+			fs, err := rootfs.New(m.Host, m.ReadOnly())
+			if err != nil {
+				return nil, fmt.Errorf("mount %q: %w", m.Name, err)
+			}
+			p.mounts = append(p.mounts, fs)
+			fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fs, path.Clean(m.Guest))
+		}
+		cfg = cfg.WithFSConfig(fsc)
+	}
+	if p.grants.Clock {
+		cfg = cfg.WithSysWalltime().WithSysNanotime()
+	}
+	if p.grants.Random {
+		cfg = cfg.WithRandSource(rand.Reader)
+	}
+	return cfg, nil
+}
+
+func (p *Plugin) addTool(name, desc string, schema []byte, cli *config.CLITool, base wazero.ModuleConfig) error {
+	if !toolNameRE.MatchString(name) {
+		return fmt.Errorf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", name)
+	}
+	if _, dup := p.byName[name]; dup {
+		return fmt.Errorf("tool %q is declared twice", name)
+	}
+	if len(strings.TrimSpace(string(schema))) == 0 {
+		schema = defaultSchema
+	}
+	sch, err := compileSchema(schema)
+	if err != nil {
+		return fmt.Errorf("tool %q: %w", name, err)
+	}
+	t := &tool{
+		spec:   loop.ToolSpec{Name: name, Description: desc, InputSchema: append([]byte(nil), schema...)},
+		schema: sch,
+		cli:    cli,
+		cfg:    base,
+		warm:   make(chan *instance, 1),
+	}
+	if cli == nil {
+		t.cfg = base.WithArgs(p.cfg.Name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
+	}
+	p.byName[name] = t
+	p.tools = append(p.tools, t.spec)
+	return nil
+}
+
+func (p *Plugin) closeMounts() {
+	for _, m := range p.mounts {
+		m.Close()
+	}
+	p.mounts = nil
+}

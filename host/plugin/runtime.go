@@ -1,0 +1,273 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/plugins"
+)
+
+// Runtime is the one wazero runtime of the process. Plugins loaded from it
+// share its compilation cache. It is safe for concurrent use.
+type Runtime struct {
+	rt    wazero.Runtime
+	cache wazero.CompilationCache
+	// wasi holds the functions the WASI preview1 host module exports, to
+	// check a module's imports before running it.
+	wasi map[string]api.FunctionDefinition
+
+	// ctx lives as long as the runtime; pre-started instances derive from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	bg     sync.WaitGroup
+
+	// started counts instances started, for tests and metrics.
+	started atomic.Int64
+
+	mu      sync.Mutex
+	closed  bool
+	plugins []*Plugin
+
+	// builtin returns the bytes of a builtin plugin ("core").
+	builtin func(name string) ([]byte, bool)
+}
+
+// NewRuntime makes the one wazero runtime of the process, with a compilation
+// cache on disk in cacheDir ("" = in-memory only). Close releases it.
+func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
+	var cache wazero.CompilationCache
+	if cacheDir != "" {
+		c, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache %q: %w", cacheDir, err)
+		}
+		cache = c
+	} else {
+		cache = wazero.NewCompilationCache()
+	}
+	cfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(cache).
+		WithCloseOnContextDone(true)
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	_, err := wasi_snapshot_preview1.Instantiate(ctx, rt)
+	if err != nil {
+		rt.Close(ctx)
+		cache.Close(ctx)
+		return nil, fmt.Errorf("instantiate WASI preview1: %w", err)
+	}
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &Runtime{
+		rt:      rt,
+		cache:   cache,
+		wasi:    rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
+		ctx:     bctx,
+		cancel:  cancel,
+		builtin: plugins.Builtin,
+	}, nil
+}
+
+// Close stops pre-started instances, then releases the runtime, the
+// compilation cache and every mount.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	plugins := r.plugins
+	r.mu.Unlock()
+
+	r.cancel()
+	r.bg.Wait()
+	errs := []error{r.rt.Close(ctx), r.cache.Close(ctx)}
+	for _, p := range plugins {
+		for _, m := range p.mounts {
+			errs = append(errs, m.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// LoadAll compiles every plugin concurrently and returns them in config
+// order. The error joins one error per failed plugin, each naming it; the
+// plugins that loaded are returned either way (nil for failed ones).
+func (r *Runtime) LoadAll(ctx context.Context, ps []*config.Plugin) ([]*Plugin, error) {
+	out := make([]*Plugin, len(ps))
+	errs := make([]error, len(ps))
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = r.Load(ctx, p)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// Load reads, checks and compiles one plugin, detects its kind, reads its
+// manifest (running describe mode if needed), compiles its tool schemas and
+// prepares its sandbox. The error names the plugin and what to do.
+func (r *Runtime) Load(ctx context.Context, cp *config.Plugin) (*Plugin, error) {
+	p, err := r.load(ctx, cp)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", cp.Name, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		p.closeMounts()
+		return nil, fmt.Errorf("plugin %q: runtime is closed", cp.Name)
+	}
+	r.plugins = append(r.plugins, p)
+	for _, d := range p.grants.Denied {
+		zerolog.Ctx(ctx).Info().Str("plugin", cp.Name).Msg(d)
+	}
+	return p, nil
+}
+
+// source returns the bytes of a plugin and checks its pinned digest.
+func (r *Runtime) source(cp *config.Plugin) ([]byte, error) {
+	var wasm []byte
+	switch {
+	case cp.Builtin != "":
+		b, ok := r.builtin(cp.Builtin)
+		if !ok {
+			return nil, fmt.Errorf("no builtin plugin %q in this build", cp.Builtin)
+		}
+		wasm = b
+	case cp.Path != "":
+		b, err := os.ReadFile(cp.Path)
+		if err != nil {
+			return nil, fmt.Errorf("read plugin file: %w", err)
+		}
+		wasm = b
+	default:
+		return nil, errors.New("plugin has no source")
+	}
+	if cp.SHA256 != "" {
+		sum := sha256.Sum256(wasm)
+		if got := hex.EncodeToString(sum[:]); got != cp.SHA256 {
+			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(cp), got, cp.SHA256)
+		}
+	}
+	return wasm, nil
+}
+
+func sourceName(cp *config.Plugin) string {
+	if cp.Builtin != "" {
+		return "builtin:" + cp.Builtin
+	}
+	return cp.Path
+}
+
+// Default limits, as DESIGN §3 states them.
+const (
+	DefaultMemory    = 256 << 20
+	DefaultTimeout   = 30 * time.Second
+	DefaultMaxOutput = 1 << 20
+)
+
+func withDefaults(l config.Limits) config.Limits {
+	if l.Memory == 0 {
+		l.Memory = DefaultMemory
+	}
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = DefaultMaxOutput
+	}
+	return l
+}
+
+func memoryPages(bytes uint64) uint32 {
+	pages := bytes / pageSize
+	if pages < 1 {
+		pages = 1
+	}
+	if pages > maxPages {
+		pages = maxPages
+	}
+	return uint32(pages)
+}
+
+// compile checks a module's header, applies the memory limit, compiles it
+// and checks its imports and exports. It reports extism plugins with
+// errExtism so the caller can say "not supported yet".
+func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wazero.CompiledModule, *binary, error) {
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		return nil, nil, err
+	}
+	patched, err := limitMemory(wasm, bin, memoryPages(memLimit))
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, err := r.rt.CompileModule(ctx, patched)
+	if err != nil {
+		return nil, nil, fmt.Errorf("compile: %w", err)
+	}
+	if err := r.checkImports(cm); err != nil {
+		cm.Close(ctx)
+		return nil, nil, err
+	}
+	return cm, bin, nil
+}
+
+// extismModule is the import module of Extism plugins.
+const extismModule = "extism:host/env"
+
+// errExtism marks an Extism plugin.
+var errExtism = errors.New("extism plugins are not supported yet; use a WASI preview1 command (kind agenthost or wasi_cli)")
+
+// checkImports refuses modules whose imports agenthost cannot satisfy.
+func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
+	var errs []error
+	for _, f := range cm.ImportedFunctions() {
+		mod, name, _ := f.Import()
+		if mod == extismModule {
+			return errExtism
+		}
+		def, ok := r.wasi[name]
+		if mod != wasi_snapshot_preview1.ModuleName || !ok {
+			errs = append(errs, fmt.Errorf("imports %s.%s which agenthost does not provide", mod, name))
+			continue
+		}
+		if !sameTypes(def.ParamTypes(), f.ParamTypes()) || !sameTypes(def.ResultTypes(), f.ResultTypes()) {
+			errs = append(errs, fmt.Errorf("imports %s.%s with a signature that differs from WASI preview1's", mod, name))
+		}
+	}
+	for _, m := range cm.ImportedMemories() {
+		mod, name, _ := m.Import()
+		errs = append(errs, fmt.Errorf("imports memory %s.%s which agenthost does not provide", mod, name))
+	}
+	return errors.Join(errs...)
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,202 @@
+package rootfs
+
+import (
+	"io"
+	"os"
+
+	experimentalsys "github.com/tetratelabs/wazero/experimental/sys"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// file is an open *os.File seen through sys.File. It is used by one guest
+// instance at a time (wazero serialises calls per module).
+type file struct {
+	seeker[int64]
+	f        *os.File
+	flag     experimentalsys.Oflag
+	readOnly bool
+	isDir    bool
+	dev      uint64
+	ino      sys.Inode
+	closed   bool
+}
+
+var _ experimentalsys.File = (*file)(nil)
+
+// seeker carries file's Seek method. sys.File requires
+// Seek(int64, int) (int64, Errno), which go vet's stdmethods check mistakes
+// for a malformed io.Seeker; declaring the offset through a type parameter
+// (always int64) keeps the check quiet without changing the method set.
+type seeker[Off ~int64] struct{ f *file }
+
+// Seek implements sys.File.Seek. A directory may only be rewound.
+func (s seeker[Off]) Seek(offset Off, whence int) (int64, experimentalsys.Errno) {
+	f := s.f
+	if f.closed {
+		return 0, experimentalsys.EBADF
+	}
+	if whence < io.SeekStart || whence > io.SeekEnd {
+		return 0, experimentalsys.EINVAL
+	}
+	if f.isDir && (offset != 0 || whence != io.SeekStart) {
+		return 0, experimentalsys.EISDIR
+	}
+	// os.File resets its directory reader on Seek.
+	n, err := f.f.Seek(int64(offset), whence)
+	return n, f.ioErrno(err)
+}
+
+func (f *file) Dev() (uint64, experimentalsys.Errno)    { return f.dev, 0 }
+func (f *file) Ino() (sys.Inode, experimentalsys.Errno) { return f.ino, 0 }
+func (f *file) IsDir() (bool, experimentalsys.Errno)    { return f.isDir, 0 }
+
+func (f *file) IsAppend() bool { return f.flag&experimentalsys.O_APPEND != 0 }
+
+// SetAppend is not supported: os.File cannot change O_APPEND in place, and
+// reopening by path could race with a rename into a symlink.
+func (f *file) SetAppend(enable bool) experimentalsys.Errno {
+	if enable == f.IsAppend() {
+		return 0
+	}
+	return experimentalsys.ENOSYS
+}
+
+func (f *file) Stat() (sys.Stat_t, experimentalsys.Errno) {
+	if f.closed {
+		return sys.Stat_t{}, experimentalsys.EBADF
+	}
+	fi, err := f.f.Stat()
+	if err != nil {
+		return sys.Stat_t{}, errno(err)
+	}
+	return sys.NewStat_t(fi), 0
+}
+
+func (f *file) Read(buf []byte) (int, experimentalsys.Errno) {
+	if f.isDir {
+		return 0, experimentalsys.EISDIR
+	}
+	if len(buf) == 0 {
+		return 0, 0
+	}
+	n, err := f.f.Read(buf)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, f.ioErrno(err)
+}
+
+func (f *file) Pread(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if f.isDir {
+		return 0, experimentalsys.EISDIR
+	}
+	if off < 0 {
+		return 0, experimentalsys.EINVAL
+	}
+	n, err := f.f.ReadAt(buf, off)
+	if err == io.EOF {
+		err = nil
+	}
+	return n, f.ioErrno(err)
+}
+
+func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) {
+	if f.closed || !f.isDir {
+		return nil, experimentalsys.EBADF
+	}
+	entries, err := f.f.ReadDir(n)
+	if err != nil && err != io.EOF {
+		return nil, errno(err)
+	}
+	out := make([]experimentalsys.Dirent, 0, len(entries))
+	for _, e := range entries {
+		d := experimentalsys.Dirent{Name: e.Name(), Type: e.Type()}
+		if fi, err := e.Info(); err == nil {
+			d.Ino = sys.NewStat_t(fi).Ino
+		}
+		out = append(out, d)
+	}
+	return out, 0
+}
+
+func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
+	if f.readOnly {
+		return 0, experimentalsys.EBADF
+	}
+	if f.isDir {
+		return 0, experimentalsys.EISDIR
+	}
+	if len(buf) == 0 {
+		return 0, 0
+	}
+	n, err := f.f.Write(buf)
+	return n, f.ioErrno(err)
+}
+
+func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
+	if f.readOnly {
+		return 0, experimentalsys.EBADF
+	}
+	if f.isDir {
+		return 0, experimentalsys.EISDIR
+	}
+	if off < 0 {
+		return 0, experimentalsys.EINVAL
+	}
+	n, err := f.f.WriteAt(buf, off)
+	return n, f.ioErrno(err)
+}
+
+func (f *file) Truncate(size int64) experimentalsys.Errno {
+	if f.readOnly {
+		return experimentalsys.EBADF
+	}
+	if f.isDir {
+		return experimentalsys.EISDIR
+	}
+	if size < 0 {
+		return experimentalsys.EINVAL
+	}
+	return f.ioErrno(f.f.Truncate(size))
+}
+
+func (f *file) Sync() experimentalsys.Errno {
+	if f.closed {
+		return experimentalsys.EBADF
+	}
+	if f.readOnly {
+		return 0
+	}
+	return f.ioErrno(f.f.Sync())
+}
+
+func (f *file) Datasync() experimentalsys.Errno { return f.Sync() }
+
+// Utimens on an open file is not supported; guests use the path form.
+func (f *file) Utimens(atim, mtim int64) experimentalsys.Errno {
+	if f.readOnly {
+		return experimentalsys.EROFS
+	}
+	return experimentalsys.ENOSYS
+}
+
+func (f *file) Close() experimentalsys.Errno {
+	if f.closed {
+		return 0
+	}
+	f.closed = true
+	return errno(f.f.Close())
+}
+
+func (f *file) ioErrno(err error) experimentalsys.Errno {
+	if err == nil {
+		return 0
+	}
+	if f.closed {
+		return experimentalsys.EBADF
+	}
+	if e := errno(err); e != experimentalsys.EPERM {
+		return e
+	}
+	return experimentalsys.EIO
+}
