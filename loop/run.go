@@ -184,6 +184,7 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			if failed != StopAborted {
 				ru.res.Errors = append(ru.res.Errors, err.Error())
 			}
+			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.cap, Final: Bool(final), Message: string(failed)})
 			return failed
 		}
 		ru.res.Usage = ru.res.Usage.Add(resp.Usage)

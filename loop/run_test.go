@@ -703,6 +703,9 @@ func TestRetries(t *testing.T) {
 			if res.Steps != 1 {
 				t.Errorf("steps %d, want 1 (retries never consume steps)", res.Steps)
 			}
+			if n := len(rec.of(EventStepEnd)); n != 1 {
+				t.Errorf("%d step.end events, want 1 (also after a failed request)", n)
+			}
 			if !reflect.DeepEqual(*slept, tt.wantSlept) {
 				t.Errorf("slept %v, want %v", *slept, tt.wantSlept)
 			}
