@@ -31,7 +31,7 @@ var (
 )
 
 // coreModule compiles core.wasm once per test binary.
-func coreModule(t *testing.T) (wazero.Runtime, wazero.CompiledModule) {
+func coreModule(t testing.TB) (wazero.Runtime, wazero.CompiledModule) {
 	t.Helper()
 	rtOnce.Do(func() {
 		ctx := context.Background()
@@ -258,5 +258,35 @@ func TestEchoExample(t *testing.T) {
 	var res callResult
 	if err := json.Unmarshal([]byte(out.stdout), &res); err != nil || out.code != 0 || res.IsError || res.Content[0].Text != "ping" {
 		t.Fatalf("call: %+v (%v)", out, err)
+	}
+}
+
+// BenchmarkCoreCall measures one read_file call on a fresh instance of the
+// compiled core.wasm (instantiation, Go runtime start, the call, exit).
+func BenchmarkCoreCall(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r, cm := coreModule(b)
+	ctx := context.Background()
+	env := wazero.NewModuleConfig().WithName("").WithArgs("core").
+		WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", "read_file").
+		WithFSConfig(wazero.NewFSConfig().WithDirMount(dir, "/workspace"))
+	b.ResetTimer()
+	for b.Loop() {
+		var stdout bytes.Buffer
+		cfg := env.WithStdin(strings.NewReader(`{"tool":"read_file","arguments":{"path":"a.txt"},"call_id":"b"}`)).WithStdout(&stdout)
+		mod, err := r.InstantiateModule(ctx, cm, cfg)
+		var exit *sys.ExitError
+		if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 0) {
+			b.Fatal(err)
+		}
+		if mod != nil {
+			mod.Close(ctx)
+		}
+		if !strings.Contains(stdout.String(), "hello") {
+			b.Fatalf("stdout %q", stdout.String())
+		}
 	}
 }

@@ -435,3 +435,34 @@ func TestNoMount(t *testing.T) {
 		t.Fatal("write_file created the workspace root")
 	}
 }
+
+// TestReadFileOutputCap checks that a result stays under maxOutput even when
+// 2000 lines would not, that it says where to continue, and that the encoded
+// result does not inflate "<" and ">" to \u003c escapes.
+func TestReadFileOutputCap(t *testing.T) {
+	root := t.TempDir()
+	line := strings.Repeat("<a>", 300) // 900 bytes
+	writeTree(t, root, map[string]string{"wide.html": strings.Repeat(line+"\n", 2000)})
+
+	var stdout, stderr bytes.Buffer
+	code := run("call", "read_file", strings.NewReader(`{"arguments":{"path":"wide.html"}}`), &stdout, &stderr, root)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if stdout.Len() > maxOutput+1024 {
+		t.Errorf("encoded result is %d bytes, want about %d at most", stdout.Len(), maxOutput)
+	}
+	if strings.Contains(stdout.String(), `\u003c`) {
+		t.Error("result escapes < as \\u003c")
+	}
+	var res result
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].Text
+	shown := strings.Count(text, "\t"+line+"\n")
+	want := fmt.Sprintf("(showing lines 1-%d of 2000; call read_file with offset %d to continue)\n", shown, shown+1)
+	if shown == 0 || shown >= 2000 || !strings.HasSuffix(text, want) {
+		t.Errorf("%d lines shown, ending %q; want ending %q", shown, text[len(text)-100:], want)
+	}
+}

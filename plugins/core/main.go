@@ -102,12 +102,15 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root stri
 		res = result{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}
 		code = exitToolError
 	}
-	out, err := json.Marshal(res)
-	if err != nil {
+	// Encode without HTML escaping: "<" stays one byte instead of six.
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
 		io.WriteString(stderr, "core: encoding the result: "+err.Error()+"\n")
 		return exitMisuse
 	}
-	if _, err := stdout.Write(append(out, '\n')); err != nil {
+	if _, err := stdout.Write(out.Bytes()); err != nil {
 		return exitMisuse
 	}
 	return code

@@ -19,7 +19,7 @@ const (
 	maxFileSize   = 4 << 20   // bytes; read_file, edit and search refuse or skip bigger files
 	maxReadLines  = 2000      // lines per read_file call
 	maxLineLen    = 2000      // bytes of one line shown by read_file
-	maxOutput     = 256 << 10 // bytes of text in one result
+	maxOutput     = 128 << 10 // bytes of text in one result; JSON escaping can grow it up to 6x
 	maxEntries    = 1000      // list_dir entries
 	defaultHits   = 100       // search matches by default
 	maxHits       = 1000      // search matches at most
