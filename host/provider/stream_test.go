@@ -30,7 +30,9 @@ func textStep(text, finish string, u loop.Usage) loop.Response {
 	}
 }
 
-func tokens(p, c int) loop.Usage { return loop.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c} }
+func tokens(p, c int) loop.Usage {
+	return loop.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
 
 // TestStreamWireQuirks feeds one server dialect per case, byte for byte as
 // that server sends it, and checks the accumulated response.

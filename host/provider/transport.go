@@ -173,7 +173,7 @@ func (s *sseBody) fill() {
 	}
 	for len(s.buf) == 0 && s.err == nil {
 		line, err := s.readLine()
-		if len(line) > 0 {
+		if len(line) > 0 || err == nil {
 			s.process(line)
 		}
 		if err != nil {
