@@ -466,3 +466,16 @@ func TestReadFileOutputCap(t *testing.T) {
 		t.Errorf("%d lines shown, ending %q; want ending %q", shown, text[len(text)-100:], want)
 	}
 }
+
+func TestSearchFileCap(t *testing.T) {
+	defer func(n int) { maxSearchFiles = n }(maxSearchFiles)
+	maxSearchFiles = 3
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a": "x\n", "b": "x\n", "c": "x\n", "d": "x\n", "e": "y\n"})
+	if got, want := mustOK(t, root, "search", `{"pattern":"x"}`), "a:1: x\nb:1: x\nc:1: x\n(stopped after reading 3 files; search a subdirectory to cover the rest)\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := mustOK(t, root, "search", `{"pattern":"y"}`), `no matches for "y" under . (stopped after reading 3 files; search a subdirectory to cover the rest)`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -27,6 +27,10 @@ const (
 	binarySniff   = 8000      // bytes looked at for a NUL to call a file binary
 )
 
+// maxSearchFiles caps the files one search reads, so a huge tree ends in a
+// clear message rather than the host's timeout. A variable for tests.
+var maxSearchFiles = 20000
+
 // workspace resolves and confines paths to root, the guest directory of the
 // mount (/workspace in the plugin, a temporary directory in tests). The host
 // sandbox is what really confines the plugin; the checks here give the model
@@ -351,8 +355,8 @@ func (w *workspace) search(a searchArgs) (string, error) {
 	}
 
 	var b strings.Builder
-	hits := 0
-	full := false
+	hits, files := 0, 0
+	full, tooMany := false, false
 	searchFile := func(p, rel string) {
 		info, err := os.Stat(p)
 		if err != nil || !info.Mode().IsRegular() || info.Size() > maxFileSize {
@@ -388,6 +392,11 @@ func (w *workspace) search(a searchArgs) (string, error) {
 			}
 			return nil
 		}
+		if files == maxSearchFiles {
+			tooMany = true
+			return filepath.SkipAll
+		}
+		files++
 		rel := show
 		if p != abs {
 			r, _ := filepath.Rel(abs, p)
@@ -402,8 +411,15 @@ func (w *workspace) search(a searchArgs) (string, error) {
 	if err != nil {
 		return "", w.fsError(show, err)
 	}
+	if tooMany {
+		fmt.Fprintf(&b, "(stopped after reading %d files; search a subdirectory to cover the rest)\n", maxSearchFiles)
+	}
 	if hits == 0 {
-		return fmt.Sprintf("no matches for %q under %s", a.Pattern, show), nil
+		msg := fmt.Sprintf("no matches for %q under %s", a.Pattern, show)
+		if tooMany {
+			msg += " " + strings.TrimSuffix(b.String(), "\n")
+		}
+		return msg, nil
 	}
 	if full {
 		fmt.Fprintf(&b, "(stopped after %d matches; narrow the path or the pattern, or raise max_results)\n", hits)
