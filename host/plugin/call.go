@@ -174,7 +174,7 @@ func validationMessage(ve *jsonschema.ValidationError) string {
 
 // result turns an ended instance into the call's outcome.
 func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolResult, error) {
-	code, f := i.exitCode(ctx)
+	code, f := i.exitCode(ctx, t.cli != nil)
 	if f != nil {
 		f.Plugin, f.Tool = p.cfg.Name, t.spec.Name
 		return loop.ToolResult{}, f
@@ -307,7 +307,7 @@ func (r *Runtime) describe(ctx context.Context, cm wazero.CompiledModule, name s
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
 	i := newInstance(ctx, r, cm, cfg, limits, Grants{})
 	i.runCold(ctx, nil, limits.Timeout)
-	code, f := i.exitCode(ctx)
+	code, f := i.exitCode(ctx, false)
 	if f != nil {
 		f.Plugin, f.Tool = name, "(describe)"
 		return nil, fmt.Errorf("describe run failed: %w", f)

@@ -203,10 +203,12 @@ func (i *instance) runCold(ctx context.Context, stdin []byte, timeout time.Durat
 }
 
 // exitCode classifies how the instance ended: the guest's exit code, or a
-// *Failure. callCtx is the context of the call the instance served.
-func (i *instance) exitCode(callCtx context.Context) (uint32, *Failure) {
+// *Failure. callCtx is the context of the call the instance served. With
+// anyCode (wasi_cli), every exit code is the guest's answer; otherwise only
+// 0 and 1 are.
+func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Failure) {
 	fail := func(kind FailureKind, code uint32, err error) *Failure {
-		return &Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.tail(), Err: err}
+		return &Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.summary(), Err: err}
 	}
 	if i.err == nil {
 		return 0, nil
@@ -231,6 +233,9 @@ func (i *instance) exitCode(callCtx context.Context) (uint32, *Failure) {
 		}
 		if i.nearMemoryLimit() {
 			return 0, fail(FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sizeString(i.limits.Memory)))
+		}
+		if anyCode {
+			return code, nil
 		}
 		return 0, fail(FailureExit, code, fmt.Errorf("exit code %d", code))
 	}
@@ -343,6 +348,21 @@ func (w *capWriter) text() string {
 		s += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(w.buf), w.total)
 	}
 	return s
+}
+
+// summary is the start and the end of what was written (at most about
+// tailSize bytes), as valid UTF-8: the start of a crash report says what
+// happened, its end where.
+func (w *capWriter) summary() string {
+	if w.total <= tailSize {
+		return w.tail()
+	}
+	head := w.buf[:min(len(w.buf), tailSize/2)]
+	t := w.tail()
+	if len(t) > tailSize/2 {
+		t = t[len(t)-tailSize/2:]
+	}
+	return strings.TrimSpace(validUTF8(head)) + "\n…\n" + strings.TrimSpace(validUTF8([]byte(t)))
 }
 
 // tail is the last bytes written, as valid UTF-8.

@@ -55,8 +55,8 @@ func main() {
 		}
 	case "membomb":
 		for {
-			b := make([]byte, 1<<20)
-			for i := range b {
+			b := make([]byte, 4<<20)
+			for i := 0; i < len(b); i += 4096 {
 				b[i] = byte(i)
 			}
 			sink = append(sink, b)
@@ -73,6 +73,7 @@ func main() {
 		}
 	case "bigout":
 		os.Stdout.Write([]byte(strings.Repeat("x", req.Arguments.N)))
+		return
 	case "dotdot":
 		tryRead("/workspace/../secret.txt", "../secret.txt", "/workspace/../../secret.txt", "/workspace/sub/../../secret.txt", "/../secret.txt")
 	case "hostlink":

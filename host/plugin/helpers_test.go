@@ -1,0 +1,151 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+
+	"github.com/agenthost/agenthost/host/config"
+)
+
+// cacheDir is a compilation cache shared by the tests' runtimes, so each
+// module is compiled once per test binary.
+var cacheDir string
+
+// guests holds the test plugins built from testdata/<name>, by name.
+var guests = map[string][]byte{}
+
+// TestMain builds the test plugins once per test binary.
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		dir, err := os.MkdirTemp("", "agenthost-plugin-test-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		cacheDir = filepath.Join(dir, "cache")
+		names := []string{"echo", "hostile", "cli"}
+		args := []string{"build", "-trimpath", "-o", dir + string(filepath.Separator)}
+		for _, n := range names {
+			args = append(args, "./testdata/"+n)
+		}
+		cmd := exec.Command(goTool(), args...)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building test plugins: %v\n%s", err, out)
+			return 1
+		}
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join(dir, n))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			guests[n] = b
+		}
+		return m.Run()
+	}())
+}
+
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// newRuntime makes a runtime closed at the end of the test.
+func newRuntime(t testing.TB) *Runtime {
+	t.Helper()
+	r, err := NewRuntime(context.Background(), cacheDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := r.Close(context.Background()); err != nil {
+			t.Errorf("close runtime: %v", err)
+		}
+	})
+	return r
+}
+
+// writeGuest writes a module into a temp file and returns its path.
+func writeGuest(t testing.TB, wasm []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "plugin.wasm")
+	if err := os.WriteFile(p, wasm, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// pluginConfig is a plugin block for a module, with small test limits.
+func pluginConfig(t testing.TB, name string, wasm []byte) *config.Plugin {
+	return &config.Plugin{
+		Name: name,
+		Path: writeGuest(t, wasm),
+		Limits: config.Limits{
+			Memory:    64 << 20,
+			Timeout:   5 * time.Second,
+			MaxOutput: 64 << 10,
+		},
+	}
+}
+
+func load(t testing.TB, r *Runtime, cp *config.Plugin) *Plugin {
+	t.Helper()
+	p, err := r.Load(context.Background(), cp)
+	if err != nil {
+		t.Fatalf("load %s: %v", cp.Name, err)
+	}
+	return p
+}
+
+// expr parses an HCL expression for a wasi_cli tool block.
+func expr(t testing.TB, src string) hcl.Expression {
+	t.Helper()
+	e, diags := hclsyntax.ParseExpression([]byte(src), "test.hcl", hcl.Pos{Line: 1, Column: 1})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	return e
+}
+
+// sandbox is a directory tree for mount tests: root/secret.txt outside the
+// mount, root/ws the mount with inside.txt, and host symlinks planted in it
+// that point at the secret.
+type sandbox struct {
+	root, ws, secret, secretPath string
+}
+
+func newSandbox(t testing.TB) sandbox {
+	t.Helper()
+	root := t.TempDir()
+	s := sandbox{root: root, ws: filepath.Join(root, "ws"), secret: fmt.Sprintf("TOPSECRET-%d", time.Now().UnixNano()), secretPath: filepath.Join(root, "secret.txt")}
+	must(t, os.WriteFile(s.secretPath, []byte(s.secret), 0o600))
+	must(t, os.MkdirAll(filepath.Join(s.ws, "sub"), 0o755))
+	must(t, os.WriteFile(filepath.Join(s.ws, "inside.txt"), []byte("inside content"), 0o644))
+	must(t, os.Symlink(s.secretPath, filepath.Join(s.ws, "abs_link")))
+	must(t, os.Symlink("../secret.txt", filepath.Join(s.ws, "rel_link")))
+	must(t, os.Symlink("..", filepath.Join(s.ws, "dir_link")))
+	return s
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

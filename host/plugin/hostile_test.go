@@ -1,0 +1,258 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// appendCustomSection returns b with a custom section appended.
+func appendCustomSection(b []byte, name string, payload []byte) []byte {
+	var body []byte
+	body = appendUleb(body, uint32(len(name)))
+	body = append(body, name...)
+	body = append(body, payload...)
+	out := append([]byte{}, b...)
+	out = append(out, secCustom)
+	out = appendUleb(out, uint32(len(body)))
+	return append(out, body...)
+}
+
+// Hand-assembled modules.
+var (
+	header = []byte("\x00asm\x01\x00\x00\x00")
+	// typeSec declares one type: func() -> ().
+	typeSec = []byte{0x01, 0x04, 0x01, 0x60, 0x00, 0x00}
+	// trapModule exports _start, whose body is `unreachable`, and a memory.
+	trapModule = concat(header, typeSec,
+		[]byte{0x03, 0x02, 0x01, 0x00}, // function section: one func of type 0
+		[]byte{0x05, 0x03, 0x01, 0x00, 0x01}, // memory section: min 1 page
+		[]byte{0x07, 0x13, 0x02, 0x06, '_', 's', 't', 'a', 'r', 't', 0x00, 0x00, 0x06, 'm', 'e', 'm', 'o', 'r', 'y', 0x02, 0x00},
+		[]byte{0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b}, // code: unreachable
+	)
+)
+
+func concat(parts ...[]byte) []byte {
+	var out []byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// importModule imports one func() from mod.name and exports nothing.
+func importModule(mod, name string) []byte {
+	var entry []byte
+	entry = appendUleb(entry, 1)
+	entry = appendUleb(entry, uint32(len(mod)))
+	entry = append(entry, mod...)
+	entry = appendUleb(entry, uint32(len(name)))
+	entry = append(entry, name...)
+	entry = append(entry, 0x00, 0x00) // func, type 0
+	sec := append([]byte{0x02}, appendUleb(nil, uint32(len(entry)))...)
+	return concat(header, typeSec, sec, entry)
+}
+
+// TestHostile runs every hostile tool twice (a cold instance, then a
+// pre-started one): each call must end in an error within its limits, the
+// secret planted outside the mount must never appear, and a good call must
+// succeed afterwards.
+func TestHostile(t *testing.T) {
+	s := newSandbox(t)
+	r := newRuntime(t)
+	mk := func(name, mode string, timeout time.Duration) *Plugin {
+		cp := pluginConfig(t, name, guests["hostile"])
+		cp.Limits.Timeout = timeout
+		if mode != "" {
+			cp.Mounts = []config.Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: mode}}
+		}
+		return load(t, r, cp)
+	}
+	rw := mk("hostile-rw", "rw", 5*time.Second)
+	ro := mk("hostile-ro", "ro", 5*time.Second)
+	bare := mk("hostile-bare", "", 5*time.Second)
+	fast := mk("hostile-fast", "rw", time.Second)
+	good := load(t, r, pluginConfig(t, "echo", guests["echo"]))
+	trapCfg := pluginConfig(t, "trap", appendCustomSection(trapModule, ManifestSection,
+		[]byte(`{"protocol":"agenthost/1","tools":[{"name":"trap","description":"trap"}]}`)))
+	trap := load(t, r, trapCfg)
+
+	type want struct {
+		kind   FailureKind // "" means an error result
+		detail string      // in the error or the result
+	}
+	tests := []struct {
+		name string
+		p    *Plugin
+		tool string
+		args string
+		want want
+		max  time.Duration
+	}{
+		{"endless loop", fast, "loop", "", want{FailureTimeout, "no result within 1s"}, 5 * time.Second},
+		{"memory bomb", rw, "membomb", "", want{FailureMemory, "memory at its limit of 64MiB"}, 5 * time.Second},
+		{"stdout flood", rw, "flood", "", want{FailureOutput, "output flood"}, 5 * time.Second},
+		{"stderr flood", rw, "flood_stderr", "", want{FailureOutput, "output flood"}, 5 * time.Second},
+		{"dotdot escape", rw, "dotdot", "", want{"", ""}, 5 * time.Second},
+		{"host symlinks", rw, "hostlink", "", want{"", ""}, 5 * time.Second},
+		{"guest symlinks", rw, "guestlink", "", want{"", ""}, 5 * time.Second},
+		{"absolute path with mount", rw, "abspath", `{"path":"` + s.secretPath + `"}`, want{"", ""}, 5 * time.Second},
+		{"absolute path without mount", bare, "abspath", `{"path":"` + s.secretPath + `"}`, want{"", ""}, 5 * time.Second},
+		{"write on read-only mount", ro, "writero", "", want{"", "every write refused"}, 5 * time.Second},
+		{"panic", rw, "panic", "", want{FailureExit, "exit code 2"}, 5 * time.Second},
+		{"odd exit code", rw, "exit7", "", want{FailureExit, "exit code 7"}, 5 * time.Second},
+		{"trap", trap, "trap", "", want{FailureTrap, "unreachable"}, 5 * time.Second},
+	}
+	for _, tc := range tests {
+		for _, round := range []string{"cold", "warm"} {
+			t.Run(tc.name+"/"+round, func(t *testing.T) {
+				start := time.Now()
+				res, err := tc.p.Call(context.Background(), loop.ToolCall{ID: "h", Name: tc.tool, Arguments: tc.args})
+				elapsed := time.Since(start)
+				if elapsed > tc.max {
+					t.Errorf("took %v, want under %v", elapsed, tc.max)
+				}
+				text := res.Content
+				if err != nil {
+					text = err.Error()
+				}
+				if strings.Contains(text, s.secret) {
+					t.Fatalf("secret leaked: %q", text)
+				}
+				if tc.want.kind == "" {
+					if err != nil || !res.IsError {
+						t.Fatalf("got %+v, %v; want an error result", res, err)
+					}
+				} else {
+					var f *Failure
+					if !errors.As(err, &f) || f.Kind != tc.want.kind {
+						t.Fatalf("got %+v, %v; want a *Failure of kind %s", res, err, tc.want.kind)
+					}
+					if f.Plugin != tc.p.Name() || f.Tool != tc.tool {
+						t.Errorf("failure names %q/%q", f.Plugin, f.Tool)
+					}
+					if tc.want.kind == FailureTimeout && !errors.Is(err, context.DeadlineExceeded) {
+						t.Errorf("timeout failure does not wrap context.DeadlineExceeded: %v", err)
+					}
+				}
+				if !strings.Contains(text, tc.want.detail) {
+					t.Errorf("%q lacks %q", text, tc.want.detail)
+				}
+				if res := mustCall(t, good, "echo", `{"text":"still here"}`); res.IsError || res.Content != "still here (call c1)" {
+					t.Errorf("good call after hostile one: %+v", res)
+				}
+			})
+		}
+	}
+	// The read-only mount is untouched and nothing was created outside ws.
+	if b, err := os.ReadFile(filepath.Join(s.ws, "inside.txt")); err != nil || string(b) != "inside content" {
+		t.Errorf("inside.txt after attacks: %q, %v", b, err)
+	}
+	entries, _ := os.ReadDir(s.root)
+	for _, e := range entries {
+		if e.Name() != "ws" && e.Name() != "secret.txt" {
+			t.Errorf("attack created %s outside the mount", e.Name())
+		}
+	}
+	for _, name := range []string{"evil0", "evil1", "evil2"} {
+		if _, err := os.Lstat(filepath.Join(s.ws, name)); err == nil {
+			target, _ := os.Readlink(filepath.Join(s.ws, name))
+			t.Errorf("guest created escaping symlink %s -> %s", name, target)
+		}
+	}
+}
+
+func TestOutputTruncated(t *testing.T) {
+	r := newRuntime(t)
+	p := load(t, r, pluginConfig(t, "hostile", guests["hostile"]))
+	max := int(p.Limits().MaxOutput)
+	res := mustCall(t, p, "bigout", `{"n":`+itoa(max+max/2)+`}`)
+	if res.IsError || !strings.HasPrefix(res.Content, strings.Repeat("x", max)+"\n[output truncated: "+itoa(max)+" of "+itoa(max+max/2)+" bytes shown]") {
+		t.Errorf("got %d bytes ending %q", len(res.Content), res.Content[max-5:])
+	}
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + formatInt(n)) }
+
+func formatInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+func TestDetectAndRefuse(t *testing.T) {
+	r := newRuntime(t)
+	tests := []struct {
+		name string
+		wasm []byte
+		kind string
+		want string
+	}{
+		{"component", []byte("\x00asm\x0d\x00\x01\x00rest"), "", "this is a WASI 0.2 component; agenthost runs WASI preview1 core modules; rebuild for wasm32-wasip1"},
+		{"not wasm", []byte("#!/bin/sh\n"), "", "not a WebAssembly module"},
+		{"unknown import", importModule("env", "foo"), "", "imports env.foo which agenthost does not provide"},
+		{"extism import", importModule("extism:host/env", "input_length"), "", "extism plugins are not supported yet"},
+		{"declared extism", guests["echo"], config.KindExtism, "extism plugins are not supported yet"},
+		{"no _start", concat(header, typeSec), "", "exports no _start"},
+		{"plain command without tool blocks", guests["cli"], "", `cannot detect the plugin kind`},
+		{"wasi_cli without tool blocks", guests["cli"], config.KindWASICLI, "needs at least one tool block"},
+		{"bad custom manifest", appendCustomSection(guests["cli"], ManifestSection, []byte(`{"protocol":"agenthost/2"}`)), "", `protocol is "agenthost/2"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cp := pluginConfig(t, "p", tc.wasm)
+			cp.Kind = tc.kind
+			_, err := r.Load(context.Background(), cp)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `plugin "p"`) {
+				t.Fatalf("err = %v, want one naming the plugin and containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	r := newRuntime(t)
+	ctx := context.Background()
+	info, err := Inspect(ctx, r, guests["echo"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Kind != config.KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 9 || info.Manifest.Name != "echo" {
+		t.Errorf("echo: %+v", info)
+	}
+	if !containsStr(info.Exports, "_start") || !containsStr(info.Imports, "wasi_snapshot_preview1.fd_write") {
+		t.Errorf("echo imports/exports: %v %v", info.Imports, info.Exports)
+	}
+	info, err = Inspect(ctx, r, guests["cli"])
+	if err != nil || info.Kind != config.KindWASICLI || len(info.Problems) != 1 {
+		t.Errorf("cli: %+v, %v", info, err)
+	}
+	info, err = Inspect(ctx, r, importModule("env", "foo"))
+	if err != nil || info.Kind != "" || len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "env.foo") {
+		t.Errorf("env.foo: %+v, %v", info, err)
+	}
+	if _, err := Inspect(ctx, r, []byte("\x00asm\x0d\x00\x01\x00")); !errors.Is(err, ErrComponent) {
+		t.Errorf("component: err = %v, want ErrComponent", err)
+	}
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
