@@ -3,6 +3,8 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/agenthost/agenthost/loop"
@@ -30,28 +32,129 @@ type choice struct {
 }
 
 type delta struct {
-	Content          string      `json:"content"`
-	ReasoningContent string      `json:"reasoning_content"`
-	Reasoning        string      `json:"reasoning"`
+	Content          content     `json:"content"`
+	ReasoningContent content     `json:"reasoning_content"`
+	Reasoning        content     `json:"reasoning"`
 	ToolCalls        []toolDelta `json:"tool_calls"`
 }
 
 type toolDelta struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
+	Index    index      `json:"index"`
+	ID       flexString `json:"id"`
+	Type     flexString `json:"type"`
 	Function struct {
-		Name      string          `json:"name"`
+		Name      flexString      `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"function"`
 	ExtraContent json.RawMessage `json:"extra_content"`
 }
 
-// usage takes floats: some servers send 12.0.
+// The types below never fail to decode: one odd field must not cost the
+// whole chunk (and with it a fragment of text or of a tool call).
+
+// content is text that servers send as a string, null, or a list of parts:
+// {"type":"text","text":...} and Mistral's {"type":"thinking","thinking":
+// [parts]}, whose text is reasoning.
+type content struct{ Text, Thinking string }
+
+func (c *content) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		c.Text = s
+		return nil
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(b, &parts) != nil {
+		parts = []json.RawMessage{b} // a lone part, or something else
+	}
+	for _, raw := range parts {
+		var part struct {
+			Type     string          `json:"type"`
+			Text     *string         `json:"text"`
+			Thinking json.RawMessage `json:"thinking"`
+		}
+		if json.Unmarshal(raw, &part) != nil {
+			if json.Unmarshal(raw, &s) == nil {
+				c.Text += s
+			}
+			continue
+		}
+		switch {
+		case len(part.Thinking) > 0:
+			var inner content
+			inner.UnmarshalJSON(part.Thinking)
+			c.Thinking += inner.Text + inner.Thinking
+		case part.Text != nil && (part.Type == "thinking" || part.Type == "reasoning"):
+			c.Thinking += *part.Text
+		case part.Text != nil:
+			c.Text += *part.Text
+		}
+	}
+	return nil
+}
+
+// index is a tool call's index: a number, a numeric string, or absent.
+type index struct {
+	set bool
+	n   int
+}
+
+func (i *index) UnmarshalJSON(b []byte) error {
+	var f float64
+	if json.Unmarshal(b, &f) == nil && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
+		*i = index{set: true, n: int(f)}
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+			*i = index{set: true, n: n}
+		}
+	}
+	return nil
+}
+
+// flexString is a string that some servers send as a number (ids "0").
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*f = flexString(s)
+		return nil
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9')) {
+		*f = flexString(t)
+	}
+	return nil
+}
+
+// usage takes numbers in any form (12, 12.0, "12"); unknown fields are
+// ignored.
 type usage struct {
-	PromptTokens     float64 `json:"prompt_tokens"`
-	CompletionTokens float64 `json:"completion_tokens"`
-	TotalTokens      float64 `json:"total_tokens"`
+	PromptTokens     float64
+	CompletionTokens float64
+	TotalTokens      float64
+}
+
+func (u *usage) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	num := func(k string) float64 {
+		var f float64
+		if json.Unmarshal(m[k], &f) == nil {
+			return f
+		}
+		var s string
+		if json.Unmarshal(m[k], &s) == nil {
+			f, _ = strconv.ParseFloat(s, 64)
+		}
+		return f
+	}
+	*u = usage{num("prompt_tokens"), num("completion_tokens"), num("total_tokens")}
+	return nil
 }
 
 func (u *usage) loop() (loop.Usage, bool) {
@@ -113,18 +216,19 @@ func (a *accumulator) add(c *chunk, onText func(string)) (errInfo, bool) {
 			d = ch.Message
 		}
 		if d != nil {
-			if d.Content != "" {
-				a.text.WriteString(d.Content)
+			if t := d.Content.Text; t != "" {
+				a.text.WriteString(t)
 				if onText != nil {
-					onText(d.Content)
+					onText(t)
 				}
 			}
 			// Servers in transition send both fields with the same text.
-			if d.ReasoningContent != "" {
-				a.reasoning.WriteString(d.ReasoningContent)
-			} else if d.Reasoning != "" {
-				a.reasoning.WriteString(d.Reasoning)
+			if r := d.ReasoningContent.Text + d.ReasoningContent.Thinking; r != "" {
+				a.reasoning.WriteString(r)
+			} else if r := d.Reasoning.Text + d.Reasoning.Thinking; r != "" {
+				a.reasoning.WriteString(r)
 			}
+			a.reasoning.WriteString(d.Content.Thinking)
 			for j := range d.ToolCalls {
 				a.addCall(&d.ToolCalls[j])
 			}
@@ -152,8 +256,8 @@ func (a *accumulator) addCall(td *toolDelta) {
 	a.toolDeltas = true
 	args := argumentText(td.Function.Arguments)
 	var pos int
-	if td.Index != nil {
-		idx := max(*td.Index, 0) // gateways send −1
+	if td.Index.set {
+		idx := max(td.Index.n, 0) // gateways send −1
 		p, ok := a.byIndex[idx]
 		if !ok || a.startsNewCall(a.calls[p], td, args) {
 			p = a.open()
@@ -172,10 +276,10 @@ func (a *accumulator) addCall(td *toolDelta) {
 	a.last = pos
 	c := a.calls[pos]
 	if c.id == "" {
-		c.id = td.ID
+		c.id = string(td.ID)
 	}
 	if c.name == "" {
-		c.name = td.Function.Name
+		c.name = string(td.Function.Name)
 	}
 	c.args = append(c.args, args...)
 	if len(td.ExtraContent) > 0 {
@@ -221,7 +325,7 @@ func argumentText(raw json.RawMessage) []byte {
 // the id on every delta are read as one call. After it, a different id, or
 // fresh arguments when there are no ids to compare, mark a new call.
 func (a *accumulator) startsNewCall(c *callAcc, td *toolDelta, args []byte) bool {
-	name := td.Function.Name
+	name := string(td.Function.Name)
 	switch {
 	case name == "" || c.name == "":
 		return false
@@ -230,7 +334,7 @@ func (a *accumulator) startsNewCall(c *callAcc, td *toolDelta, args []byte) bool
 	case !c.complete():
 		return false
 	case td.ID != "" && c.id != "":
-		return td.ID != c.id
+		return string(td.ID) != c.id
 	default:
 		return len(args) > 0
 	}

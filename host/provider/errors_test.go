@@ -90,9 +90,9 @@ func TestHTTPErrors(t *testing.T) {
 			want:    want{status: 429, code: "insufficient_quota", message: "You exceeded your current quota, please check your plan and billing details.", retryable: false},
 		},
 		{
-			name: "429 gemini list body with RetryInfo",
+			name:    "429 gemini list body with RetryInfo",
 			handler: status(429, `[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}}]`),
-			want: want{status: 429, code: "RESOURCE_EXHAUSTED", message: "Resource has been exhausted (e.g. check quota).", retryable: true, retryAfter: 20 * time.Second},
+			want:    want{status: 429, code: "RESOURCE_EXHAUSTED", message: "Resource has been exhausted (e.g. check quota).", retryable: true, retryAfter: 20 * time.Second},
 		},
 		{
 			name:    "503 with a plain-text proxy body",

@@ -78,8 +78,9 @@ func (s *server) provider(o Options) *Provider {
 // sse serves body byte for byte as an event stream, flushing after every
 // event (a blank line) so that events arrive in separate reads, as from a
 // real server.
-func sse(body string) http.HandlerFunc {
+func sse(stream string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		body := stream
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		fl := w.(http.Flusher)

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -363,6 +364,34 @@ data: [DONE]
 			},
 		},
 		{
+			name: "content as parts with thinking (mistral magistral)",
+			sse: `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Hmm, "}]}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"easy."}]}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Four"}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"content":"."},"finish_reason":"stop"}]}
+
+data: [DONE]
+
+`,
+			want: loop.Response{
+				Message:      loop.Message{Role: loop.RoleAssistant, Content: "Four.", Reasoning: "Hmm, easy."},
+				FinishReason: "stop",
+			},
+			wantText: []string{"Four", "."},
+		},
+		{
+			name: "odd types: numeric id, string index, string usage",
+			sse: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":"0","id":7,"type":"function","function":{"name":"read_file","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":"5","completion_tokens":2.0}}
+
+data: [DONE]
+
+`,
+			want: toolStep("tool_calls", tokens(5, 2), call("7", "read_file", "{}")),
+		},
+		{
 			name: "finish tool_calls with no calls (vllm) is a text step",
 			sse: `data: {"choices":[{"index":0,"delta":{"content":"Just text"},"finish_reason":"tool_calls"}]}
 
@@ -457,5 +486,30 @@ data: [DONE]
 				t.Errorf("onText saw %q, content is %q", strings.Join(got, ""), tc.want.Message.Content)
 			}
 		})
+	}
+}
+
+// TestConcurrentStreams: one Provider serves concurrent runs (subagents).
+func TestConcurrentStreams(t *testing.T) {
+	s := newServer(t, sse(`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}
+
+data: [DONE]
+
+`))
+	p := s.provider(Options{})
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			resp, err := p.Stream(context.Background(), ask("go"), nil)
+			if err == nil && (len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "c1") {
+				err = fmt.Errorf("unexpected response %+v", resp)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
