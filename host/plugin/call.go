@@ -94,6 +94,9 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if msg != "" {
 		return loop.ToolResult{Content: msg, IsError: true}, nil
 	}
+	if p.r.isClosed() {
+		return loop.ToolResult{}, &Failure{Plugin: p.cfg.Name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
+	}
 	if err := ctx.Err(); err != nil {
 		return loop.ToolResult{}, &Failure{Plugin: p.cfg.Name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}

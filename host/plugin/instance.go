@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agenthost/agenthost/host/config"
@@ -47,7 +48,9 @@ type instance struct {
 	timer   *time.Timer
 	serving bool
 
-	done chan struct{}
+	// ready is closed when a pre-started guest first reads stdin.
+	ready chan struct{}
+	done  chan struct{}
 	// Set before done is closed.
 	err          error
 	instantiated bool
@@ -59,7 +62,8 @@ func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, c
 	i := &instance{
 		r: r, cm: cm, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,
 		ctx: ctx, cancel: cancel,
-		done: make(chan struct{}),
+		ready: make(chan struct{}),
+		done:  make(chan struct{}),
 	}
 	flood := func() { cancel(errFlood) }
 	i.stdout = newCapWriter(limits.MaxOutput, flood)
@@ -79,6 +83,7 @@ func (i *instance) withPipe() *instance {
 // waiting is called when a pre-started guest first reads stdin: it is
 // initialised and waiting for its call, so the watchdog can stop.
 func (i *instance) waiting() {
+	close(i.ready)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if !i.serving && i.timer != nil {
@@ -104,14 +109,20 @@ func (i *instance) disarm() {
 	}
 }
 
-// run instantiates the module and runs _start to completion.
+// run instantiates the module and runs _start to completion. done is
+// closed before the module is released, so the caller does not wait for it.
 func (i *instance) run() {
-	defer close(i.done)
-	defer func() {
-		if i.pipeR != nil {
-			i.pipeR.CloseWithError(io.ErrClosedPipe)
-		}
-	}()
+	mod := i.exec()
+	close(i.done)
+	if i.pipeR != nil {
+		i.pipeR.CloseWithError(io.ErrClosedPipe)
+	}
+	if mod != nil {
+		mod.Close(context.WithoutCancel(i.ctx))
+	}
+}
+
+func (i *instance) exec() (mod api.Module) {
 	defer func() {
 		// wazero turns guest misbehaviour into errors; this guards the host
 		// against a bug in that machinery all the same.
@@ -133,19 +144,19 @@ func (i *instance) run() {
 	mod, err := i.r.rt.InstantiateModule(i.ctx, i.cm, cfg)
 	if err != nil {
 		i.err = err
-		return
+		return nil
 	}
 	i.instantiated = true
-	defer mod.Close(context.WithoutCancel(i.ctx))
 	start := mod.ExportedFunction("_start")
 	if start == nil {
 		i.err = errors.New("module exports no _start function")
-		return
+		return mod
 	}
 	_, i.err = start.Call(i.ctx)
 	if m := mod.Memory(); m != nil {
 		i.memBytes = uint64(m.Size())
 	}
+	return mod
 }
 
 // sleep is the guest's nanosleep when the real clock is granted: it sleeps

@@ -297,7 +297,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 }
 
 func TestCloseStopsPrestarted(t *testing.T) {
-	r, err := NewRuntime(context.Background(), "")
+	r, err := NewRuntime(context.Background(), cacheDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestCloseStopsPrestarted(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("close took %v", d)
 	}
-	if _, err := call(t, p, "echo", `{"text":"a"}`); err == nil {
-		t.Error("call after close succeeded")
+	if _, err := call(t, p, "echo", `{"text":"a"}`); !errors.Is(err, errClosed) {
+		t.Errorf("call after close: err = %v, want errClosed", err)
 	}
 }

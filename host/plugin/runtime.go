@@ -102,6 +102,12 @@ func (r *Runtime) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+func (r *Runtime) isClosed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closed
+}
+
 // LoadAll compiles every plugin concurrently and returns them in config
 // order. The error joins one error per failed plugin, each naming it; the
 // plugins that loaded are returned either way (nil for failed ones).

@@ -1,0 +1,97 @@
+// Package plugin runs agenthost's tool plugins: WebAssembly modules executed
+// by wazero in a sandbox that grants nothing the config does not grant. It
+// sits inside the host stage of the pipeline (config → host → loop → cmd):
+// host loads every plugin block through a Runtime and hands the loop a
+// loop.Toolset whose calls end in Plugin.Call.
+//
+// # Runtime and compilation
+//
+// A process has one Runtime: one wazero runtime, one compilation cache (on
+// disk under data_dir, so a second run skips compilation), and the WASI
+// preview1 host module. LoadAll compiles every plugin concurrently, once.
+// Each call then runs in a fresh module instance, so no state leaks between
+// calls or agents.
+//
+// # Kinds
+//
+//   - agenthost: a WASI preview1 command speaking agenthost/1
+//     (docs/plugin-protocol.md). Its manifest comes from the custom section
+//     "agenthost.manifest" or, when absent, from stdout of a run with
+//     AGENTHOST_MODE=describe in a sandbox with nothing granted. A call runs
+//     with AGENTHOST_MODE=call and AGENTHOST_TOOL=<name>, reads
+//     {"tool","arguments","call_id"} on stdin and prints a CallToolResult or
+//     plain text. Exit 0 is a result, exit 1 an error result shown to the
+//     model; anything else is a *Failure.
+//   - wasi_cli: any WASI command, described by tool blocks in agents.hcl.
+//     argv (the guest's whole argv, argv[0] included) and stdin are evaluated
+//     per call; exit 0 gives stdout as the result, any other exit code an
+//     error result carrying the code, stderr and stdout. Traps, timeouts and
+//     floods are failures as for agenthost.
+//   - extism: recognised (declared, or importing extism:host/env) and refused
+//     as not supported yet.
+//
+// When kind is omitted it is detected: a manifest section means agenthost;
+// tool blocks mean wasi_cli; otherwise describe mode must produce a valid
+// manifest. WASI 0.2 components are recognised from their header and
+// refused with a rebuild hint, as are modules importing anything but WASI
+// preview1 (the error names the import).
+//
+// # Capability grants
+//
+// For an agenthost plugin a capability is granted only when the manifest
+// requests it AND the plugin block grants it:
+//   - a mount is made only at a guest path that both a manifest fs request
+//     and an HCL mount name; its mode is the stricter of the two (an ro
+//     request of an rw mount is ro). A request without a mount, and a mount
+//     the plugin did not request, are not mounted and are logged.
+//   - an environment variable is set only if the manifest requests its key
+//     and env grants it; the value comes from the HCL. AGENTHOST_* variables
+//     are always the host's.
+//   - the real clock and crypto randomness only if both ask for them.
+//
+// A wasi_cli plugin has no manifest, so its plugin block applies as written:
+// every mount, env entry, clock and random it lists is granted.
+//
+// # Sandbox
+//
+// Without a grant there is no file system at all (no preopens), no
+// environment beyond AGENTHOST_*, a fake clock (wazero's fixed walltime and
+// nanotime; sleeps return at once) and a deterministic random stream (the
+// same ChaCha8 seed for every instance). Mounts go through internal/rootfs,
+// an os.Root-backed file system that ".." and symlinks cannot leave.
+//
+// Limits are always applied: limits.memory becomes the maximum of the
+// module's memory (the module's memory section is rewritten before
+// compiling, since wazero's WithMemoryLimitPages is per runtime and plugins
+// have their own limits; a module whose initial memory exceeds the limit is
+// refused at load). limits.timeout bounds each call; the runtime closes a
+// module when its context is done, which stops even a spinning guest.
+// stdout and stderr each keep the first limits.max_output bytes: a result
+// cut there ends with a "[output truncated: ...]" marker, and a guest that
+// writes more than twice max_output is stopped as an output flood.
+//
+// # Failures
+//
+// Call returns an error result (loop.ToolResult with IsError) for a tool
+// that ran and failed, and for arguments that are not JSON or do not match
+// the tool's schema (the plugin is not run). It returns a *Failure when the
+// plugin broke: Kind is trap, timeout, exit (code other than 0 or 1;
+// a Go panic exits 2), memory (failed with its memory at the limit),
+// output (flood), canceled (the call's context was cancelled; wraps
+// context.Canceled) or start (could not instantiate). Failure.Stderr holds
+// the start and end of the guest's stderr.
+//
+// # Pre-started instances
+//
+// Starting a Go-built guest costs milliseconds (instantiation and the Go
+// runtime's initialisation). For agenthost plugins, after a tool's call the
+// next instance of that tool is instantiated and started in the background,
+// where it blocks reading stdin; the next call writes its request and only
+// waits for the guest's own work. Each instance still serves exactly one
+// call, with the same sandbox, so isolation is unchanged; the cost is one
+// idle instance (its memory) per tool that has been called. Until it reads
+// stdin, a pre-started instance is bounded by limits.timeout; a guest that
+// exits without reading its request turns pre-starting off for that tool.
+// Plugin.SetPrestart(false) disables it. wasi_cli plugins receive argv at
+// start and are never pre-started.
+package plugin
