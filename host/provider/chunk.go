@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -58,6 +59,10 @@ type toolDelta struct {
 type content struct{ Text, Thinking string }
 
 func (c *content) UnmarshalJSON(b []byte) error {
+	if s, ok := plainString(b); ok {
+		c.Text = s
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		c.Text = s
@@ -93,6 +98,24 @@ func (c *content) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// plainString decodes a JSON string without escapes, the common case,
+// without the cost of json.Unmarshal.
+func plainString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	b = b[1 : len(b)-1]
+	if bytes.IndexByte(b, '\\') >= 0 || bytes.IndexByte(b, '"') >= 0 || !utf8.Valid(b) {
+		return "", false
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
 // index is a tool call's index: a number, a numeric string, or absent.
 type index struct {
 	set bool
@@ -118,6 +141,10 @@ func (i *index) UnmarshalJSON(b []byte) error {
 type flexString string
 
 func (f *flexString) UnmarshalJSON(b []byte) error {
+	if s, ok := plainString(b); ok {
+		*f = flexString(s)
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		*f = flexString(s)

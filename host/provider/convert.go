@@ -195,7 +195,11 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
 		switch m.Role {
 		case loop.RoleAssistant:
-			om.ReasoningContent = m.Reasoning
+			if len(m.ToolCalls) > 0 {
+				// DeepSeek's thinking mode needs the reasoning of a tool turn
+				// back; its older reasoner rejected it anywhere else.
+				om.ReasoningContent = m.Reasoning
+			}
 			for _, c := range m.ToolCalls {
 				wire := c.ID
 				if !saneID(wire) || sent[wire] {

@@ -46,6 +46,10 @@
 // Response.Truncated. An empty response (no text, calls or reasoning) is
 // returned as is: the loop decides what to do with it.
 //
+// Reasoning the provider returned is echoed back as reasoning_content on
+// assistant messages with tool calls (DeepSeek's thinking mode requires it
+// there), and extra_content on the calls that carried it (Gemini).
+//
 // Tool-call ids: a provider's id is kept when it is sane (printable ASCII,
 // at most 128 bytes) and not already used in the run's history; otherwise
 // the call gets "call_<n>". Ids are derived from the request alone, so a

@@ -137,7 +137,7 @@ func TestRequestHistory(t *testing.T) {
 		}},
 		{Role: loop.RoleTool, ToolCallID: "call_a", Name: "list_dir", Content: "x\ny"},
 		{Role: loop.RoleTool, ToolCallID: "function-call-9", Name: "read_file", Content: "", IsError: true},
-		{Role: loop.RoleAssistant, Content: "Done."},
+		{Role: loop.RoleAssistant, Content: "Done.", Reasoning: "not echoed on a text turn"},
 	}
 	body, _ := sent(t, Options{}, loop.Request{Messages: history})
 	diff(t, body["messages"], asJSON(t, `[

@@ -392,6 +392,15 @@ data: [DONE]
 			want: toolStep("tool_calls", tokens(5, 2), call("7", "read_file", "{}")),
 		},
 		{
+			name: "escaped and unicode text",
+			sse: `data: {"choices":[{"index":0,"delta":{"content":"line1\nline2 \"q\" \u00e9 ü"},"finish_reason":"stop"}]}
+
+data: [DONE]
+
+`,
+			want: textStep("line1\nline2 \"q\" é ü", "stop", loop.Usage{}),
+		},
+		{
 			name: "finish tool_calls with no calls (vllm) is a text step",
 			sse: `data: {"choices":[{"index":0,"delta":{"content":"Just text"},"finish_reason":"tool_calls"}]}
 
