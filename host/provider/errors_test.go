@@ -452,3 +452,23 @@ func TestRetryAfterParsing(t *testing.T) {
 		})
 	}
 }
+
+// TestOversizedStreams: a server that sends an endless line or an endless
+// stream is cut off with a final error, not buffered without bound.
+func TestOversizedStreams(t *testing.T) {
+	oldLine, oldBody := maxLine, maxBody
+	maxLine, maxBody = 1<<10, 64<<10
+	t.Cleanup(func() { maxLine, maxBody = oldLine, oldBody })
+
+	t.Run("line", func(t *testing.T) {
+		s := newServer(t, sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\""+strings.Repeat("a", 100<<10)+"\"}}]}\n\n"))
+		_, err := s.provider(Options{}).Stream(context.Background(), ask("hi"), nil)
+		checkError(t, err, want{contains: "line too long (limit 1024 bytes)", retryable: false})
+	})
+	t.Run("body", func(t *testing.T) {
+		chunk := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"aaaaaaaa\"}}]}\n\n"
+		s := newServer(t, sse(strings.Repeat(chunk, (128<<10)/len(chunk))))
+		_, err := s.provider(Options{}).Stream(context.Background(), ask("hi"), nil)
+		checkError(t, err, want{contains: "response too large (limit 65536 bytes)", retryable: false})
+	})
+}

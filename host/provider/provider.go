@@ -232,7 +232,10 @@ func (p *Provider) streamReadError(ctx, sctx context.Context, x *exchange, acc *
 		pe.Message = fmt.Sprintf("stream from %s idle for %s after %d bytes", p.endpoint(), p.idle, bytes)
 		pe.Err = errIdle
 	case errors.Is(err, errLineTooLong):
-		pe.Message = fmt.Sprintf("stream from %s: %v", p.endpoint(), err)
+		pe.Message = fmt.Sprintf("stream from %s: %v (limit %d bytes)", p.endpoint(), err, maxLine)
+		pe.Retryable = false
+	case errors.Is(err, errBodyTooLarge):
+		pe.Message = fmt.Sprintf("stream from %s: %v (limit %d bytes)", p.endpoint(), err, maxBody)
 		pe.Retryable = false
 	default:
 		pe.Message = fmt.Sprintf("stream from %s cut after %d bytes: %v", p.endpoint(), bytes, unwrapURL(err))

@@ -10,16 +10,25 @@ import (
 	"net/http"
 )
 
-const (
-	// maxErrorBody is how much of a failed response's body is kept.
-	maxErrorBody = 1 << 20
+// maxErrorBody is how much of a failed response's body is kept.
+const maxErrorBody = 1 << 20
+
+// Limits on what a server may send; variables so that tests can lower them.
+var (
 	// maxLine is the longest SSE line accepted (a whole tool call may come
 	// in one line, so this is generous).
 	maxLine = 32 << 20
+	// maxBody bounds a whole streamed response. A 128k-token answer at
+	// ~250 bytes of SSE per token is about 32 MiB.
+	maxBody int64 = 128 << 20
 )
 
-// errLineTooLong is returned by the SSE normaliser for a line above maxLine.
-var errLineTooLong = errors.New("server-sent event line exceeds 32 MiB")
+var (
+	// errLineTooLong is returned by the SSE normaliser for a line above maxLine.
+	errLineTooLong = errors.New("server-sent event line too long")
+	// errBodyTooLarge is returned once a stream exceeds maxBody.
+	errBodyTooLarge = errors.New("response too large")
+)
 
 // exchange is the go-openai HTTPDoer for one Stream call. It adds the extra
 // headers, patches what go-openai's request types cannot express, and
@@ -83,14 +92,19 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// byteReader calls onByte whenever bytes arrive and counts them.
+// byteReader calls onByte whenever bytes arrive and counts them. With a
+// limit, reading more than limit bytes fails with errBodyTooLarge.
 type byteReader struct {
 	r      io.Reader
 	onByte func()
 	n      int64
+	limit  int64 // 0: none
 }
 
 func (b *byteReader) Read(p []byte) (int, error) {
+	if b.limit > 0 && b.n >= b.limit {
+		return 0, errBodyTooLarge
+	}
 	n, err := b.r.Read(p)
 	if n > 0 {
 		b.n += int64(n)
@@ -133,7 +147,7 @@ type sseBody struct {
 }
 
 func newSSEBody(body io.ReadCloser, onByte func()) *sseBody {
-	raw := &byteReader{r: body, onByte: onByte}
+	raw := &byteReader{r: body, onByte: onByte, limit: maxBody}
 	return &sseBody{raw: raw, closer: body, src: bufio.NewReaderSize(raw, 16<<10)}
 }
 
