@@ -436,6 +436,10 @@ func TestLoad(t *testing.T) {
 	if files[filepath.Join(dir, "agents.hcl")] == nil {
 		t.Error("Options.Files not filled on error")
 	}
+	cfg, got, diags := LoadFiles("agents.hcl", Options{})
+	if cfg != nil || len(diags) != 1 || got[filepath.Join(dir, "agents.hcl")] == nil {
+		t.Errorf("LoadFiles = %v, %v,%s", cfg, got, dump(diags))
+	}
 	_, diags = Load("missing.hcl", Options{})
 	if len(diags) != 1 || diags[0].Summary != "Cannot read config file" || !strings.Contains(diags[0].Detail, "agenthost init") {
 		t.Errorf("missing file:%s", dump(diags))

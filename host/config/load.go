@@ -45,6 +45,16 @@ func Load(path string, opts Options) (*Config, hcl.Diagnostics) {
 	return Parse(src, abs, opts)
 }
 
+// LoadFiles is Load that also returns the parsed files (even when loading
+// fails), for WriteDiagnostics.
+func LoadFiles(path string, opts Options) (*Config, map[string]*hcl.File, hcl.Diagnostics) {
+	if opts.Files == nil {
+		opts.Files = map[string]*hcl.File{}
+	}
+	cfg, diags := Load(path, opts)
+	return cfg, opts.Files, diags
+}
+
 // Parse is Load on in-memory source: filename names the file in
 // diagnostics, and its directory is the base of relative paths.
 func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics) {
