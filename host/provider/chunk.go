@@ -189,14 +189,26 @@ func (u *usage) loop() (loop.Usage, bool) {
 		return loop.Usage{}, false
 	}
 	out := loop.Usage{
-		PromptTokens:     int(u.PromptTokens),
-		CompletionTokens: int(u.CompletionTokens),
-		TotalTokens:      int(u.TotalTokens),
+		PromptTokens:     tokenCount(u.PromptTokens),
+		CompletionTokens: tokenCount(u.CompletionTokens),
+		TotalTokens:      tokenCount(u.TotalTokens),
 	}
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens
 	}
 	return out, true
+}
+
+// tokenCount converts a reported count, clamped to [0, 2³¹−1] (a hostile
+// server may send anything).
+func tokenCount(f float64) int {
+	switch {
+	case !(f > 0): // negative, zero or NaN
+		return 0
+	case f > math.MaxInt32:
+		return math.MaxInt32
+	}
+	return int(f)
 }
 
 // callAcc accumulates one tool call.

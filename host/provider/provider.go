@@ -147,7 +147,9 @@ func (p *Provider) Stream(ctx context.Context, req loop.Request, onText func(str
 	acc := newAccumulator()
 	for {
 		raw, err := stream.RecvRaw()
-		if errors.Is(err, io.EOF) && ctx.Err() == nil && context.Cause(sctx) != errIdle {
+		// io.EOF is [DONE] or the body's clean end (cancellation and the
+		// idle timer surface as read errors); which one is decided below.
+		if errors.Is(err, io.EOF) && ctx.Err() == nil {
 			break
 		}
 		if err != nil {
