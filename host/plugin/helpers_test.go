@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -89,13 +90,20 @@ func writeGuest(t testing.TB, wasm []byte) string {
 	return p
 }
 
-// pluginConfig is a plugin block for a module, with small test limits.
+// pluginConfig is a plugin block for a module, with small test limits. The
+// memory limit is the default (so Inspect reuses the compiled module), but
+// 64 MiB for the hostile guest, whose memory bomb then ends quickly. The
+// limit is part of the compiled bytes, so each distinct pair compiles once.
 func pluginConfig(t testing.TB, name string, wasm []byte) *config.Plugin {
+	mem := uint64(DefaultMemory)
+	if bytes.Equal(wasm, guests["hostile"]) {
+		mem = 64 << 20
+	}
 	return &config.Plugin{
 		Name: name,
 		Path: writeGuest(t, wasm),
 		Limits: config.Limits{
-			Memory:    64 << 20,
+			Memory:    mem,
 			Timeout:   5 * time.Second,
 			MaxOutput: 64 << 10,
 		},

@@ -208,7 +208,7 @@ func TestDetectAndRefuse(t *testing.T) {
 		{"no _start", concat(header, typeSec), "", "exports no _start"},
 		{"plain command without tool blocks", guests["cli"], "", `cannot detect the plugin kind`},
 		{"wasi_cli without tool blocks", guests["cli"], config.KindWASICLI, "needs at least one tool block"},
-		{"bad custom manifest", appendCustomSection(guests["cli"], ManifestSection, []byte(`{"protocol":"agenthost/2"}`)), "", `protocol is "agenthost/2"`},
+		{"bad custom manifest", appendCustomSection(trapModule, ManifestSection, []byte(`{"protocol":"agenthost/2"}`)), "", `protocol is "agenthost/2"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,6 +231,12 @@ func TestInspect(t *testing.T) {
 	}
 	if info.Kind != config.KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 9 || info.Manifest.Name != "echo" {
 		t.Errorf("echo: %+v", info)
+	}
+	out := info.String()
+	for _, w := range []string{"kind:     agenthost", "manifest: agenthost/1 (from describe), echo 0.1.0", "  echo: Echo text as a CallToolResult.", "  fs /workspace (rw): files", "  clock"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("String() lacks %q:\n%s", w, out)
+		}
 	}
 	if !containsStr(info.Exports, "_start") || !containsStr(info.Imports, "wasi_snapshot_preview1.fd_write") {
 		t.Errorf("echo imports/exports: %v %v", info.Imports, info.Exports)

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -103,6 +105,86 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	return info, nil
+}
+
+// String renders the report for a terminal, one fact per line.
+func (info *Info) String() string {
+	var b strings.Builder
+	kind := info.Kind
+	if kind == "" {
+		kind = "unusable"
+	}
+	fmt.Fprintf(&b, "kind:     %s\n", kind)
+	fmt.Fprintf(&b, "size:     %d bytes\n", info.Size)
+	fmt.Fprintf(&b, "sha256:   %s\n", info.SHA256)
+	if m := info.Manifest; m != nil {
+		fmt.Fprintf(&b, "manifest: %s (from %s)", m.Protocol, info.ManifestSource)
+		if m.Name != "" {
+			fmt.Fprintf(&b, ", %s", m.Name)
+			if m.Version != "" {
+				fmt.Fprintf(&b, " %s", m.Version)
+			}
+		}
+		b.WriteString("\n")
+		if m.Description != "" {
+			fmt.Fprintf(&b, "          %s\n", m.Description)
+		}
+	}
+	if len(info.Tools) > 0 {
+		b.WriteString("tools:\n")
+		for _, t := range info.Tools {
+			fmt.Fprintf(&b, "  %s", t.Name)
+			if t.Description != "" {
+				fmt.Fprintf(&b, ": %s", firstLine(t.Description))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if m := info.Manifest; m != nil {
+		r := m.Requests
+		if len(r.FS)+len(r.Env) > 0 || r.Clock || r.Random {
+			b.WriteString("requests:\n")
+			for _, f := range r.FS {
+				fmt.Fprintf(&b, "  fs %s (%s)%s\n", f.Guest, access(f.Access), reason(f.Reason))
+			}
+			for _, e := range r.Env {
+				fmt.Fprintf(&b, "  env %s%s\n", e.Key, reason(e.Reason))
+			}
+			if r.Clock {
+				b.WriteString("  clock\n")
+			}
+			if r.Random {
+				b.WriteString("  random\n")
+			}
+		}
+	}
+	fmt.Fprintf(&b, "imports:  %s\n", listOrNone(info.Imports))
+	fmt.Fprintf(&b, "exports:  %s\n", listOrNone(info.Exports))
+	for _, p := range info.Problems {
+		fmt.Fprintf(&b, "problem:  %s\n", p)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func reason(r string) string {
+	if r == "" {
+		return ""
+	}
+	return ": " + r
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
 }
 
 func importName(f api.FunctionDefinition) string {
