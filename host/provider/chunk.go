@@ -394,7 +394,7 @@ func mergeObject(dst, src map[string]any) {
 
 // response builds the loop's response. used holds the call ids already in
 // the run's history: a call keeps the provider's id when it is sane and not
-// used yet, otherwise it gets "call_<n>" with n counting on from next.
+// used yet, otherwise it gets a fresh id (freshID) counting on from next.
 func (a *accumulator) response(used map[string]bool, next int) loop.Response {
 	resp := loop.Response{
 		Message: loop.Message{

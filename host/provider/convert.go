@@ -3,7 +3,6 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/sashabaranov/go-openai"
@@ -29,11 +28,12 @@ func saneID(id string) bool {
 	return true
 }
 
-// freshID returns the first "call_<n>" (n ≥ next) not in used, and the n
-// to continue from.
+// freshID returns the first "call<n>" (n ≥ next, five digits at least) not
+// in used, and the n to continue from. "call00001" is 9 alphanumerics: the
+// one form Mistral accepts, and any other server too.
 func freshID(used map[string]bool, next int) (string, int) {
 	for {
-		id := "call_" + strconv.Itoa(next)
+		id := fmt.Sprintf("call%05d", next)
 		next++
 		if !used[id] {
 			return id, next

@@ -52,11 +52,12 @@
 //
 // Tool-call ids: a provider's id is kept when it is sane (printable ASCII,
 // at most 128 bytes) and not already used in the run's history; otherwise
-// the call gets "call_<n>". Ids are derived from the request alone, so a
-// replayed cassette yields the same ids. On the way out, ids go to the wire
-// as the loop knows them unless they are not sane or repeat within the
-// request, in which case each call gets a fresh wire id and its tool message
-// follows it.
+// the call gets "call<n>" with at least five digits ("call00003" is 9
+// alphanumerics, the only form Mistral accepts). Ids derive from the request
+// alone, so a replayed cassette yields the same ids. On the way out, ids go
+// to the wire as the loop knows them unless they are not sane or repeat
+// within the request; then the call gets a fresh wire id, and so does the
+// tool message that answers it.
 //
 // Errors are *loop.ProviderError, classified per DESIGN §5 and
 // PROVIDERS.md; the adapter itself never retries (nor does go-openai, nor

@@ -173,10 +173,10 @@ func TestRequestIDMapping(t *testing.T) {
 	if id(1, 0) != "0" || answer(2) != "0" {
 		t.Errorf("sane id changed: call %v, answer %v", id(1, 0), answer(2))
 	}
-	if id(1, 1) != "call_1" || answer(3) != "call_1" {
-		t.Errorf("id with a space: call %v, answer %v, want call_1 for both", id(1, 1), answer(3))
+	if id(1, 1) != "call00001" || answer(3) != "call00001" {
+		t.Errorf("id with a space: call %v, answer %v, want call00001 for both", id(1, 1), answer(3))
 	}
-	if id(4, 0) != "call_2" || answer(5) != "call_2" {
-		t.Errorf("repeated id: call %v, answer %v, want call_2 for both", id(4, 0), answer(5))
+	if id(4, 0) != "call00002" || answer(5) != "call00002" {
+		t.Errorf("repeated id: call %v, answer %v, want call00002 for both", id(4, 0), answer(5))
 	}
 }

@@ -449,7 +449,7 @@ data: [DONE]
 
 `,
 			want: toolStep("tool_calls", loop.Usage{},
-				call("call_2", "read_file", "{}"), call("1", "read_file", "{}"), call("call_3", "ls", "{}")),
+				call("call00002", "read_file", "{}"), call("1", "read_file", "{}"), call("call00003", "ls", "{}")),
 		},
 		{
 			name: "server ignoring stream:true answers one JSON completion",
