@@ -301,12 +301,18 @@ func TestEnvAndFile(t *testing.T) {
 	if a.Description != "from env" || a.Prompt != "hello" || a.BudgetPrompt != "fallback" {
 		t.Errorf("agent = %q %q %q", a.Description, a.Prompt, a.BudgetPrompt)
 	}
-	// An empty variable is set: it does not fall back to the default.
-	cfg, _ = Parse([]byte(src), filepath.Join(dir, "agents.hcl"), Options{
+	// An empty variable counts as unset, like ${NAME:-default}.
+	_, diags = Parse([]byte(src), filepath.Join(dir, "agents.hcl"), Options{
 		LookupEnv: func(k string) (string, bool) { return "", true },
 	})
-	if cfg.Agents[0].BudgetPrompt != "" {
-		t.Errorf("empty variable replaced by the default: %q", cfg.Agents[0].BudgetPrompt)
+	if len(diags) != 1 || !strings.Contains(diags[0].Detail, "DESC is not set (or empty)") {
+		t.Errorf("empty DESC:%s", dump(diags))
+	}
+	cfg, diags = Parse([]byte(src), filepath.Join(dir, "agents.hcl"), Options{
+		LookupEnv: func(k string) (string, bool) { return map[string]string{"DESC": "d"}[k], true },
+	})
+	if len(diags) > 0 || cfg.Agents[0].BudgetPrompt != "fallback" {
+		t.Errorf("empty variable did not fall back to the default:%s", dump(diags))
 	}
 }
 

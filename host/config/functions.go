@@ -15,8 +15,8 @@ import (
 
 // Functions is the function table of agents.hcl, evaluated once at load:
 //
-//	env(name)           the variable's value; an error when it is unset
-//	env(name, default)  the variable's value, or default when it is unset
+//	env(name)           the variable's value; an error when it is unset or empty
+//	env(name, default)  the variable's value, or default when it is unset or empty
 //	file(path)          the content of a file, path relative to baseDir
 //
 // lookupEnv is os.LookupEnv when nil; tests inject their own.
@@ -44,14 +44,15 @@ func envFunc(lookupEnv func(string) (string, bool)) function.Function {
 			if name == "" {
 				return cty.NilVal, function.NewArgErrorf(0, "the variable name is empty")
 			}
-			if v, ok := lookupEnv(name); ok {
+			// Empty counts as unset, as in the shell's ${NAME:-default}.
+			if v, ok := lookupEnv(name); ok && v != "" {
 				return cty.StringVal(v), nil
 			}
 			if len(args) == 2 {
 				return args[1], nil
 			}
 			return cty.NilVal, function.NewArgErrorf(0,
-				"environment variable %s is not set; set it (export %s=...) or give a default: env(%q, \"\")",
+				"environment variable %s is not set (or empty); set it (export %s=...) or give a default: env(%q, \"\")",
 				name, name, name)
 		},
 	})

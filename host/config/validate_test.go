@@ -213,7 +213,7 @@ func TestValidationRules(t *testing.T) {
 		{"limits max_output zero", "plugin \"c\" {\n  source = \"builtin:core\"\n  limits {\n    max_output = \"0\"\n  }\n}\nagent \"a\" {}\n", nil,
 			"Invalid max_output", "at least 1 byte", "6:18", false},
 		{"env unset without default", "provider \"q\" {\n  base_url = env(\"MY_URL\")\n}\nagent \"a\" {}\n", nil,
-			"Invalid function argument", `environment variable MY_URL is not set; set it (export MY_URL=...) or give a default: env("MY_URL", "")`, "4:19", false},
+			"Invalid function argument", `environment variable MY_URL is not set (or empty); set it (export MY_URL=...) or give a default: env("MY_URL", "")`, "4:19", false},
 		{"file missing", "agent \"a\" {\n  prompt = file(\"prompts/a.md\")\n}\n", nil,
 			"Invalid function argument", `no file "prompts/a.md"`, "4:18", false},
 		{"unknown attribute", "agent \"a\" {\n  step = 3\n}\n", nil,
