@@ -33,7 +33,7 @@
 //     lose a missing index, object arguments, "reasoning", extra_content,
 //     vendor usage and top-level errors.
 //
-// Parsing the event stream ourselves would have been about as much code;
+// Parsing the event stream ourselves would have saved little code;
 // keeping go-openai in the path means request building, authentication
 // headers and error types stay those of the library the rest of the project
 // (and its users) know, and the wire patches stay small and visible.
@@ -61,7 +61,9 @@
 //
 // Errors are *loop.ProviderError, classified per DESIGN §5 and
 // PROVIDERS.md; the adapter itself never retries (nor does go-openai, nor
-// net/http for a POST). Cancelling ctx returns an error wrapping ctx.Err().
-// An idle timer per request (IdleTimeout, reset by every byte, keep-alive
-// comments included) turns a silent server into a retryable error.
+// net/http for a POST unless an Idempotency-Key header is configured).
+// Cancelling ctx returns an error wrapping ctx.Err(). An idle timer per
+// request (IdleTimeout, reset by every byte, keep-alive comments included)
+// turns a silent server into a retryable error. A line above 32 MiB or a
+// response above 128 MiB ends the request with a final error.
 package provider
