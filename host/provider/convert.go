@@ -181,8 +181,8 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 				},
 			})
 		}
-		if req.ToolChoice == loop.ToolChoiceNone {
-			out.ToolChoice = "none"
+		if req.ToolChoice != loop.ToolChoiceAuto {
+			out.ToolChoice = req.ToolChoice // "none" (the final step), or "required"
 		}
 	}
 
