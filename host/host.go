@@ -29,6 +29,10 @@ type Options struct {
 	Replay string
 	// NoCache disables the on-disk compilation cache.
 	NoCache bool
+	// CacheDir overrides where compiled modules are cached (default
+	// data_dir/cache). Compiled code is keyed by the module's bytes and the
+	// wazero version, so one directory can serve many configs.
+	CacheDir string
 }
 
 // Host is the runtime built from a config. Close it when done.
@@ -56,6 +60,9 @@ func CacheDir(dataDir string) string { return filepath.Join(dataDir, "cache") }
 // in the config are returned as diagnostics; other failures as an error.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
 	cache := CacheDir(cfg.Host.DataDir)
+	if opts.CacheDir != "" {
+		cache = opts.CacheDir
+	}
 	if opts.NoCache {
 		cache = ""
 	}
@@ -329,6 +336,16 @@ type toolset struct {
 }
 
 func (t *toolset) Tools() []loop.ToolSpec { return t.specs }
+
+// Check implements loop.ArgumentChecker: schema problems are refused before
+// the call counts toward the budget.
+func (t *toolset) Check(call loop.ToolCall) string {
+	ref, ok := t.byName[call.Name]
+	if !ok {
+		return fmt.Sprintf("unknown tool %q", call.Name)
+	}
+	return ref.plugin.Check(call)
+}
 
 func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
 	ref, ok := t.byName[call.Name]

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -222,7 +223,7 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		if resp.Truncated {
 			ru.log.Warn().Int("step", step).Int("calls", len(msg.ToolCalls)).Str("finish_reason", resp.FinishReason).Msg("truncated response: tool calls not executed")
 			for _, c := range msg.ToolCalls {
-				ru.answer(c, fmt.Sprintf("tool call %s not executed: the response was cut off (finish reason %q) before the call was complete; send the call again, with shorter arguments if needed", c.Name, resp.FinishReason), true)
+				ru.answer(c, truncatedResult(c, resp.FinishReason), true)
 			}
 		} else if !ru.execute(ctx, msg.ToolCalls) {
 			ru.emit(stepEnd)
@@ -320,4 +321,18 @@ func (r *Runner) emit(e Event) {
 		e.Time = time.Now()
 	}
 	r.Sink.Emit(e)
+}
+
+// truncatedResult explains to the model why a call of a truncated response
+// was not executed: its own arguments did not parse, or another call's did
+// (or the response hit its length limit), so the response may be cut off.
+func truncatedResult(c ToolCall, finish string) string {
+	var v any
+	if err := json.Unmarshal([]byte(c.Arguments), &v); err != nil {
+		return fmt.Sprintf("tool call %s not executed: its arguments are not valid JSON (%v), so the response may have been cut off; none of its calls ran. Send the call again with complete JSON arguments.", c.Name, err)
+	}
+	if finish == "length" {
+		return fmt.Sprintf("tool call %s not executed: the response hit its length limit (finish reason \"length\") and may be incomplete; none of its calls ran. Send the call again, with shorter arguments if needed.", c.Name)
+	}
+	return fmt.Sprintf("tool call %s not executed: another call in the same response had arguments that are not valid JSON, so the response may have been cut off; none of its calls ran. Send the calls again.", c.Name)
 }

@@ -1043,3 +1043,46 @@ func TestBadAgents(t *testing.T) {
 		t.Errorf("steps 0: %s max %d", res.StopReason, res.StepsMax)
 	}
 }
+
+// checkingTools is a Toolset that refuses arguments without a "path" key.
+type checkingTools struct{ *fakeTools }
+
+func (c checkingTools) Check(call ToolCall) string {
+	if !strings.Contains(call.Arguments, `"path"`) {
+		return "invalid arguments for tool " + call.Name + ": missing property 'path'"
+	}
+	return ""
+}
+
+func TestArgumentCheckerRefusesBeforeCounting(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "read_file", `{"nopath":1}`)),
+		calls("", tc("2", "read_file", `{"path":"a"}`)),
+		text("done"),
+	}}
+	ts := checkingTools{newTools("read_file")}
+	r, rec, _ := testRunner()
+	a := testAgent(m, ts, 5)
+	a.Budget = 1
+	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
+	if got := ts.called(); len(got) != 1 {
+		t.Fatalf("toolset ran %v, want only the valid call", got)
+	}
+	if res.ToolCalls != 1 {
+		t.Errorf("ToolCalls = %d, want 1 (the refused call does not count)", res.ToolCalls)
+	}
+	var refused string
+	for _, msg := range res.Messages {
+		if msg.Role == RoleTool && msg.ToolCallID == "1" {
+			refused = msg.Content
+		}
+	}
+	if !strings.Contains(refused, "missing property 'path'") {
+		t.Errorf("refused call answered %q, want the schema reason", refused)
+	}
+	for _, ev := range rec.events {
+		if ev.Type == EventToolStart && ev.CallID == "1" {
+			t.Errorf("tool.start emitted for the refused call")
+		}
+	}
+}

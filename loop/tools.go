@@ -198,6 +198,12 @@ func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg(msg)
 		return msg, true
 	}
+	if ck, ok := ru.a.Tools.(ArgumentChecker); ok {
+		if msg := ck.Check(c); msg != "" {
+			ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Str("reason", msg).Msg("arguments refused by the tool's schema")
+			return msg, true
+		}
+	}
 
 	ru.used++
 	ru.res.ToolCalls++

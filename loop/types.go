@@ -146,3 +146,12 @@ type Toolset interface {
 	Tools() []ToolSpec
 	Call(ctx context.Context, call ToolCall) (ToolResult, error)
 }
+
+// ArgumentChecker is an optional extension of Toolset. Check validates a
+// call's arguments against the tool's schema without running anything and
+// returns "" when they are valid, else the reason. The loop checks before it
+// counts a call: a refused call gets an error result, emits no tool events
+// and does not count toward the budget, like arguments that are not JSON.
+type ArgumentChecker interface {
+	Check(call ToolCall) string
+}

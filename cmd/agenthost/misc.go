@@ -31,7 +31,11 @@ func version() string {
 }
 
 // hostOptions are the defaults for commands that do not run a model.
-func hostOptions() host.Options { return host.Options{} }
+// $AGENTHOST_CACHE_DIR moves the compilation cache out of data_dir (to share
+// it between projects, or between test scenarios).
+func hostOptions(e *env) host.Options {
+	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR")}
+}
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
@@ -51,7 +50,9 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	ctx = logger.WithContext(ctx)
 
 	path := configPath(*cfgFlag, e)
-	h, code := loadHost(ctx, path, host.Options{Record: *record, Replay: *replay}, e)
+	opts := hostOptions(e)
+	opts.Record, opts.Replay = *record, *replay
+	h, code := loadHost(ctx, path, opts, e)
 	if code != exitOK {
 		return code
 	}
@@ -290,7 +291,7 @@ func (o *output) finish(res *loop.Result) {
 }
 
 // eventJSON flattens an event for --events: run.end and subagent.end carry
-// the result's fields at the top level, like --json.
+// the result's fields at the top level, like --json, after the common ones.
 func eventJSON(ev loop.Event) any {
 	if ev.Result == nil {
 		return ev
@@ -299,13 +300,13 @@ func eventJSON(ev loop.Event) any {
 	if res.Errors == nil {
 		res.Errors = []string{}
 	}
-	ev.Result = nil
-	a, _ := json.Marshal(ev)
-	b, _ := json.Marshal(res)
-	m := map[string]json.RawMessage{}
-	_ = json.Unmarshal(b, &m)
-	_ = json.Unmarshal(a, &m)
-	return m
+	return struct {
+		Type  string    `json:"type"`
+		Time  time.Time `json:"time"`
+		Agent string    `json:"agent"`
+		Depth int       `json:"depth"`
+		loop.Result
+	}{ev.Type, ev.Time, ev.Agent, ev.Depth, res}
 }
 
 func writeJSONLine(w io.Writer, v any) {

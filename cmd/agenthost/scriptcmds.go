@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -49,6 +50,9 @@ func scriptSetup(env *testscript.Env) error {
 	env.Setenv("HOME", home)
 	env.Setenv("NO_COLOR", "1")
 	env.Setenv("TZ", "UTC")
+	// One compilation cache for every scenario of this process: compiling
+	// the core plugin cold takes seconds, from the cache milliseconds.
+	env.Setenv("AGENTHOST_CACHE_DIR", sharedCacheDir())
 	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG"} {
 		env.Setenv(k, "")
 	}
@@ -106,7 +110,7 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		if len(args) > 1 {
 			mode = args[1]
 		}
-		fmt.Fprint(ts.Stdout(), fakemodel.FormatRequests(srv.Requests(), mode))
+		fmt.Fprint(ts.Stdout(), srv.Format(mode))
 	case "count":
 		if len(args) != 2 {
 			ts.Fatalf("usage: fakemodel count N")
@@ -123,12 +127,10 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		want, err := strconv.Atoi(args[1])
 		ts.Check(err)
-		deadline := time.Now().Add(30 * time.Second)
-		for len(srv.Requests()) < want {
-			if time.Now().After(deadline) {
-				ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
-			}
-			time.Sleep(5 * time.Millisecond) // polling a condition, bounded by the deadline
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := srv.WaitRequests(ctx, want); err != nil {
+			ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
 		}
 	default:
 		ts.Fatalf("fakemodel: unknown subcommand %q", args[0])
@@ -187,6 +189,12 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Check(os.WriteFile(out, b, 0o644))
 }
+
+var sharedCacheDir = sync.OnceValue(func() string {
+	d := filepath.Join(os.TempDir(), "agenthost-test-cache")
+	_ = os.MkdirAll(d, 0o755)
+	return d
+})
 
 var (
 	wasmCacheOnce sync.Once

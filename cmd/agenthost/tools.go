@@ -21,7 +21,7 @@ func cmdTools(ctx context.Context, args []string, e *env) int {
 	if len(pos) > 0 {
 		return usageErr(e, "tools takes no arguments (got %q)", pos)
 	}
-	h, code := loadHost(ctx, configPath(*cfgFlag, e), hostOptions(), e)
+	h, code := loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
 	if code != exitOK {
 		return code
 	}

@@ -17,7 +17,7 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 		return usageErr(e, "validate takes no arguments (got %q)", pos)
 	}
 	path := configPath(*cfgFlag, e)
-	h, code := loadHost(ctx, path, hostOptions(), e)
+	h, code := loadHost(ctx, path, hostOptions(e), e)
 	if code != exitOK {
 		return code
 	}

@@ -76,6 +76,18 @@ type request struct {
 	CallID    string          `json:"call_id"`
 }
 
+// Check validates the call's arguments against the tool's schema without
+// running the plugin: "" when they are valid, else the reason (the text of
+// the error result Call would give).
+func (p *Plugin) Check(call loop.ToolCall) string {
+	t, ok := p.byName[call.Name]
+	if !ok {
+		return fmt.Sprintf("plugin %q has no tool %q", p.cfg.Name, call.Name)
+	}
+	_, msg := t.checkArgs(call.Arguments)
+	return msg
+}
+
 // Call runs one tool call. Arguments that are not JSON or fail the tool's
 // schema give an error result without running the plugin. Otherwise a fresh
 // sandboxed instance (possibly pre-started) serves the call: exit 0 gives a
