@@ -13,11 +13,11 @@ import (
 
 // Exit codes (DESIGN §6).
 const (
-	exitOK       = 0
-	exitError    = 1 // provider_error, error
-	exitUsage    = 2 // usage or config error
-	exitLimit    = 3 // max_steps, budget, doom_loop after the final summary
-	exitAborted  = 130
+	exitOK      = 0
+	exitError   = 1 // provider_error, error
+	exitUsage   = 2 // usage or config error
+	exitLimit   = 3 // max_steps, budget, doom_loop after the final summary
+	exitAborted = 130
 )
 
 // env is what a command sees of the process: streams, environment and
