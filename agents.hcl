@@ -1,0 +1,67 @@
+# agents.hcl: the agents agenthost runs. `agenthost validate` checks this file;
+# `agenthost run "task"` runs the default agent. Relative paths below are
+# relative to this file's directory.
+
+host {
+  max_steps = 200          # hard ceiling for every agent's steps
+  data_dir  = ".agenthost" # sessions, cassettes, compilation cache
+  max_depth = 3            # how deep subagents may nest
+}
+
+# Any OpenAI-compatible endpoint: Ollama (the default below), vLLM, llama.cpp,
+# LM Studio, OpenAI, OpenRouter, Groq, ... Set OPENAI_BASE_URL and
+# OPENAI_API_KEY, or write the values here.
+provider "local" {
+  base_url = env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+  api_key  = env("OPENAI_API_KEY", "")
+  retry {
+    attempts  = 5
+    initial   = "1s"
+    max_delay = "60s"
+  }
+}
+
+model "default" {
+  provider       = "local"
+  name           = env("AGENTHOST_MODEL", "qwen2.5:7b-instruct")
+  context_window = 32768 # tokens; older history is summarised near the limit
+}
+
+# The builtin tools (read_file, write_file, list_dir, search, ...). A plugin
+# sees nothing but what it is granted here.
+plugin "core" {
+  source = "builtin:core"
+  limits {
+    memory     = "256MiB"
+    timeout    = "30s"
+    max_output = "1MiB"
+  }
+  mount "workspace" {
+    host  = "."          # this directory
+    guest = "/workspace" # where the tools see it
+    mode  = "rw"         # "ro" refuses every write
+  }
+}
+
+agent "build" {
+  description = "Does the task in the workspace, reading and writing files."
+  model       = "default"
+  prompt      = file("prompts/build.md")
+  default     = true
+  steps       = 25 # step cap; the last step is text-only and summarises
+  budget      = 50 # tool calls allowed; remove for unlimited
+  tools       = ["read_file", "write_file", "list_dir", "search"]
+  subagents   = ["explore"]
+  doom_loop {
+    threshold = 3      # identical consecutive tool calls that count as a loop
+    action    = "warn" # warn | stop | ask
+  }
+}
+
+agent "explore" {
+  description = "Answers questions about the workspace without changing it."
+  model       = "default"
+  prompt      = file("prompts/explore.md")
+  steps       = 10
+  tools       = ["read_file", "list_dir", "search"]
+}
