@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
@@ -121,7 +120,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			h.tools[spec.Name] = toolRef{plugin: p, spec: spec}
 		}
 	}
-	diags = append(diags, h.checkAgentTools()...)
+	available := make([]string, 0, len(h.tools))
+	for n := range h.tools {
+		available = append(available, n)
+	}
+	sort.Strings(available)
+	diags = append(diags, cfg.CheckTools(available)...)
 	if diags.HasErrors() {
 		return nil, diags, nil
 	}
@@ -135,40 +139,6 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	ok = true
 	return h, diags, nil
-}
-
-// checkAgentTools reports tool references that no plugin provides.
-func (h *Host) checkAgentTools() hcl.Diagnostics {
-	var diags hcl.Diagnostics
-	names := make([]string, 0, len(h.tools))
-	for n := range h.tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, a := range h.Config.Agents {
-		for i, t := range a.Tools {
-			if _, ok := h.tools[t]; ok {
-				continue
-			}
-			var subj *hcl.Range
-			if i < len(a.ToolRanges) {
-				subj = a.ToolRanges[i].Ptr()
-			} else {
-				subj = a.DefRange.Ptr()
-			}
-			detail := fmt.Sprintf("agent %q lists tool %q, which no plugin provides.", a.Name, t)
-			if s := suggest(t, names); s != "" {
-				detail += fmt.Sprintf(" Did you mean %q?", s)
-			}
-			if len(names) > 0 {
-				detail += " Available tools: " + strings.Join(names, ", ") + "."
-			} else {
-				detail += " No plugin provides any tool: add a plugin block (for example source = \"builtin:core\")."
-			}
-			diags = append(diags, &hcl.Diagnostic{Severity: hcl.DiagError, Summary: "Unknown tool", Detail: detail, Subject: subj})
-		}
-	}
-	return diags
 }
 
 // models builds one loop.Model per model block, wrapped by cassettes.
@@ -353,36 +323,4 @@ func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
 	}
 	return ref.plugin.Call(ctx, call)
-}
-
-// suggest returns the closest name within an edit distance below 3, or "".
-func suggest(name string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := levenshtein(strings.ToLower(name), strings.ToLower(n)); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
