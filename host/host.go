@@ -94,7 +94,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin failed to load",
-				Detail:   fmt.Sprintf("plugin %q: %v", p.Name, errs[i]),
+				Detail:   errs[i].Error(), // Load's error names the plugin
 				Subject:  p.DefRange.Ptr(),
 			})
 		}

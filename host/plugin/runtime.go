@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +27,8 @@ import (
 type Runtime struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
+	// cacheDir is the on-disk compilation cache ("" = in memory only).
+	cacheDir string
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
@@ -70,12 +74,13 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
-		rt:      rt,
-		cache:   cache,
-		wasi:    rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
-		ctx:     bctx,
-		cancel:  cancel,
-		builtin: plugins.Builtin,
+		rt:       rt,
+		cache:    cache,
+		cacheDir: cacheDir,
+		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
+		ctx:      bctx,
+		cancel:   cancel,
+		builtin:  plugins.Builtin,
 	}, nil
 }
 
@@ -226,6 +231,9 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 		return nil, nil, err
 	}
 	cm, err := r.rt.CompileModule(ctx, patched)
+	if err != nil && r.dropBadCache(ctx, err) {
+		cm, err = r.rt.CompileModule(ctx, patched)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile: %w", err)
 	}
@@ -234,6 +242,30 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 		return nil, nil, err
 	}
 	return cm, bin, nil
+}
+
+// dropBadCache handles a compile error caused by an unreadable entry of
+// the on-disk cache (a truncated or overwritten file: wazero reports it as
+// an error instead of recompiling). It deletes the cached entries so the
+// next compile starts afresh, and says whether a retry makes sense. Only
+// files are removed: a concurrent compile that has one open still reads it,
+// and one that misses recompiles and writes a new entry.
+func (r *Runtime) dropBadCache(ctx context.Context, err error) bool {
+	if r.cacheDir == "" || !strings.Contains(err.Error(), "compilationcache:") {
+		return false
+	}
+	dirs, _ := filepath.Glob(filepath.Join(r.cacheDir, "wazero-*"))
+	removed := 0
+	for _, d := range dirs {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ".tmp") && os.Remove(filepath.Join(d, e.Name())) == nil {
+				removed++
+			}
+		}
+	}
+	zerolog.Ctx(ctx).Warn().Err(err).Str("cache", r.cacheDir).Int("removed", removed).Msg("compilation cache unreadable; cleared it and compiling afresh")
+	return removed > 0
 }
 
 // extismModule is the import module of Extism plugins.
