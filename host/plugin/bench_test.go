@@ -48,17 +48,21 @@ func BenchmarkCompileWarmCache(b *testing.B) {
 
 // BenchmarkCallAgenthost measures one echo call end to end (argument
 // validation, instance, protocol, result), with a fresh instance started
-// on the call path (cold) or pre-started in the background (warm).
+// on the call path (cold) or pre-started in the background (warm). warm_raw
+// calls a tool that copies its request to stdout without decoding it: the
+// host's share of a warm call; the rest of warm is the guest's own work
+// (encoding/json starting from cold caches in every fresh instance).
 func BenchmarkCallAgenthost(b *testing.B) {
 	for _, mode := range []struct {
 		name     string
+		tool     string
 		prestart bool
-	}{{"cold", false}, {"warm", true}} {
+	}{{"cold", "echo", false}, {"warm", "echo", true}, {"warm_raw", "raw", true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			r := newRuntime(b)
 			p := load(b, r, pluginConfig(b, "echo", guests["echo"]))
 			p.SetPrestart(mode.prestart)
-			c := loop.ToolCall{ID: "b", Name: "echo", Arguments: `{"text":"bench"}`}
+			c := loop.ToolCall{ID: "b", Name: mode.tool, Arguments: `{"text":"bench"}`}
 			ctx := context.Background()
 			if _, err := p.Call(ctx, c); err != nil { // the first call is cold either way
 				b.Fatal(err)
@@ -68,7 +72,7 @@ func BenchmarkCallAgenthost(b *testing.B) {
 					// A model takes far longer to answer than a guest takes
 					// to start; let the pre-started instance get ready.
 					b.StopTimer()
-					waitReady(b, p, "echo")
+					waitReady(b, p, mode.tool)
 					b.StartTimer()
 				}
 				res, err := p.Call(ctx, c)

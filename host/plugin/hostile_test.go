@@ -229,7 +229,7 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Kind != config.KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 9 || info.Manifest.Name != "echo" {
+	if info.Kind != config.KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 10 || info.Manifest.Name != "echo" {
 		t.Errorf("echo: %+v", info)
 	}
 	out := info.String()

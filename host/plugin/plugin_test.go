@@ -35,7 +35,7 @@ func TestEchoDescribeAndCall(t *testing.T) {
 	if p.Kind() != config.KindAgenthost || p.manifestSource != "describe" {
 		t.Fatalf("kind %q source %q, want agenthost from describe", p.Kind(), p.manifestSource)
 	}
-	if got := len(p.Tools()); got != 9 {
+	if got := len(p.Tools()); got != 10 {
 		t.Fatalf("%d tools, want 9", got)
 	}
 	if p.Tools()[3].Name != "soft_fail" || string(p.Tools()[3].InputSchema) != `{"type":"object"}` {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -27,7 +28,8 @@ const manifest = `{
     {"name": "clock", "description": "Print the time and random bytes."},
     {"name": "read", "description": "Read a file.", "input_schema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}},
     {"name": "write", "description": "Write a file.", "input_schema": {"type": "object", "required": ["path", "text"], "properties": {"path": {"type": "string"}, "text": {"type": "string"}}}},
-    {"name": "list", "description": "List a directory.", "input_schema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}}
+    {"name": "list", "description": "List a directory.", "input_schema": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}}}},
+    {"name": "raw", "description": "Copy the request to stdout without decoding it (measures the host's share of a call)."}
   ],
   "requests": {
     "fs": [{"guest": "/workspace", "access": "rw", "reason": "files"}, {"guest": "/extra", "access": "ro", "reason": "not granted in tests"}],
@@ -50,6 +52,10 @@ func main() {
 	default:
 		fmt.Fprintln(os.Stderr, "echo: unknown AGENTHOST_MODE")
 		os.Exit(2)
+	}
+	if os.Getenv("AGENTHOST_TOOL") == "raw" {
+		io.Copy(os.Stdout, os.Stdin)
+		return
 	}
 	var req struct {
 		Tool      string `json:"tool"`
