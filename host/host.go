@@ -120,12 +120,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			h.tools[spec.Name] = toolRef{plugin: p, spec: spec}
 		}
 	}
-	available := make([]string, 0, len(h.tools))
-	for n := range h.tools {
-		available = append(available, n)
+	// A plugin that failed to load is reported once; the tools it would
+	// have offered are not reported again as unknown.
+	if !diags.HasErrors() {
+		available := make([]string, 0, len(h.tools))
+		for n := range h.tools {
+			available = append(available, n)
+		}
+		sort.Strings(available)
+		diags = append(diags, cfg.CheckTools(available)...)
 	}
-	sort.Strings(available)
-	diags = append(diags, cfg.CheckTools(available)...)
 	if diags.HasErrors() {
 		return nil, diags, nil
 	}

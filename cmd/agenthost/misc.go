@@ -17,6 +17,7 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/plugins"
 )
 
 func isTerminal(f *os.File) bool {
@@ -105,7 +106,7 @@ func cmdInit(_ context.Context, args []string, e *env) int {
 // cmdPlugin handles `agenthost plugin inspect FILE.wasm`.
 func cmdPlugin(ctx context.Context, args []string, e *env) int {
 	if len(args) == 0 || args[0] != "inspect" {
-		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm")
+		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME")
 	}
 	fs := newFlags("plugin inspect", e)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -114,14 +115,11 @@ func cmdPlugin(ctx context.Context, args []string, e *env) int {
 		return flagExit(err)
 	}
 	if len(pos) != 1 {
-		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm")
+		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME")
 	}
-	b, err := os.ReadFile(pos[0])
-	if err != nil {
-		if errors.Is(err, fs_ErrNotExist) {
-			return usageErr(e, "plugin inspect: %s does not exist", pos[0])
-		}
-		return usageErr(e, "plugin inspect: %v", err)
+	b, code := readPlugin(pos[0], e)
+	if code != exitOK {
+		return code
 	}
 	rt, err := plugin.NewRuntime(ctx, "")
 	if err != nil {
@@ -144,4 +142,21 @@ func cmdPlugin(ctx context.Context, args []string, e *env) int {
 	return exitOK
 }
 
-var fs_ErrNotExist = fs.ErrNotExist
+// readPlugin reads a .wasm file, or an embedded plugin named builtin:NAME.
+func readPlugin(name string, e *env) ([]byte, int) {
+	if b, ok := strings.CutPrefix(name, "builtin:"); ok {
+		wasm, found := plugins.Builtin(b)
+		if !found {
+			return nil, usageErr(e, "plugin inspect: no builtin plugin %q; builtins: %s", b, strings.Join(plugins.BuiltinNames(), ", "))
+		}
+		return wasm, exitOK
+	}
+	wasm, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, usageErr(e, "plugin inspect: %s does not exist", name)
+	}
+	if err != nil {
+		return nil, usageErr(e, "plugin inspect: %v", err)
+	}
+	return wasm, exitOK
+}
