@@ -108,8 +108,10 @@
 // so that an assistant message is never separated from its tool results;
 // fewer than two older messages skips compaction. The older messages are
 // replaced by one user message "Summary of earlier conversation: …". The
-// compaction event carries the summary message (Msg); no message event is
-// emitted for it, because it replaces messages rather than following them.
+// compaction event carries the summary message (Msg), the number of messages
+// it replaced (Replaced) and the number of recent messages kept (Kept); no
+// message event is emitted for it, because it replaces messages rather than
+// following them.
 // A failed or empty summary leaves the history as it was (a failure is listed
 // in Result.Errors). Compaction is not a step and is not streamed to OnText.
 //

@@ -54,6 +54,13 @@ type Event struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
 
+	// compaction: how many older messages the summary replaced, and how
+	// many recent messages (after the system message) were kept verbatim.
+	// The history after compaction is [system] + summary (Msg) + the last
+	// Kept messages; session.History replays it from these fields.
+	Replaced int `json:"replaced,omitempty"`
+	Kept     int `json:"kept,omitempty"`
+
 	// Free text: the reason for a drop, a retry's error, a doom-loop action,
 	// the aborted state of a call.
 	Message string `json:"message,omitempty"`

@@ -782,8 +782,9 @@ func TestCompaction(t *testing.T) {
 		t.Errorf("request after compaction: %s", dump(next))
 	}
 	ev := rec.of(EventCompaction)
-	if len(ev) != 1 || ev[0].Msg == nil || ev[0].Msg.Content != next[1].Content || ev[0].Usage == nil {
-		t.Errorf("compaction events %+v", ev)
+	if len(ev) != 1 || ev[0].Msg == nil || ev[0].Msg.Content != next[1].Content || ev[0].Usage == nil ||
+		ev[0].Replaced != 3 || ev[0].Kept != 5 {
+		t.Errorf("compaction events %+v; want replaced 3 (user, a1, t1), kept 5", ev)
 	}
 	if res.Usage.TotalTokens != 5*12 {
 		t.Errorf("usage %+v, want the compaction request included (60 total tokens)", res.Usage)

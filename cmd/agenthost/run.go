@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +97,11 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	out := &output{e: e, json: *asJSON, events: *events, progress: e.stderrTTY && !*events && !*asJSON}
 	r := &loop.Runner{
 		Sink: loop.SinkFunc(func(ev loop.Event) {
+			if ev.Type == loop.EventRunEnd && ev.Depth == 0 && ev.Result != nil {
+				// The loop does not know the session; run.end carries it
+				// like --json does, in the session file and in --events.
+				ev.Result.Session = sess.ID
+			}
 			sess.Emit(ev)
 			out.event(ev)
 		}),
@@ -342,5 +346,3 @@ func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.Tool
 		return loop.AnswerStop
 	}
 }
-
-var _ = os.Stdout

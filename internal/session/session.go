@@ -180,14 +180,34 @@ func Events(dataDir, id string) (Meta, []loop.Event, error) {
 }
 
 // History returns the top-level (depth 0) messages of a session, without
-// system messages, for continuing it. Tool calls without a tool message (a
-// run killed mid-step) are answered with an "aborted" error result so the
-// history stays valid for providers.
+// system messages, for continuing it: the history the next request of the
+// session would carry. Compaction events are applied as the loop applied
+// them: the messages before the last Kept ones are replaced by the summary
+// (a compaction event without Kept, written by an older version, or whose
+// Kept does not fit, leaves the messages as they were). Tool calls without a
+// tool message (a run killed mid-step) are answered with an "aborted" error
+// result so the history stays valid for providers; this repair is also
+// applied where each continued run started, because that run was given the
+// repaired history and its compaction counts refer to it.
 func History(evs []loop.Event) []loop.Message {
 	var msgs []loop.Message
 	for _, e := range evs {
-		if e.Type == loop.EventMessage && e.Depth == 0 && e.Msg != nil && e.Msg.Role != loop.RoleSystem {
-			msgs = append(msgs, *e.Msg)
+		if e.Depth != 0 {
+			continue
+		}
+		switch e.Type {
+		case loop.EventRunStart:
+			msgs = repair(msgs)
+		case loop.EventMessage:
+			if e.Msg != nil && e.Msg.Role != loop.RoleSystem {
+				msgs = append(msgs, *e.Msg)
+			}
+		case loop.EventCompaction:
+			if e.Msg != nil && e.Kept > 0 && e.Kept <= len(msgs) {
+				h := make([]loop.Message, 0, 1+e.Kept)
+				h = append(h, *e.Msg)
+				msgs = append(h, msgs[len(msgs)-e.Kept:]...)
+			}
 		}
 	}
 	return repair(msgs)
