@@ -61,12 +61,17 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 	return usageErr(e, "usage: agenthost sessions [-c FILE] [list | show ID]")
 }
 
-// summarize returns the last stop reason, steps and first prompt of a session.
+// summarize returns the last stop reason, steps and first prompt of a
+// session. A session whose last run has no run.end is "unfinished": it is
+// still running, or its process was killed (it can be continued either way).
 func summarize(evs []loop.Event) (stop, steps, prompt string) {
-	stop, steps = "running", "-"
+	stop, steps = "unfinished", "-"
 	for _, ev := range evs {
 		if ev.Depth != 0 {
 			continue
+		}
+		if ev.Type == loop.EventRunStart {
+			stop, steps = "unfinished", "-"
 		}
 		if ev.Type == loop.EventRunEnd && ev.Result != nil {
 			stop = string(ev.Result.StopReason)
