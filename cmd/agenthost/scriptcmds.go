@@ -53,9 +53,15 @@ func scriptSetup(env *testscript.Env) error {
 	// One compilation cache for every scenario of this process: compiling
 	// the core plugin cold takes seconds, from the cache milliseconds.
 	env.Setenv("AGENTHOST_CACHE_DIR", sharedCacheDir())
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG"} {
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR"} {
 		env.Setenv(k, "")
 	}
+	// $REPO is the agenthost checkout the tests run in (empty outside one),
+	// so a script can use the project's own examples; $AGENTHOST_UPDATE is
+	// passed on so such a script can rewrite a file there instead of
+	// failing (quickstart_record.txtar re-records the quickstart cassette).
+	env.Setenv("REPO", repoRoot())
+	env.Setenv("AGENTHOST_UPDATE", os.Getenv("AGENTHOST_UPDATE"))
 	// buildwasm runs the go command: give it the real caches, not $HOME's.
 	for k, v := range goEnvs() {
 		if v != "" {
@@ -64,6 +70,26 @@ func scriptSetup(env *testscript.Env) error {
 	}
 	return nil
 }
+
+// repoRoot is the nearest directory at or above the working directory
+// whose go.mod declares the agenthost module, or "".
+var repoRoot = sync.OnceValue(func() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module github.com/agenthost/agenthost\n") {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+})
 
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
