@@ -17,6 +17,10 @@ import (
 // holds the agent's config, the model's scripted answers and the commands
 // to run with their expected output. See docs/testing.md.
 //
+// Flags: -v prints every scenario's log, -run TEXT keeps the scenarios whose
+// name contains TEXT, -update rewrites a failing cmp's expected file inside
+// the scenario file.
+//
 // Paths may be files or directories (every *.txtar in it); the default is
 // testdata/agenthost. The scenario environment has AGENTHOST_PROJECT set to
 // the directory 'agenthost test' ran in, so a scenario can run the
@@ -25,6 +29,7 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("test", e)
 	verbose := fs.Bool("v", false, "print every scenario's log, not only failures")
 	run := fs.String("run", "", "run only scenarios whose name contains this `text`")
+	update := fs.Bool("update", false, "rewrite a failing cmp's expected file when it is part of the scenario file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -80,6 +85,7 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 
 	p := scenarioParams(map[string]string{"AGENTHOST_PROJECT": wd})
 	p.Files = files
+	p.UpdateScripts = *update
 	t := &scenarioT{out: e.stdout, verbose: *verbose}
 	func() {
 		defer func() {
@@ -91,7 +97,17 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 		}()
 		testscript.RunT(t, p)
 	}()
-	fmt.Fprintf(e.stdout, "%d passed, %d failed\n", t.passed, t.failed)
+	if t.fail {
+		// RunT itself gave up (no temporary directory, say): no scenario
+		// ran to the end, so none may count as passed.
+		fmt.Fprintf(e.stderr, "agenthost: test: %s\n", strings.TrimSpace(t.log.String()))
+		return exitError
+	}
+	summary := fmt.Sprintf("%d passed, %d failed", t.passed, t.failed)
+	if t.skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", t.skipped)
+	}
+	fmt.Fprintln(e.stdout, summary)
 	if t.failed > 0 {
 		return exitError
 	}
@@ -107,15 +123,17 @@ type scenarioT struct {
 	name    string
 	parent  *scenarioT
 
-	mu     sync.Mutex
-	log    strings.Builder
-	failed int
-	passed int
-	fail   bool
+	mu      sync.Mutex
+	log     strings.Builder
+	failed  int
+	passed  int
+	skipped int
+	fail    bool
+	skipMsg string
 }
 
 func (t *scenarioT) Skip(args ...any) {
-	t.Log(append([]any{"SKIP:"}, args...)...)
+	t.skipMsg = strings.TrimSpace(fmt.Sprintln(args...))
 	panic(errSkip)
 }
 
@@ -163,7 +181,12 @@ func (t *scenarioT) Run(name string, f func(testscript.T)) {
 	}()
 	switch {
 	case skipped:
-		fmt.Fprintf(t.out, "SKIP %s\n", name)
+		t.skipped++
+		if sub.skipMsg != "" {
+			fmt.Fprintf(t.out, "SKIP %s: %s\n", name, sub.skipMsg)
+		} else {
+			fmt.Fprintf(t.out, "SKIP %s\n", name)
+		}
 	case sub.fail:
 		t.failed++
 		fmt.Fprintf(t.out, "FAIL %s\n%s\n", name, indentLines(sub.log.String()))
