@@ -52,7 +52,13 @@ func scriptSetup(env *testscript.Env) error {
 	env.Setenv("TZ", "UTC")
 	// One compilation cache for every scenario of this process: compiling
 	// the core plugin cold takes seconds, from the cache milliseconds.
-	env.Setenv("AGENTHOST_CACHE_DIR", sharedCacheDir())
+	// A cache dir given by the environment (an outer script running
+	// 'agenthost test', or the user's own) is shared too.
+	cache := os.Getenv("AGENTHOST_CACHE_DIR")
+	if cache == "" {
+		cache = sharedCacheDir()
+	}
+	env.Setenv("AGENTHOST_CACHE_DIR", cache)
 	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR"} {
 		env.Setenv(k, "")
 	}

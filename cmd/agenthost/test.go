@@ -60,6 +60,9 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 		files = sel
 	}
 	if len(files) == 0 {
+		if *run != "" {
+			return usageErr(e, "test: no .txtar scenario files matching -run %q in %s", *run, strings.Join(pos, ", "))
+		}
 		return usageErr(e, "test: no .txtar scenario files in %s", strings.Join(pos, ", "))
 	}
 	sort.Strings(files)
