@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -19,7 +20,7 @@ import (
 //
 // Flags: -v prints every scenario's log, -run TEXT keeps the scenarios whose
 // name contains TEXT, -update rewrites a failing cmp's expected file inside
-// the scenario file.
+// the scenario file, -timeout D (default 10m) fails what still runs after D.
 //
 // Paths may be files or directories (every *.txtar in it); the default is
 // testdata/agenthost. The scenario environment has AGENTHOST_PROJECT set to
@@ -29,6 +30,7 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("test", e)
 	verbose := fs.Bool("v", false, "print every scenario's log, not only failures")
 	run := fs.String("run", "", "run only scenarios whose name contains this `text`")
+	timeout := fs.Duration("timeout", 10*time.Minute, "fail the scenarios still running after this `duration`; their commands are killed")
 	update := fs.Bool("update", false, "rewrite a failing cmp's expected file when it is part of the scenario file")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -89,6 +91,31 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 	p := scenarioParams(map[string]string{"AGENTHOST_PROJECT": wd})
 	p.Files = files
 	p.UpdateScripts = *update
+	if *timeout > 0 {
+		p.Deadline = time.Now().Add(*timeout)
+	}
+	// The scenarios cannot be cancelled from outside testscript: on the
+	// first interrupt stop at once (the commands they run got it too).
+	var (
+		doneMu sync.Mutex
+		done   bool
+	)
+	defer func() {
+		doneMu.Lock()
+		done = true
+		doneMu.Unlock()
+	}()
+	go func() {
+		<-ctx.Done()
+		doneMu.Lock()
+		defer doneMu.Unlock()
+		if done {
+			return // cancelled because we returned
+		}
+		os.RemoveAll(bin)
+		fmt.Fprintln(e.stderr, "agenthost: test: interrupted")
+		os.Exit(exitAborted)
+	}()
 	t := &scenarioT{out: e.stdout, verbose: *verbose}
 	func() {
 		defer func() {
