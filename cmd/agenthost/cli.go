@@ -68,7 +68,7 @@ Usage:
   agenthost tools    [-c FILE] [-a AGENT] [--json]
   agenthost plugin inspect FILE.wasm
   agenthost sessions [-c FILE] [list | show ID]
-  agenthost test     [PATH...]
+  agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
   agenthost init
   agenthost version
 
