@@ -3,7 +3,11 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/loop"
@@ -114,4 +118,41 @@ func waitReady(tb testing.TB, p *Plugin, tool string) {
 		tb.Fatal("pre-started instance ended before its call")
 	}
 	t.warm <- i
+}
+
+// BenchmarkCallCore measures a read_file call to the embedded core plugin,
+// on a fresh instance (cold) and on a pre-started one (warm).
+func BenchmarkCallCore(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []struct {
+		name     string
+		prestart bool
+	}{{"cold", false}, {"warm", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			r := newRuntime(b)
+			p := load(b, r, &config.Plugin{Name: "core", Builtin: "core",
+				Limits: config.Limits{Memory: DefaultMemory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
+				Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "ro"}}})
+			p.SetPrestart(mode.prestart)
+			c := loop.ToolCall{ID: "b", Name: "read_file", Arguments: `{"path":"a.txt"}`}
+			ctx := context.Background()
+			if _, err := p.Call(ctx, c); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if mode.prestart {
+					b.StopTimer()
+					waitReady(b, p, "read_file")
+					b.StartTimer()
+				}
+				res, err := p.Call(ctx, c)
+				if err != nil || res.IsError || !strings.Contains(res.Content, "three") {
+					b.Fatal(res, err)
+				}
+			}
+		})
+	}
 }

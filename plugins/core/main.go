@@ -73,6 +73,7 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root stri
 		return exitMisuse
 	}
 
+	warmUp(tool)
 	data, err := io.ReadAll(io.LimitReader(stdin, maxRequest+1))
 	if err != nil {
 		io.WriteString(stderr, "core: reading the request from stdin: "+err.Error()+"\n")
@@ -114,6 +115,35 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root stri
 		return exitMisuse
 	}
 	return code
+}
+
+// warmUp does the JSON work of a call once on sample values before the
+// request is read. The host starts the next instance of a tool ahead of its
+// call; the instance then does this while it waits on stdin, and the real
+// call finds encoding/json's caches for the request, the tool's arguments
+// and the result already filled (about 0.7 ms less per call).
+func warmUp(tool string) {
+	var req request
+	_ = json.Unmarshal([]byte(`{"tool":"x","arguments":{},"call_id":"c"}`), &req)
+	var v any
+	switch tool {
+	case "read_file":
+		v = &readFileArgs{}
+	case "write_file":
+		v = &writeFileArgs{}
+	case "list_dir":
+		v = &listDirArgs{}
+	case "search":
+		v = &searchArgs{}
+	case "edit":
+		v = &editArgs{}
+	}
+	if v != nil {
+		_ = decodeArgs(tool, json.RawMessage(`{}`), v)
+	}
+	enc := json.NewEncoder(io.Discard)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(result{Content: []content{{Type: "text", Text: "x"}}})
 }
 
 // call dispatches one tool call. A returned error is a tool error for the model.

@@ -38,6 +38,24 @@ const manifest = `{
   }
 }`
 
+type request struct {
+	Tool      string `json:"tool"`
+	Arguments args   `json:"arguments"`
+	CallID    string `json:"call_id"`
+}
+
+// warm runs the JSON work of a call once on a sample before the request is
+// read: a pre-started instance does it while it waits, so the real call
+// finds encoding/json's caches filled.
+func warm() {
+	var r request
+	_ = json.Unmarshal([]byte(`{"tool":"echo","arguments":{"text":"x","path":"y"},"call_id":"c"}`), &r)
+	_ = json.NewEncoder(io.Discard).Encode(map[string]any{
+		"content":  []map[string]string{{"type": "text", "text": r.Arguments.Text}},
+		"is_error": false,
+	})
+}
+
 type args struct {
 	Text string `json:"text"`
 	Path string `json:"path"`
@@ -57,11 +75,8 @@ func main() {
 		io.Copy(os.Stdout, os.Stdin)
 		return
 	}
-	var req struct {
-		Tool      string `json:"tool"`
-		Arguments args   `json:"arguments"`
-		CallID    string `json:"call_id"`
-	}
+	var req request
+	warm()
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
 		fmt.Fprintln(os.Stderr, "echo: bad request:", err)
 		os.Exit(2)
