@@ -34,6 +34,15 @@ func main() {
 	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr))
 }
 
+// request is what agenthost writes on stdin in call mode.
+type request struct {
+	Tool      string `json:"tool"`
+	Arguments struct {
+		Text *string `json:"text"`
+	} `json:"arguments"`
+	CallID string `json:"call_id"`
+}
+
 // run returns the exit code: 0 success, 1 tool error (shown to the model),
 // 2 protocol misuse (a plugin failure).
 func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -47,13 +56,14 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	var req struct {
-		Tool      string `json:"tool"`
-		Arguments struct {
-			Text *string `json:"text"`
-		} `json:"arguments"`
-		CallID string `json:"call_id"`
-	}
+	// Everything that does not need the request happens before reading it:
+	// agenthost starts the instance ahead of the call, so this warm-up runs
+	// while the model thinks, not while it waits for the result.
+	var warm request
+	_ = json.Unmarshal([]byte(`{"tool":"echo","arguments":{"text":"x"},"call_id":"c"}`), &warm)
+	reply(io.Discard, "x", false)
+
+	var req request
 	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
 		return reply(stdout, "invalid request: "+err.Error(), true)
 	}
