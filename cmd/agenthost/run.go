@@ -233,7 +233,7 @@ func (o *output) progressLine(ev loop.Event) {
 		}
 		fmt.Fprintf(w, "%s· %s step %d/%d%s\n", indent, ev.Agent, ev.Step, ev.StepsMax, final)
 		if left := ev.StepsMax - ev.Step; left > 0 && left <= max((ev.StepsMax+4)/5, 2) {
-			fmt.Fprintf(w, "%s  %d steps left\n", indent, left)
+			fmt.Fprintf(w, "%s  %d %s left\n", indent, left, plural(left, "step", "steps"))
 		}
 	case loop.EventToolEnd:
 		status := "ok"
@@ -413,4 +413,11 @@ func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.Tool
 	default:
 		return loop.AnswerStop
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
