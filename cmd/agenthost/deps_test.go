@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestImportPolicy enforces the layering of STYLE.md (config → host → loop →
+// cmd) beyond package loop's own TestDeps: host/config never reaches the
+// sandbox, the provider client, the loop or the host; the command line never
+// imports wazero or go-openai itself; plugins and prompts are leaves.
+func TestImportPolicy(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found")
+	}
+	const mod = "github.com/agenthost/agenthost"
+	list := func(format, pkg string) []string {
+		out, err := exec.Command(gobin, "list", "-f", format, pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		return strings.Fields(string(out))
+	}
+	rules := []struct {
+		pkg       string
+		direct    bool // only direct imports, else every dependency
+		forbidden []string
+	}{
+		{"../../host/config", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/loop", mod + "/host/plugin", mod + "/host/provider", mod + "/cmd"}},
+		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai"}},
+		{"../../plugins", false, []string{mod + "/"}},
+		{"../../prompts", false, []string{mod + "/"}},
+	}
+	for _, r := range rules {
+		format := `{{join .Deps " "}}`
+		if r.direct {
+			format = `{{join .Imports " "}}`
+		}
+		deps := list(format, r.pkg)
+		if len(deps) == 0 {
+			t.Fatalf("go list printed nothing for %s", r.pkg)
+		}
+		for _, d := range deps {
+			for _, f := range r.forbidden {
+				if d == f || strings.HasPrefix(d, strings.TrimSuffix(f, "/")+"/") {
+					t.Errorf("%s imports %s, which the import policy forbids", r.pkg, d)
+				}
+			}
+		}
+	}
+}
