@@ -66,7 +66,7 @@ Usage:
                      [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
   agenthost validate [-c FILE]
   agenthost tools    [-c FILE] [-a AGENT] [--json]
-  agenthost plugin inspect FILE.wasm
+  agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
   agenthost sessions [-c FILE] [list | show ID]
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
   agenthost init
