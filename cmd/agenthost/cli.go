@@ -143,11 +143,9 @@ func usageErr(e *env, format string, a ...any) int {
 	return exitUsage
 }
 
-// errFlagHelp is returned by parse when -h was asked.
-var errFlagHelp = flag.ErrHelp
-
+// flagExit is the exit code after a flag error: 0 when -h was asked.
 func flagExit(err error) int {
-	if errors.Is(err, errFlagHelp) {
+	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	return exitUsage

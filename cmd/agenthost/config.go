@@ -7,8 +7,6 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 )
@@ -66,5 +64,3 @@ func loadHost(ctx context.Context, path string, opts host.Options, e *env) (*hos
 func useColor(e *env) bool {
 	return e.stderrTTY && e.getenv("NO_COLOR") == ""
 }
-
-var _ = hcl.DiagError
