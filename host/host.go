@@ -173,13 +173,14 @@ func (h *Host) models(opts Options) (map[string]loop.Model, error) {
 		}
 		p := provs[m.Provider]
 		var lm loop.Model = provider.New(provider.Options{
-			BaseURL:     p.BaseURL,
-			APIKey:      p.APIKey,
-			Headers:     p.Headers,
-			Model:       m.ID,
-			Temperature: m.Temperature,
-			MaxTokens:   m.MaxTokens,
-			IdleTimeout: p.IdleTimeout,
+			BaseURL:        p.BaseURL,
+			APIKey:         p.APIKey,
+			Headers:        p.Headers,
+			Model:          m.ID,
+			Temperature:    m.Temperature,
+			MaxTokens:      m.MaxTokens,
+			IdleTimeout:    p.IdleTimeout,
+			RequestTimeout: p.RequestTimeout,
 		})
 		if h.recorder != nil {
 			lm = h.recorder.Wrap(m.ID, lm)

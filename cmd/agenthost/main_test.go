@@ -10,6 +10,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"agenthost": func() { os.Exit(Main()) },
+		// ptyrun CMD ARGS... runs CMD with stdout and stderr on terminals
+		// (pty_linux_test.go).
+		"ptyrun": func() { os.Exit(ptyRun()) },
 	})
 }
 

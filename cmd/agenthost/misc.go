@@ -138,7 +138,7 @@ func cmdPlugin(ctx context.Context, args []string, e *env) int {
 		_ = enc.Encode(info)
 		return exitOK
 	}
-	fmt.Fprint(e.stdout, info.String())
+	fmt.Fprint(e.stdout, outText(e, info.String())) // the manifest is the plugin's
 	return exitOK
 }
 

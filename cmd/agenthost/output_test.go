@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/termtext"
+
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -51,6 +53,9 @@ func TestTextStreamsOnlyTopLevel(t *testing.T) {
 	o.event(loop.Event{Type: loop.EventStepStart, Agent: "build", Step: 1, StepsMax: 2})
 	o.text("build", 0, "Looking.")
 	o.text("explore", 1, "child text")
+	o.event(loop.Event{Type: loop.EventMessage, Agent: "explore", Depth: 1, Msg: &loop.Message{Role: loop.RoleAssistant, Content: "child text"}})
+	o.event(loop.Event{Type: loop.EventMessage, Agent: "build", Msg: &loop.Message{Role: loop.RoleAssistant, Content: "Looking."}})
+	o.event(loop.Event{Type: loop.EventStepEnd, Agent: "build", Step: 1, StepsMax: 2})
 	o.event(loop.Event{Type: loop.EventStepStart, Agent: "build", Step: 2, StepsMax: 2})
 	o.finish(&loop.Result{StopReason: loop.StopMaxSteps, Steps: 2, StepsMax: 2, Output: "[agenthost] stopped: step limit reached", Session: "s1"})
 	if got, want := stdout.String(), "Looking.\n[agenthost] stopped: step limit reached\n"; got != want {
@@ -58,5 +63,84 @@ func TestTextStreamsOnlyTopLevel(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "stopped: max_steps after 2 of 2 steps") {
 		t.Errorf("stderr = %q, want the stop summary", stderr.String())
+	}
+}
+
+// retriedStep drives o through a step whose first request streamed
+// "Partial ans" and was cut, and whose retry streamed the whole answer.
+func retriedStep(o *output, answer string) {
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 3})
+	o.text("main", 0, "Partial ")
+	o.text("main", 0, "ans")
+	o.event(loop.Event{Type: loop.EventRetry, Agent: "main", Step: 1, Attempt: 1, DelayMS: loop.Int64(1), Message: "provider: stream cut"})
+	for _, w := range strings.SplitAfter(answer, " ") {
+		o.text("main", 0, w)
+	}
+	o.event(loop.Event{Type: loop.EventMessage, Agent: "main", Msg: &loop.Message{Role: loop.RoleAssistant, Content: answer}})
+	o.event(loop.Event{Type: loop.EventStepEnd, Agent: "main", Step: 1, StepsMax: 3})
+	o.finish(&loop.Result{StopReason: loop.StopCompleted, Steps: 1, StepsMax: 3, Output: answer})
+}
+
+// TestRetriedStreamPiped: off a terminal, stdout holds the kept answer
+// exactly once, byte for byte (control characters included).
+func TestRetriedStreamPiped(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr}, false, false)
+	retriedStep(o, "Partial answer, \x1b[1mthen\x1b[0m complete.")
+	if got, want := stdout.String(), "Partial answer, \x1b[1mthen\x1b[0m complete.\n"; got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+// TestFailedRequestTextDropped: off a terminal, the text of a request that
+// finally failed is not printed: no response kept it.
+func TestFailedRequestTextDropped(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr}, false, false)
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 3})
+	o.text("main", 0, "Partial ")
+	o.event(loop.Event{Type: loop.EventStepEnd, Agent: "main", Step: 1, StepsMax: 3, Message: "provider_error"})
+	o.finish(&loop.Result{StopReason: loop.StopProviderError, Steps: 1, StepsMax: 3, Errors: []string{"provider: HTTP 500: boom"}})
+	if stdout.Len() != 0 {
+		t.Errorf("stdout = %q, want nothing", stdout.String())
+	}
+}
+
+// TestRetriedStreamTerminal: on a terminal, text streams live and escaped;
+// a retry after partial text prints a marker line, and the final answer is
+// not printed a second time at the end.
+func TestRetriedStreamTerminal(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr, stdoutTTY: true}, false, false)
+	retriedStep(o, "Partial answer, \x1b]0;pwned\x07 complete.")
+	want := "Partial ans\n" + streamRetried + `Partial answer, \x1b]0;pwned\x07 complete.` + "\n"
+	if got := stdout.String(); got != want {
+		t.Errorf("stdout = %q, want %q", got, want)
+	}
+}
+
+// TestTerminalEscapesEverywhere: on a terminal, nothing the model, a tool or
+// a provider wrote reaches it raw: streamed text, the final output printed
+// at the end, progress lines and errors.
+func TestTerminalEscapesEverywhere(t *testing.T) {
+	const evil = "\x1b]0;pwned\x07\x1b[2J\r\u009b"
+	var stdout, stderr bytes.Buffer
+	e := &env{stdout: &stdout, stderr: &stderr, stdoutTTY: true, stderrTTY: true}
+	o := newOutput(e, false, false)
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 2})
+	o.text("main", 0, evil[:3])
+	o.text("main", 0, evil[3:])
+	o.event(loop.Event{Type: loop.EventToolEnd, Agent: "main", Tool: "t" + evil, IsError: loop.Bool(true), DurationMS: loop.Int64(1)})
+	o.event(loop.Event{Type: loop.EventToolDropped, Agent: "main", Tool: "t", Message: evil})
+	o.event(loop.Event{Type: loop.EventRetry, Agent: "main", Attempt: 1, DelayMS: loop.Int64(1), Message: evil})
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 2, StepsMax: 2})
+	o.finish(&loop.Result{StopReason: loop.StopMaxSteps, Steps: 2, StepsMax: 2, Output: "out" + evil, Errors: []string{"provider: HTTP 500: " + evil}})
+	for name, got := range map[string]string{"stdout": stdout.String(), "stderr": stderr.String()} {
+		if strings.ContainsAny(got, "\x1b\x07\r\u009b") {
+			t.Errorf("%s has a raw control character: %q", name, got)
+		}
+		if !strings.Contains(got, termtext.Escape(evil)) {
+			t.Errorf("%s does not show the escaped text %q: %q", name, termtext.Escape(evil), got)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -95,7 +96,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		}
 	}
 
-	out := &output{e: e, json: *asJSON, events: *events, progress: e.stderrTTY && !*events && !*asJSON}
+	out := newOutput(e, *asJSON, *events)
 	r := &loop.Runner{
 		Sink: loop.SinkFunc(func(ev loop.Event) {
 			if ev.Type == loop.EventRunEnd && ev.Depth == 0 && ev.Result != nil {
@@ -172,22 +173,47 @@ func newLogger(level string, e *env) (zerolog.Logger, int) {
 	}
 	var w io.Writer = e.stderr
 	if e.stderrTTY {
-		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly}
+		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: escapeLogEvent}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), exitOK
 }
 
 // output renders a run to the terminal, as --json, or as --events.
+//
+// The top-level agent's text goes to stdout. On a terminal it streams as it
+// arrives, with control characters escaped (termtext); when a request that
+// already showed text is retried, a marker line says so before the answer
+// starts again. Otherwise (a pipe, a file) stdout is exact and holds each
+// response's text only once the response is kept: the text of a request is
+// buffered and printed when its assistant message is appended, and dropped
+// when the request is retried or fails, so a retried stream never prints
+// twice.
 type output struct {
 	e        *env
 	json     bool
 	events   bool
 	progress bool
+	live     bool             // stdout is a terminal: stream text as it arrives
+	term     *termtext.Writer // live: stdout, escaped
 
 	mu       sync.Mutex
-	streamed strings.Builder // top-level text streamed since the last step started
+	pending  strings.Builder // not live: text of the request in flight
+	partial  bool            // live: text of the request in flight is on the screen
+	streamed strings.Builder // top-level text printed since the last step started
 	lastNL   bool            // whether stdout ends with a newline
 	wrote    bool
+}
+
+// streamRetried is printed on a terminal when a request whose text was
+// already shown is retried: the answer starts again below it.
+const streamRetried = "[agenthost] stream interrupted; retrying\n"
+
+func newOutput(e *env, asJSON, events bool) *output {
+	o := &output{e: e, json: asJSON, events: events, progress: e.stderrTTY && !events && !asJSON, live: e.stdoutTTY}
+	if o.live {
+		o.term = termtext.NewWriter(e.stdout)
+	}
+	return o
 }
 
 func (o *output) text(agent string, depth int, s string) {
@@ -196,21 +222,70 @@ func (o *output) text(agent string, depth int, s string) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if !o.live {
+		o.pending.WriteString(s)
+		return
+	}
+	o.print(s)
+	o.partial = true
+}
+
+// print writes model text to stdout, escaped on a terminal.
+func (o *output) print(s string) {
+	if o.live {
+		o.term.WriteString(s)
+	} else {
+		io.WriteString(o.e.stdout, s)
+	}
 	o.streamed.WriteString(s)
-	io.WriteString(o.e.stdout, s)
 	o.wrote = true
 	o.lastNL = strings.HasSuffix(s, "\n")
+}
+
+// endLine ends the text on stdout with a newline if it has none.
+func (o *output) endLine() {
+	if o.term != nil {
+		o.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
+	}
+	if o.wrote && !o.lastNL {
+		io.WriteString(o.e.stdout, "\n")
+		o.lastNL = true
+	}
 }
 
 func (o *output) event(ev loop.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if ev.Type == loop.EventStepStart && ev.Depth == 0 {
-		if o.wrote && !o.lastNL && !o.json && !o.events {
-			io.WriteString(o.e.stdout, "\n")
-			o.lastNL = true
+	if ev.Depth == 0 && !o.json && !o.events {
+		switch ev.Type {
+		case loop.EventStepStart:
+			o.endLine()
+			o.streamed.Reset()
+			o.pending.Reset()
+			o.partial = false
+		case loop.EventRetry:
+			o.pending.Reset()
+			if o.partial {
+				o.endLine()
+				io.WriteString(o.e.stdout, streamRetried)
+				o.streamed.Reset()
+				o.partial = false
+			}
+		case loop.EventMessage:
+			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+				if o.pending.Len() > 0 {
+					o.print(o.pending.String())
+					o.pending.Reset()
+				}
+				if o.term != nil {
+					o.term.Flush()
+				}
+				o.partial = false
+			}
+		case loop.EventStepEnd:
+			o.pending.Reset() // a request that failed: its text is not kept
+			o.partial = false
 		}
-		o.streamed.Reset()
 	}
 	if o.events && ev.Type != loop.EventMessage {
 		writeJSONLine(o.e.stdout, eventJSON(ev))
@@ -221,10 +296,12 @@ func (o *output) event(ev loop.Event) {
 }
 
 // progressLine prints a short human line on stderr for the events a person
-// watching a terminal cares about.
+// watching a terminal cares about. Names and messages may come from the
+// model or a plugin: they are escaped (the display is for a terminal only).
 func (o *output) progressLine(ev loop.Event) {
 	w := o.e.stderr
 	indent := strings.Repeat("  ", ev.Depth)
+	ev.Agent, ev.Tool, ev.Message = termtext.Escape(ev.Agent), termtext.Escape(ev.Tool), termtext.Escape(ev.Message)
 	switch ev.Type {
 	case loop.EventStepStart:
 		final := ""
@@ -276,18 +353,13 @@ func (o *output) finish(res *loop.Result) {
 		// The final text is normally streamed already; a host-written
 		// sentinel, or text from a replay, is printed here.
 		if res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
-			if o.wrote && !o.lastNL {
-				io.WriteString(o.e.stdout, "\n")
-			}
-			io.WriteString(o.e.stdout, res.Output)
-			o.wrote = true
-			o.lastNL = strings.HasSuffix(res.Output, "\n")
+			o.endLine()
+			o.print(res.Output)
 		}
-		if o.wrote && !o.lastNL {
-			io.WriteString(o.e.stdout, "\n")
-		}
+		o.endLine()
 		for _, err := range res.Errors {
-			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", err)
+			// Provider messages quote the server: escaped on a terminal.
+			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
 		}
 		if res.StopReason != loop.StopCompleted {
 			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls (session %s)\n",
@@ -379,11 +451,10 @@ func terminalAsker(e *env) *ttyAsker {
 // AskDoomLoop prints the question and reads one line: o (once), a (always)
 // or s (stop, also the answer to an empty line, end of input or an abort).
 func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.ToolCall, count int) loop.Answer {
-	args := call.Arguments
-	if len(args) > 200 {
-		args = args[:200] + "…"
-	}
-	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ", agent, call.Name, args, count)
+	args := clip(call.Arguments, 200)
+	// The terminal shows the model's call: escaped.
+	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ",
+		termtext.Escape(agent), termtext.Escape(call.Name), termtext.Escape(args), count)
 	type reply struct {
 		line string
 		err  error

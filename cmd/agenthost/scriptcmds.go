@@ -108,12 +108,14 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 // cmdFakeModel drives the fake OpenAI-compatible server:
 //
 //	fakemodel start SCRIPT   start serving SCRIPT's replies; sets OPENAI_BASE_URL
+//	                         (http://HOST:PORT/v1) and FAKEMODEL_ADDR (HOST:PORT)
 //	fakemodel requests [json] print what the host sent (a line per request, or JSON)
+//	fakemodel urls           print "#N METHOD URI" per request (path and query sent)
 //	fakemodel count N        assert exactly N requests were received
 //	fakemodel wait N         block until N requests have arrived (at most 30s)
 func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | count N | wait N")
+		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | urls | count N | wait N")
 	}
 	var srv *fakemodel.Server
 	switch args[0] {
@@ -128,6 +130,7 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		servers.Store(ts, s)
 		ts.Defer(func() { s.Close(); servers.Delete(ts) })
 		ts.Setenv("OPENAI_BASE_URL", s.URL())
+		ts.Setenv("FAKEMODEL_ADDR", s.Addr())
 		return
 	}
 	if v, ok := servers.Load(ts); ok {
@@ -143,6 +146,10 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 			mode = args[1]
 		}
 		fmt.Fprint(ts.Stdout(), srv.Format(mode))
+	case "urls":
+		for i, u := range srv.URLs() {
+			fmt.Fprintf(ts.Stdout(), "#%d %s\n", i+1, u)
+		}
 	case "count":
 		if len(args) != 2 {
 			ts.Fatalf("usage: fakemodel count N")

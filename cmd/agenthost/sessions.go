@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
@@ -38,7 +39,7 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		for _, m := range ms {
 			_, evs, _ := session.Events(dataDir, m.ID)
 			stop, steps, prompt := summarize(evs)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.ID, m.Agent, m.Created.Format("2006-01-02 15:04:05"), stop, steps, prompt)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), stop, steps, outText(e, prompt))
 		}
 		tw.Flush()
 		return exitOK
@@ -88,12 +89,14 @@ func summarize(evs []loop.Event) (stop, steps, prompt string) {
 	return stop, steps, prompt
 }
 
+// printMessage prints one message of a transcript. Everything in it may
+// come from the model or a tool: on a terminal it is escaped.
 func printMessage(e *env, ev loop.Event) {
 	m := ev.Msg
 	indent := strings.Repeat("  ", ev.Depth)
-	who := string(m.Role)
+	who := outText(e, string(m.Role))
 	if ev.Depth > 0 {
-		who = ev.Agent + "/" + who
+		who = outText(e, ev.Agent) + "/" + who
 	}
 	switch m.Role {
 	case loop.RoleSystem:
@@ -104,20 +107,24 @@ func printMessage(e *env, ev loop.Event) {
 		if m.IsError {
 			status = " error"
 		}
-		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, m.Name, m.ToolCallID, status, clip(m.Content, 400))
+		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, outText(e, m.Name), outText(e, m.ToolCallID), status, outText(e, clip(m.Content, 400)))
 		return
 	}
 	if m.Content != "" {
-		fmt.Fprintf(e.stdout, "%s[%s] %s\n", indent, who, m.Content)
+		fmt.Fprintf(e.stdout, "%s[%s] %s\n", indent, who, outText(e, m.Content))
 	}
 	for _, c := range m.ToolCalls {
-		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, c.ID, c.Name, clip(c.Arguments, 400))
+		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, outText(e, c.ID), outText(e, c.Name), outText(e, clip(c.Arguments, 400)))
 	}
 }
 
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

@@ -56,7 +56,8 @@ func cmdTools(ctx context.Context, args []string, e *env) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tPLUGIN\tKIND\tDESCRIPTION")
 	for _, t := range tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Plugin, t.Kind, firstLine(t.Description))
+		// Names and descriptions come from plugins: escaped on a terminal.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", outText(e, t.Name), t.Plugin, t.Kind, outText(e, firstLine(t.Description)))
 	}
 	tw.Flush()
 	return exitOK

@@ -1,15 +1,19 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
+
+	"github.com/agenthost/agenthost/internal/redact"
 )
 
 // Defaults of the host, provider, plugin and agent blocks.
@@ -21,6 +25,7 @@ const (
 	DefaultRetryInitial   = time.Second
 	DefaultRetryMaxDelay  = 60 * time.Second
 	DefaultIdleTimeout    = 120 * time.Second
+	DefaultRequestTimeout = 10 * time.Minute
 	DefaultMemory         = 256 << 20
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxOutput      = 1 << 20
@@ -146,10 +151,8 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 		b.errorf(rp.DefRange, "Missing base_url",
 			"provider %q needs base_url, its OpenAI-compatible endpoint, e.g. base_url = \"http://127.0.0.1:11434/v1\" (Ollama) or \"https://api.openai.com/v1\".", rp.Name)
 	case b.set(rp.BaseURLRange):
-		u, err := url.Parse(rp.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			b.errorf(rp.BaseURLRange, "Invalid base_url",
-				"base_url must be an http:// or https:// URL with a host, like \"http://127.0.0.1:11434/v1\", not %q.", rp.BaseURL)
+		if why := baseURLProblem(rp.BaseURL); why != "" {
+			b.errorf(rp.BaseURLRange, "Invalid base_url", "%s", why)
 		}
 		p.BaseURL = strings.TrimRight(rp.BaseURL, "/")
 	}
@@ -169,7 +172,44 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 	}
 	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", DefaultFinalStepTools, "omit", "none")
 	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", DefaultIdleTimeout)
+	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", DefaultRequestTimeout)
 	return p
+}
+
+// baseURLProblem says what is wrong with a base_url, or "" when it can be
+// used. The value is quoted with its credentials redacted: a diagnostic is
+// printed and may be pasted into a bug report.
+func baseURLProblem(raw string) string {
+	const like = "like \"http://127.0.0.1:11434/v1\" or \"https://api.openai.com/v1\""
+	shown := redact.URL(raw)
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Sprintf("base_url %q is not a URL (%v): write an http:// or https:// URL with a host, %s.", shown, err, like)
+	case u.Scheme == "" || (u.Opaque != "" && u.Scheme != "http" && u.Scheme != "https"):
+		// "localhost:11434/v1" parses as scheme "localhost".
+		return fmt.Sprintf("base_url %q has no scheme: start it with http:// or https://, %s.", shown, like)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Sprintf("base_url %q uses the scheme %q: only http:// and https:// are supported, %s.", shown, u.Scheme, like)
+	case u.Opaque != "" || u.Host == "":
+		return fmt.Sprintf("base_url %q has no host: write %s://HOST[:PORT]/PATH, %s.", shown, u.Scheme, like)
+	case u.Hostname() == "":
+		return fmt.Sprintf("base_url %q has a port but no host name, %s.", shown, like)
+	case strings.HasSuffix(u.Host, ":"):
+		return fmt.Sprintf("base_url %q has a colon but no port after it (it would silently use port %s): write the port, like \"http://127.0.0.1:11434/v1\", or drop the colon for the scheme's default.", shown, map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	case u.Port() != "":
+		if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("base_url %q has port %s: a port is a number from 1 to 65535.", shown, u.Port())
+		}
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return fmt.Sprintf("base_url %q has a #fragment, which is never sent to a server: remove it.", shown)
+	}
+	return ""
 }
 
 func providerNames(cfg *Config) []string {

@@ -126,6 +126,7 @@ func TestExampleDecodes(t *testing.T) {
 		Retry:          Retry{Attempts: 5, Initial: time.Second, MaxDelay: time.Minute},
 		FinalStepTools: "omit",
 		IdleTimeout:    120 * time.Second,
+		RequestTimeout: 10 * time.Minute,
 	}
 	if !reflect.DeepEqual(p, wantP) {
 		t.Errorf("provider = %+v\nwant %+v", p, wantP)
@@ -231,7 +232,7 @@ agent "solo" {}
 		t.Errorf("host = %+v", cfg.Host)
 	}
 	p := cfg.Providers[0]
-	if p.BaseURL != "https://api.example.com/v1" || p.FinalStepTools != "omit" || p.Retry != (Retry{5, time.Second, time.Minute}) || p.IdleTimeout != 2*time.Minute {
+	if p.BaseURL != "https://api.example.com/v1" || p.FinalStepTools != "omit" || p.Retry != (Retry{5, time.Second, time.Minute}) || p.IdleTimeout != 2*time.Minute || p.RequestTimeout != 10*time.Minute {
 		t.Errorf("provider = %+v", p)
 	}
 	// A model's provider defaults to the only provider, its id to its label;

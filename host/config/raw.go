@@ -35,6 +35,8 @@ type rawProvider struct {
 	FinalStepToolsRange hcl.Range         `hcl:"final_step_tools,attr_value_range"`
 	IdleTimeout         string            `hcl:"idle_timeout,optional"`
 	IdleTimeoutRange    hcl.Range         `hcl:"idle_timeout,attr_value_range"`
+	RequestTimeout      string            `hcl:"request_timeout,optional"`
+	RequestTimeoutRange hcl.Range         `hcl:"request_timeout,attr_value_range"`
 	DefRange            hcl.Range         `hcl:",def_range"`
 }
 

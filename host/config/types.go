@@ -47,10 +47,13 @@ type Provider struct {
 	Retry   Retry
 	// FinalStepTools is "omit" (default) or "none".
 	FinalStepTools string
-	// Timeout is the idle timeout of a stream: no byte for this long fails
-	// the request as a retryable network error (default 120s).
+	// IdleTimeout is the idle timeout of a stream: no byte for this long
+	// fails the request as a retryable network error (default 120s).
 	IdleTimeout time.Duration
-	DefRange    hcl.Range
+	// RequestTimeout bounds a whole request, headers to the stream's end:
+	// past it the request fails as a retryable network error (default 10m).
+	RequestTimeout time.Duration
+	DefRange       hcl.Range
 }
 
 // Retry is the retry block of a provider.

@@ -64,6 +64,19 @@
 // net/http for a POST unless an Idempotency-Key header is configured).
 // Cancelling ctx returns an error wrapping ctx.Err(). An idle timer per
 // request (IdleTimeout, reset by every byte, keep-alive comments included)
-// turns a silent server into a retryable error. A line above 32 MiB or a
-// response above 128 MiB ends the request with a final error.
+// turns a silent server into a retryable error; a deadline per request
+// (RequestTimeout, 10m by default, never reset) does the same for a server
+// that trickles bytes forever. Either is not retried once tool calls have
+// streamed. A line above 32 MiB or a response above 128 MiB ends the request
+// with a final error.
+//
+// # Credentials
+//
+// go-openai appends "/chat/completions" to the base URL as text, so a query
+// in the base URL ("?api-version=...", "?api-key=...") is taken off once in
+// New and put back on every request by the transport. Every error message
+// names the endpoint with its userinfo and query values redacted
+// (internal/redact), net/http's *url.Error has its URL redacted, and the
+// credential values (the base URL's, the API key, credential headers) are
+// scrubbed from whatever a server or library wrote into a message.
 package provider

@@ -27,6 +27,10 @@ import (
 // errIdle is the cancellation cause when no byte arrived for IdleTimeout.
 var errIdle = errors.New("idle timeout")
 
+// errRequestTimeout is the cancellation cause when a request outlived
+// RequestTimeout.
+var errRequestTimeout = errors.New("request timeout")
+
 // errInfo is what we could read from a provider's error object, whatever
 // its dialect: OpenAI {"error":{"message","type","code","param"}}, vLLM (int
 // code, Python exception names as type), Ollama {"error":"text"}, Gemini

@@ -10,24 +10,31 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // DefaultIdleTimeout is used when Options.IdleTimeout is 0.
 const DefaultIdleTimeout = 120 * time.Second
 
+// DefaultRequestTimeout is used when Options.RequestTimeout is 0.
+const DefaultRequestTimeout = 10 * time.Minute
+
 // Options configure a Provider. The zero value of each field means the
 // documented default.
 type Options struct {
 	// BaseURL is the API root, up to and including "/v1"
 	// ("http://127.0.0.1:11434/v1"); requests go to BaseURL+"/chat/completions".
-	// Empty means https://api.openai.com/v1.
+	// A query ("?api-version=2024-06-01") stays the query of every request,
+	// after that path. Credentials in it (userinfo, query values) are
+	// redacted from every error message. Empty means https://api.openai.com/v1.
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>"; empty sends none.
 	APIKey string
@@ -45,6 +52,11 @@ type Options struct {
 	// included) before a request is abandoned as a retryable network error.
 	// It also bounds the wait for response headers. Default 120s.
 	IdleTimeout time.Duration
+	// RequestTimeout bounds a whole request, from sending it to the end of
+	// its stream, however steadily bytes arrive; when it passes, the request
+	// is abandoned as a retryable network error (not retried once tool calls
+	// have streamed). Default 10m.
+	RequestTimeout time.Duration
 	// HTTPClient sends the requests; nil means a client with dial and TLS
 	// timeouts and no overall timeout (the idle timer bounds a stream).
 	HTTPClient *http.Client
@@ -60,6 +72,10 @@ type Provider struct {
 	temperature *float64
 	maxTokens   int
 	idle        time.Duration
+	deadline    time.Duration    // RequestTimeout
+	query       string           // base URL's raw query, added to every request
+	shown       string           // the endpoint as printed: credentials redacted
+	secrets     *redact.Replacer // scrubs credentials from error messages
 	now         func() time.Time // for Retry-After dates; tests replace it
 }
 
@@ -71,6 +87,20 @@ func New(o Options) *Provider {
 	if o.BaseURL != "" {
 		cfg.BaseURL = o.BaseURL
 	}
+	// go-openai appends the path to BaseURL as text: a query must be taken
+	// off here and put back on each request (exchange.Do), or the path
+	// would land inside it.
+	var query string
+	if u, err := url.Parse(cfg.BaseURL); err == nil && (u.RawQuery != "" || u.ForceQuery || u.Fragment != "") {
+		query = u.RawQuery
+		u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+		cfg.BaseURL = u.String()
+	}
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	shown := redact.URL(cfg.BaseURL) + "/chat/completions"
+	if query != "" {
+		shown += "?" + redact.Query(query)
+	}
 	// We drop blank and comment lines before go-openai sees them; this only
 	// keeps its counter from ever ending a healthy stream.
 	cfg.EmptyMessagesLimit = math.MaxUint32
@@ -81,6 +111,10 @@ func New(o Options) *Provider {
 		model:     o.Model,
 		maxTokens: o.MaxTokens,
 		idle:      o.IdleTimeout,
+		deadline:  o.RequestTimeout,
+		query:     query,
+		shown:     shown,
+		secrets:   redact.NewReplacer(secrets(o)...),
 		now:       time.Now,
 	}
 	if o.Temperature != nil {
@@ -93,7 +127,28 @@ func New(o Options) *Provider {
 	if p.idle <= 0 {
 		p.idle = DefaultIdleTimeout
 	}
+	if p.deadline <= 0 {
+		p.deadline = DefaultRequestTimeout
+	}
 	return p
+}
+
+// secrets are the values scrubbed from error messages: the base URL's
+// credentials, the API key, and the values of headers whose name says they
+// carry one (api-key, Authorization, x-...-token, ...).
+func secrets(o Options) []string {
+	s := redact.Secrets(o.BaseURL)
+	s = append(s, o.APIKey)
+	for k, v := range o.Headers {
+		k = strings.ToLower(k)
+		for _, w := range []string{"auth", "key", "token", "secret", "cookie", "password"} {
+			if strings.Contains(k, w) {
+				s = append(s, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+				break
+			}
+		}
+	}
+	return s
 }
 
 func defaultHTTPClient() *http.Client {
@@ -108,16 +163,47 @@ func defaultHTTPClient() *http.Client {
 	}}
 }
 
-func (p *Provider) endpoint() string {
-	return strings.TrimRight(p.cfg.BaseURL, "/") + "/chat/completions"
-}
+// endpoint is the request URL as printed: credentials redacted.
+func (p *Provider) endpoint() string { return p.shown }
 
 // Stream sends req and accumulates the streamed answer. onText, when not
 // nil, receives text fragments as they arrive. Failures are
 // *loop.ProviderError, classified for the loop's retries; when ctx ends the
 // error wraps ctx.Err() instead (errors.Is(err, context.Canceled)). On error
-// the Response is zero.
+// the Response is zero. No error message carries the base URL's
+// credentials, the API key or a credential header's value.
 func (p *Provider) Stream(ctx context.Context, req loop.Request, onText func(string)) (loop.Response, error) {
+	resp, err := p.stream(ctx, req, onText)
+	if err != nil {
+		return loop.Response{}, p.redactError(err)
+	}
+	return resp, nil
+}
+
+// redactError scrubs credentials from err's message: a ProviderError's
+// Message in place, any other error by a wrapper that keeps errors.Is and
+// errors.As working.
+func (p *Provider) redactError(err error) error {
+	if pe, ok := err.(*loop.ProviderError); ok {
+		pe.Message = p.secrets.Replace(pe.Message)
+		return pe
+	}
+	if msg := p.secrets.Replace(err.Error()); msg != err.Error() {
+		return &redactedError{msg: msg, err: err}
+	}
+	return err
+}
+
+// redactedError is an error whose message had credentials scrubbed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(string)) (loop.Response, error) {
 	oreq, patch, err := p.buildRequest(req)
 	if err != nil {
 		return loop.Response{}, &loop.ProviderError{Code: "invalid_request", Message: err.Error(), Err: err}
@@ -126,10 +212,15 @@ func (p *Provider) Stream(ctx context.Context, req loop.Request, onText func(str
 	defer cancel(nil)
 	timer := time.AfterFunc(p.idle, func() { cancel(errIdle) })
 	defer timer.Stop()
+	// The idle timer restarts with every byte; this one does not, so a
+	// server trickling bytes forever still ends.
+	deadline := time.AfterFunc(p.deadline, func() { cancel(errRequestTimeout) })
+	defer deadline.Stop()
 
 	x := &exchange{
 		client:  p.http,
 		headers: p.headers,
+		query:   p.query,
 		patch:   patch,
 		onByte:  func() { timer.Reset(p.idle) },
 	}
@@ -158,7 +249,7 @@ func (p *Provider) Stream(ctx context.Context, req loop.Request, onText func(str
 		var c chunk
 		if err := json.Unmarshal(raw, &c); err != nil {
 			acc.badChunks++
-			zerolog.Ctx(ctx).Warn().Err(err).Str("chunk", bodyText(raw)).Msg("provider: unreadable stream chunk skipped")
+			zerolog.Ctx(ctx).Warn().Err(err).Str("chunk", p.secrets.Replace(bodyText(raw))).Msg("provider: unreadable stream chunk skipped")
 			continue
 		}
 		if info, isErr := acc.add(&c, onText); isErr {
@@ -214,6 +305,12 @@ func (p *Provider) requestError(ctx, sctx context.Context, x *exchange, err erro
 			Retryable: true,
 			Err:       errIdle,
 		}
+	case context.Cause(sctx) == errRequestTimeout:
+		return &loop.ProviderError{
+			Message:   fmt.Sprintf("no response from %s within request_timeout %s", p.endpoint(), p.deadline),
+			Retryable: true,
+			Err:       errRequestTimeout,
+		}
 	}
 	return networkError(err, p.endpoint())
 }
@@ -233,6 +330,9 @@ func (p *Provider) streamReadError(ctx, sctx context.Context, x *exchange, acc *
 	case context.Cause(sctx) == errIdle:
 		pe.Message = fmt.Sprintf("stream from %s idle for %s after %d bytes", p.endpoint(), p.idle, bytes)
 		pe.Err = errIdle
+	case context.Cause(sctx) == errRequestTimeout:
+		pe.Message = fmt.Sprintf("stream from %s abandoned after %d bytes: request_timeout %s passed", p.endpoint(), bytes, p.deadline)
+		pe.Err = errRequestTimeout
 	case errors.Is(err, errLineTooLong):
 		pe.Message = fmt.Sprintf("stream from %s: %v (limit %d bytes)", p.endpoint(), err, maxLine)
 		pe.Retryable = false

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+
+	"github.com/agenthost/agenthost/internal/redact"
 )
 
 // maxErrorBody is how much of a failed response's body is kept.
@@ -38,6 +41,7 @@ var (
 type exchange struct {
 	client  *http.Client
 	headers map[string]string
+	query   string // the base URL's raw query, added to the request's
 	patch   bodyPatch
 	onByte  func() // called whenever bytes arrive from the server
 
@@ -54,6 +58,13 @@ type exchange struct {
 func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	for k, v := range x.headers {
 		req.Header.Set(k, v)
+	}
+	if x.query != "" {
+		if req.URL.RawQuery == "" {
+			req.URL.RawQuery = x.query
+		} else {
+			req.URL.RawQuery += "&" + x.query
+		}
 	}
 	if !x.patch.empty() && req.Body != nil {
 		b, err := io.ReadAll(req.Body)
@@ -72,6 +83,11 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	x.sent = true
 	resp, err := x.client.Do(req)
 	if err != nil {
+		// net/http quotes the whole URL, query included ("Post URL: ...").
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redact.URL(ue.URL)
+		}
 		return nil, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {

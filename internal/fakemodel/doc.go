@@ -1,7 +1,8 @@
 // Package fakemodel is a scripted OpenAI-compatible chat-completions server
 // for tests. It listens on 127.0.0.1, answers each POST /v1/chat/completions
 // with the next reply of a script as a real server-sent-events stream, and
-// records every request body so a test can assert on what the host sent.
+// records every request body and URL so a test can assert on what the host
+// sent.
 // GET /v1/models lists one model, "fakemodel".
 //
 // It sits beside the pipeline, not in it: the script tests of cmd/agenthost
@@ -30,6 +31,8 @@
 //	{"text": "partial answ", "cut": true}
 //	# a stream that stalls until the client goes away (abort tests)
 //	{"text": "thinking", "hang": true}
+//	# a model that trickles: a pause before each chunk
+//	{"text": "one two three four five six", "chunk_delay": "100ms"}
 //	# the same reply three times
 //	{"tool_calls": [{"name": "list_dir", "arguments": {}}], "repeat": 3}
 //
@@ -57,6 +60,9 @@
 //     EOF). A clean close without [DONE] is a raw reply.
 //   - hang: send the headers, the role chunk and the first text chunk, then
 //     block until the client disconnects or the server closes.
+//   - chunk_delay: a pause before every chunk of a stream (a Go duration
+//     up to 1m, "100ms"), cut short when the client goes away. The headers
+//     are sent at once.
 //   - repeat: serve the reply this many times (default 1).
 //
 // Every chunk has the OpenAI shape (id, object "chat.completion.chunk",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Reply is one scripted answer. See the package documentation for the
@@ -23,6 +24,9 @@ type Reply struct {
 	Raw          string            `json:"raw,omitempty"`
 	Cut          bool              `json:"cut,omitempty"`
 	Hang         bool              `json:"hang,omitempty"`
+	// ChunkDelay is a pause before each streamed chunk, as a Go duration
+	// ("100ms"): a slow or trickling model.
+	ChunkDelay string `json:"chunk_delay,omitempty"`
 	// Repeat serves the reply this many times; 0 and 1 both mean once.
 	Repeat int `json:"repeat,omitempty"`
 	// Line is the script line the reply came from (0 when built in Go).
@@ -92,6 +96,13 @@ func (r *Reply) validate() error {
 		return errors.New("raw is sent verbatim: it cannot be combined with text, tool_calls, finish_reason, usage, cut or hang")
 	case r.Cut && r.Hang:
 		return errors.New("cut and hang cannot be combined")
+	case r.ChunkDelay != "" && (r.Status != 0 || r.Raw != ""):
+		return errors.New("chunk_delay paces a stream: it cannot be combined with status or raw")
+	}
+	if r.ChunkDelay != "" {
+		if d, err := time.ParseDuration(r.ChunkDelay); err != nil || d < 0 || d > time.Minute {
+			return fmt.Errorf("chunk_delay %q: want a duration from 0 to 1m, like \"100ms\"", r.ChunkDelay)
+		}
 	}
 	if len(r.Body) > 0 && !json.Valid(r.Body) {
 		return errors.New("body is not valid JSON")
@@ -125,6 +136,12 @@ func (c ToolCall) argumentText() (string, error) {
 		return "", fmt.Errorf("arguments %s: %w", a, err)
 	}
 	return buf.String(), nil
+}
+
+// chunkDelay is the parsed ChunkDelay (validated by validate).
+func (r *Reply) chunkDelay() time.Duration {
+	d, _ := time.ParseDuration(r.ChunkDelay)
+	return d
 }
 
 // times is how often the reply is served.

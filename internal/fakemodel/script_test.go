@@ -45,6 +45,9 @@ func TestParseScriptErrors(t *testing.T) {
 		{"cut and hang", `{"cut": true, "hang": true}`, "line 1: cut and hang cannot be combined"},
 		{"negative repeat", `{"repeat": -1}`, "line 1: repeat -1 is negative"},
 		{"nameless call", `{"tool_calls": [{"arguments": {}}]}`, "line 1: tool_calls[0] has no name"},
+		{"chunk_delay unparsable", `{"text": "x", "chunk_delay": "soon"}`, `line 1: chunk_delay "soon": want a duration`},
+		{"chunk_delay too long", `{"text": "x", "chunk_delay": "2m"}`, `line 1: chunk_delay "2m"`},
+		{"chunk_delay with status", `{"status": 500, "chunk_delay": "1ms"}`, "line 1: chunk_delay paces a stream"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

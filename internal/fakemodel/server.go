@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -37,6 +39,7 @@ type Server struct {
 	served    int // replies served in total
 	exhausted int // requests answered "script exhausted"
 	requests  [][]byte
+	uris      []string      // per request: method and request URI
 	notes     []string      // per request: why it got no scripted reply, or ""
 	arrived   chan struct{} // closed and replaced when a request is recorded
 }
@@ -87,6 +90,21 @@ func (s *Server) Requests() [][]byte {
 		out[i] = append([]byte(nil), b...)
 	}
 	return out
+}
+
+// URLs returns "METHOD REQUEST-URI" of every chat-completions request
+// received so far ("POST /v1/chat/completions?api-version=1"), in arrival
+// order: what the client made of its base URL.
+func (s *Server) URLs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.uris...)
+}
+
+// Addr is the server's host:port ("127.0.0.1:41234"), for tests that
+// build their own base URL (credentials, a query).
+func (s *Server) Addr() string {
+	return strings.TrimSuffix(strings.TrimPrefix(s.url, "http://"), "/v1")
 }
 
 // Format renders the recorded requests like FormatRequests, and marks each
@@ -202,6 +220,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
+	s.uris = append(s.uris, r.Method+" "+r.RequestURI)
 	s.notes = append(s.notes, "")
 	idx := len(s.requests) - 1
 	close(s.arrived)
@@ -350,7 +369,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, n i
 	w.WriteHeader(http.StatusOK)
 
 	id := fmt.Sprintf("chatcmpl-fake-%d", n)
+	pause := reply.chunkDelay()
 	send := func(choices []choice, usage *Usage) error {
+		if pause > 0 {
+			t := time.NewTimer(pause)
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				t.Stop()
+				return errClientGone
+			case <-s.done:
+				t.Stop()
+				panic(http.ErrAbortHandler)
+			}
+		}
 		b, err := json.Marshal(chunk{ID: id, Object: "chat.completion.chunk", Created: created, Model: model, Choices: choices, Usage: usage})
 		if err != nil {
 			return fmt.Errorf("fakemodel: encode chunk: %w", err)

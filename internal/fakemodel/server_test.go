@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // start runs a server for the script and closes it when the test ends.
@@ -180,6 +181,35 @@ func TestStreamText(t *testing.T) {
 	}
 	if a.reasoning != "think first" || a.finish != "stop" || a.usage != nil || len(a.calls) != 0 {
 		t.Errorf("reasoning %q finish %q usage %v calls %v", a.reasoning, a.finish, a.usage, a.calls)
+	}
+}
+
+// TestChunkDelayAndURLs: a paced stream takes at least its pauses and is
+// otherwise the same stream; the request URI (path and query) is recorded.
+func TestChunkDelayAndURLs(t *testing.T) {
+	s := start(t, `{"text": "one two three four", "chunk_delay": "20ms"}`)
+	started := time.Now()
+	resp, err := http.Post(s.URL()+"/chat/completions?api-version=1&k=v", "application/json", strings.NewReader(streamBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	chunks, done, err := sse(t, resp.Body)
+	if err != nil || !done {
+		t.Fatalf("stream ended with err %v, done %v", err, done)
+	}
+	// role, two text chunks, finish: four pauses
+	if d := time.Since(started); d < 80*time.Millisecond {
+		t.Errorf("stream took %v, want at least 4 × 20ms", d)
+	}
+	if a := assemble(t, chunks); a.text != "one two three four" {
+		t.Errorf("text %q", a.text)
+	}
+	if got, want := s.URLs(), []string{"POST /v1/chat/completions?api-version=1&k=v"}; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("URLs() = %q, want %q", got, want)
+	}
+	if got, want := s.Addr(), strings.TrimSuffix(strings.TrimPrefix(s.URL(), "http://"), "/v1"); got != want || !strings.HasPrefix(got, "127.0.0.1:") {
+		t.Errorf("Addr() = %q", got)
 	}
 }
 
