@@ -18,30 +18,6 @@ const (
 	StopError         StopReason = "error"
 )
 
-// Doom-loop actions.
-const (
-	DoomWarn = "warn"
-	DoomStop = "stop"
-	DoomAsk  = "ask"
-)
-
-// Final-step tool modes.
-const (
-	FinalToolsOmit = "omit" // the final request carries no tools
-	FinalToolsNone = "none" // tools listed with tool_choice "none"
-)
-
-// RetryPolicy controls retries of failed model requests.
-type RetryPolicy struct {
-	// Attempts is the total number of tries, the first included (default 5).
-	Attempts int
-	// Initial is the first backoff delay (default 1s); each retry doubles it.
-	Initial time.Duration
-	// MaxDelay caps one delay (default 60s). A server asking for a longer
-	// wait stops the run with provider_error.
-	MaxDelay time.Duration
-}
-
 // Prompts are the host-injected texts. Each is a user-role message.
 type Prompts struct {
 	// MaxSteps is sent on the final step when the step cap is reached.
@@ -114,21 +90,6 @@ type Result struct {
 	// Messages is the full transcript of this run's agent, system message first.
 	Messages []Message `json:"-"`
 }
-
-// Asker asks the user what to do about a doom loop on an interactive terminal.
-type Asker interface {
-	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
-	AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer
-}
-
-// Answer to a doom-loop question.
-type Answer int
-
-const (
-	AnswerStop Answer = iota
-	AnswerOnce
-	AnswerAlways
-)
 
 // Runner runs agents. The zero value is usable: no events, real sleeping, and
 // doom-loop "ask" acting as "stop".

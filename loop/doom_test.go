@@ -1,0 +1,155 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// asker answers doom-loop questions from a list and records them.
+type asker struct {
+	answers []Answer
+	asked   []string
+}
+
+func (a *asker) AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer {
+	a.asked = append(a.asked, fmt.Sprintf("%s %s %d", agent, call.ID, count))
+	if len(a.answers) == 0 {
+		return AnswerStop
+	}
+	ans := a.answers[0]
+	a.answers = a.answers[1:]
+	return ans
+}
+
+func TestDoomLoop(t *testing.T) {
+	same := func(id string) ToolCall { return tc(id, "read_file", `{"a":1,"b":2}`) }
+	swapped := func(id string) ToolCall { return tc(id, "read_file", `{"b":2, "a":1}`) }
+	tests := []struct {
+		name       string
+		action     string
+		threshold  int
+		asker      *asker
+		script     []reply
+		wantCalls  []string
+		wantStop   StopReason
+		wantDoomEv int
+		// wantErr maps call ids not executed to a substring of their result.
+		wantErr map[string]string
+		wantAsk []string
+	}{
+		{
+			name: "warn, then stop on a second loop", action: DoomWarn,
+			script: []reply{
+				calls("", same("1")), calls("", swapped("2")), calls("", same("3")), // third refused with a warning
+				calls("", same("4")), // still identical: second doom loop → stop
+				text("doom summary"),
+			},
+			wantCalls: []string{"1", "2"}, wantStop: StopDoomLoop, wantDoomEv: 2,
+			wantErr: map[string]string{"3": testPrompts.DoomWarn, "4": "doom loop"},
+		},
+		{
+			name: "warn is the default and a different call resets the count", action: "",
+			script: []reply{
+				calls("", same("1")), calls("", same("2")), calls("", tc("x", "list_dir", `{}`)),
+				calls("", same("3")), calls("", same("4")), text("done"),
+			},
+			wantCalls: []string{"1", "2", "x", "3", "4"}, wantStop: StopCompleted,
+		},
+		{
+			name: "stop", action: DoomStop,
+			script: []reply{
+				calls("", same("1"), same("2"), same("3"), tc("4", "list_dir", `{}`)),
+				text("stopped"),
+			},
+			wantCalls: []string{"1", "2"}, wantStop: StopDoomLoop, wantDoomEv: 1,
+			wantErr: map[string]string{"3": "doom loop", "4": "doom loop"},
+		},
+		{
+			name: "threshold 2", action: DoomStop, threshold: 2,
+			script:    []reply{calls("", same("1")), calls("", same("2")), text("stopped")},
+			wantCalls: []string{"1"}, wantStop: StopDoomLoop, wantDoomEv: 1,
+			wantErr: map[string]string{"2": "doom loop"},
+		},
+		{
+			name: "ask without a terminal acts as stop", action: DoomAsk,
+			script:    []reply{calls("", same("1"), same("2"), same("3")), text("stopped")},
+			wantCalls: []string{"1", "2"}, wantStop: StopDoomLoop, wantDoomEv: 1,
+			wantErr: map[string]string{"3": "doom loop"},
+		},
+		{
+			name: "ask once, then stop", action: DoomAsk, asker: &asker{answers: []Answer{AnswerOnce, AnswerStop}},
+			script:    []reply{calls("", same("1"), same("2"), same("3")), calls("", same("4")), text("stopped")},
+			wantCalls: []string{"1", "2", "3"}, wantStop: StopDoomLoop, wantDoomEv: 2,
+			wantErr: map[string]string{"4": "doom loop"},
+			wantAsk: []string{"main 3 3", "main 4 4"},
+		},
+		{
+			name: "ask always disables detection", action: DoomAsk, asker: &asker{answers: []Answer{AnswerAlways}},
+			script:    []reply{calls("", same("1"), same("2"), same("3")), calls("", same("4"), same("5")), text("done")},
+			wantCalls: []string{"1", "2", "3", "4", "5"}, wantStop: StopCompleted, wantDoomEv: 1,
+			wantAsk: []string{"main 3 3"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &fakeModel{script: tt.script}
+			ts := newTools("read_file", "list_dir")
+			a := testAgent(m, ts, 10)
+			a.DoomAction, a.DoomThreshold = tt.action, tt.threshold
+			r, rec, _ := testRunner()
+			if tt.asker != nil {
+				r.Asker = tt.asker
+			}
+			res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
+			if got := ts.called(); !reflect.DeepEqual(got, tt.wantCalls) {
+				t.Errorf("executed %v, want %v", got, tt.wantCalls)
+			}
+			if res.StopReason != tt.wantStop {
+				t.Errorf("stop %s, want %s", res.StopReason, tt.wantStop)
+			}
+			if n := len(rec.of(EventDoomLoop)); n != tt.wantDoomEv {
+				t.Errorf("%d doom_loop events, want %d", n, tt.wantDoomEv)
+			}
+			for _, tm := range toolMsgs(res.Messages) {
+				want, refused := tt.wantErr[tm.ToolCallID]
+				if refused != tm.IsError || refused && !strings.Contains(tm.Content, want) {
+					t.Errorf("tool message %s = %q (error %v); want refused %v with %q", tm.ToolCallID, tm.Content, tm.IsError, refused, want)
+				}
+			}
+			if tt.wantStop == StopDoomLoop {
+				lr := m.reqs[len(m.reqs)-1]
+				if last(lr.Messages).Content != testPrompts.DoomLoop || lr.Tools != nil {
+					t.Errorf("final request ends with %+v, tools %v; want the doom-loop prompt and no tools", last(lr.Messages), toolNames(lr.Tools))
+				}
+			}
+			if tt.asker != nil && !reflect.DeepEqual(tt.asker.asked, tt.wantAsk) {
+				t.Errorf("asked %v, want %v", tt.asker.asked, tt.wantAsk)
+			}
+		})
+	}
+}
+
+func TestCanonicalJSON(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{`{"a":1,"b":2}`, `{"b":2,"a":1}`},
+		{`{"a":{"y":[1,2],"x":null}}`, ` { "a" : { "x":null, "y":[1, 2] } } `},
+		{`{"n":1.50}`, `{"n":1.50}`},
+	}
+	for _, tt := range tests {
+		if ca, cb := canonicalJSON(tt.a), canonicalJSON(tt.b); ca != cb {
+			t.Errorf("canonicalJSON(%s) = %s, canonicalJSON(%s) = %s; want equal", tt.a, ca, tt.b, cb)
+		}
+	}
+	if canonicalJSON(`{"n":1}`) == canonicalJSON(`{"n":2}`) {
+		t.Error("different values share a signature")
+	}
+	if got := canonicalJSON(`{not json`); got != `{not json` {
+		t.Errorf("invalid JSON canonicalised to %q, want the raw text", got)
+	}
+	if got := canonicalJSON(`{} {}`); got != `{} {}` {
+		t.Errorf("trailing data canonicalised to %q, want the raw text", got)
+	}
+}
