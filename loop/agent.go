@@ -52,9 +52,10 @@ type Agent struct {
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
 	Subagents []*Agent
 	// DoomThreshold is the number of identical consecutive calls that make a
-	// doom loop (default 3); DoomAction is warn, stop or ask.
+	// doom loop (default 3).
 	DoomThreshold int
-	DoomAction    string
+	// DoomAction is a DoomAction: DoomWarn (default), DoomStop or DoomAsk.
+	DoomAction string
 	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
 	FinalStepTools string
 	Retry          RetryPolicy

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ func TestDoomLoop(t *testing.T) {
 	swapped := func(id string) ToolCall { return tc(id, "read_file", `{"b":2, "a":1}`) }
 	tests := []struct {
 		name       string
-		action     string
+		action     DoomAction
 		threshold  int
 		asker      *asker
 		script     []reply
@@ -98,7 +99,7 @@ func TestDoomLoop(t *testing.T) {
 			m := &fakeModel{script: tt.script}
 			ts := newTools("read_file", "list_dir")
 			a := testAgent(m, ts, 10)
-			a.DoomAction, a.DoomThreshold = tt.action, tt.threshold
+			a.DoomAction, a.DoomThreshold = string(tt.action), tt.threshold
 			r, rec, _ := testRunner()
 			if tt.asker != nil {
 				r.Asker = tt.asker
@@ -151,5 +152,129 @@ func TestCanonicalJSON(t *testing.T) {
 	}
 	if got := canonicalJSON(`{} {}`); got != `{} {}` {
 		t.Errorf("trailing data canonicalised to %q, want the raw text", got)
+	}
+}
+
+// verdictNames name doom verdicts in test traces.
+var verdictNames = map[doomVerdict]string{verdictWarn: "warn", verdictStop: "stop", verdictOnce: "once", verdictAlways: "always"}
+
+// doomTrace feeds calls to a detector and returns one line per call: the
+// count of identical calls in a row, then, for a call that completes a doom
+// loop, the verdict and the event note. answers are given, in order, when the
+// detector asks (nil: no terminal).
+func doomTrace(d doomDetector, answers []Answer, calls ...ToolCall) (trace []string, asked int) {
+	var ask func() Answer
+	if answers != nil {
+		ask = func() Answer {
+			asked++
+			if len(answers) == 0 {
+				return AnswerStop
+			}
+			a := answers[0]
+			answers = answers[1:]
+			return a
+		}
+	}
+	for _, c := range calls {
+		if !d.observe(c) {
+			trace = append(trace, fmt.Sprint(d.count))
+			continue
+		}
+		v, note := d.decide(ask)
+		trace = append(trace, fmt.Sprintf("%d %s: %s", d.count, verdictNames[v], note))
+	}
+	return trace, asked
+}
+
+func TestDoomDetector(t *testing.T) {
+	read := func(args string) ToolCall { return tc("x", "read_file", args) }
+	ab, ba := read(`{"a":1,"b":2}`), read(`{ "b": 2, "a": 1 }`)
+	tests := []struct {
+		name      string
+		threshold int
+		action    DoomAction
+		answers   []Answer // nil: no asker
+		calls     []ToolCall
+		want      []string
+		wantAsked int
+	}{
+		{
+			name: "keys in any order are the same call; threshold 0 means 3", action: DoomStop,
+			calls: []ToolCall{ab, ba, ab, ba},
+			want: []string{"1", "2",
+				"3 stop: stop: call 3 in a row with the same arguments",
+				"4 stop: stop: call 4 in a row with the same arguments"},
+		},
+		{
+			name: "other arguments or another tool reset the count", threshold: 2, action: DoomStop,
+			calls: []ToolCall{ab, read(`{"a":2,"b":2}`), ab, tc("y", "list_dir", `{"a":1,"b":2}`), ab, ba},
+			want:  []string{"1", "1", "1", "1", "1", "2 stop: stop: call 2 in a row with the same arguments"},
+		},
+		{
+			name: "arguments that are not JSON compare as text", threshold: 2, action: DoomStop,
+			calls: []ToolCall{read(`{"a":`), read(`{"a": `), read(`{"a": `)},
+			want:  []string{"1", "1", "2 stop: stop: call 2 in a row with the same arguments"},
+		},
+		{
+			name: "warn is the default, then stop", threshold: 2,
+			calls: []ToolCall{ab, ab, ab, read(`{}`), read(`{}`)},
+			want: []string{"1",
+				"2 warn: warn: call 2 in a row with the same arguments not executed",
+				"3 stop: stop: call 3 in a row with the same arguments (second doom loop after a warning)",
+				"1",
+				"2 stop: stop: call 2 in a row with the same arguments (second doom loop after a warning)"},
+		},
+		{
+			name: "ask without a terminal stops", threshold: 2, action: DoomAsk,
+			calls: []ToolCall{ab, ab},
+			want:  []string{"1", "2 stop: stop: call 2 in a row with the same arguments"},
+		},
+		{
+			name: "ask once asks again on the next identical call", threshold: 2, action: DoomAsk,
+			answers: []Answer{AnswerOnce, AnswerStop},
+			calls:   []ToolCall{ab, ab, ab},
+			want: []string{"1",
+				"2 once: ask: continue once (call 2 in a row)",
+				"3 stop: ask: stop (call 3 in a row)"},
+			wantAsked: 2,
+		},
+		{
+			name: "ask always turns detection off for good", threshold: 2, action: DoomAsk,
+			answers: []Answer{AnswerAlways},
+			calls:   []ToolCall{ab, ab, ab, read(`{}`), read(`{}`), read(`{}`)},
+			want: []string{"1",
+				"2 always: ask: continue always (call 2 in a row); detection off for this run",
+				"3", "1", "2", "3"},
+			wantAsked: 1,
+		},
+		{
+			name: "an unknown action stops", threshold: 2, action: "bogus",
+			calls: []ToolCall{ab, ab},
+			want:  []string{"1", "2 stop: stop: call 2 in a row with the same arguments"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, asked := doomTrace(newDoomDetector(tt.threshold, tt.action), tt.answers, tt.calls...)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			if asked != tt.wantAsked {
+				t.Errorf("asked %d times, want %d", asked, tt.wantAsked)
+			}
+		})
+	}
+}
+
+func TestDoomSignature(t *testing.T) {
+	if doomSignature(tc("1", "a", `{"x":1}`)) == doomSignature(tc("2", "b", `{"x":1}`)) {
+		t.Error("calls to different tools share a signature")
+	}
+	if doomSignature(tc("1", "a", `{"x":1,"y":2}`)) != doomSignature(tc("2", "a", `{"y":2,"x":1}`)) {
+		t.Error("the call id or the key order changes the signature")
+	}
+	// The name ends where the arguments start: "ab"+"c" is not "a"+"bc".
+	if doomSignature(tc("1", "ab", "c")) == doomSignature(tc("1", "a", "bc")) {
+		t.Error("name and arguments run together in the signature")
 	}
 }

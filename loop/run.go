@@ -37,10 +37,7 @@ type run struct {
 	used     int    // executed tool calls counted against the budget
 	lastText string // last non-empty assistant text
 
-	doomSig    string
-	doomCount  int
-	doomOff    bool // "always" answered: detection disabled for the run
-	doomWarned bool
+	doom doomDetector
 
 	// final is the limit that makes the next request the final step; empty
 	// while none was hit.
@@ -64,6 +61,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
+		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
 		res: &Result{
 			Agent:  a.Name,
 			Errors: []string{},

@@ -87,7 +87,7 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 			ru.answer(c, refuse, true)
 			continue
 		}
-		if run, content, stop := ru.doom(ctx, c); !run {
+		if run, content, stop := ru.checkDoom(ctx, c); !run {
 			ru.answer(c, content, true)
 			if stop {
 				refuse = fmt.Sprintf("not executed: the run is stopping because the tool call %s was repeated (doom loop)", c.Name)
