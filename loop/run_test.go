@@ -240,6 +240,12 @@ func TestAbort(t *testing.T) {
 		if len(tm) != 3 || tm[0].IsError || !tm[1].IsError || !strings.HasPrefix(tm[1].Content, "aborted") || !tm[2].IsError || !strings.HasPrefix(tm[2].Content, "aborted") {
 			t.Errorf("tool messages %s", dump(tm))
 		}
+		// The running call and the one not yet run get the same answer.
+		for i, c := range m.script[0].resp.Message.ToolCalls[1:] {
+			if want := AbortedAnswer(c); len(tm) == 3 && !reflect.DeepEqual(tm[i+1], want) {
+				t.Errorf("call %s answered %s, want %s", c.ID, dump(tm[i+1]), dump(want))
+			}
+		}
 		if len(res.Errors) != 0 {
 			t.Errorf("an abort is not a plugin failure: Errors = %q", res.Errors)
 		}
@@ -278,6 +284,9 @@ func TestAbort(t *testing.T) {
 		tm := toolMsgs(res.Messages)
 		if len(tm) != 2 || !tm[0].IsError || !strings.Contains(tm[0].Content, `"stop_reason":"aborted"`) || !strings.HasPrefix(tm[1].Content, "aborted") {
 			t.Errorf("tool messages %s", dump(tm))
+		}
+		if want := AbortedAnswer(tc("2", "helper", `{"prompt":"y"}`)); len(tm) == 2 && !reflect.DeepEqual(tm[1], want) {
+			t.Errorf("call 2 answered %s, want %s", dump(tm[1]), dump(want))
 		}
 	})
 	t.Run("during a retry wait", func(t *testing.T) {

@@ -77,7 +77,7 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 	for _, c := range calls {
 		switch {
 		case ctx.Err() != nil:
-			ru.answer(c, "aborted: the run was cancelled before this call ran", true)
+			ru.append(AbortedAnswer(c))
 			continue
 		case refuse != "":
 			ru.answer(c, refuse, true)
@@ -103,7 +103,22 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 
 // answer appends the tool message for call c.
 func (ru *run) answer(c ToolCall, content string, isErr bool) {
-	ru.append(Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content, IsError: isErr})
+	ru.append(toolMessage(c, content, isErr))
+}
+
+func toolMessage(c ToolCall, content string, isErr bool) Message {
+	return Message{Role: RoleTool, ToolCallID: c.ID, Name: c.Name, Content: content, IsError: isErr}
+}
+
+// abortedResult is the content of AbortedAnswer.
+const abortedResult = "aborted: the run was interrupted before this call finished"
+
+// AbortedAnswer is the tool message answering call c when an abort kept it
+// from finishing: the run was cancelled before c started or while it ran
+// (and it returned no result), or the process died with c unanswered. It is
+// an error result. Every "aborted" answer in a history is this one.
+func AbortedAnswer(c ToolCall) Message {
+	return toolMessage(c, abortedResult, true)
 }
 
 // call checks and executes one call, returning the tool message content.
@@ -138,7 +153,7 @@ func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 	if err != nil {
 		isErr = true
 		if ctx.Err() != nil {
-			content = "aborted: the run was cancelled while this call ran"
+			content = abortedResult
 		} else {
 			content = "plugin failure: " + err.Error()
 			ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("tool %s (call %s): plugin failure: %v", c.Name, c.ID, err))
