@@ -43,7 +43,9 @@ type Agent struct {
 	// ContextWindow is the model's context size in tokens; 0 disables compaction.
 	ContextWindow int
 	System        string
-	// Steps is the step cap, already clamped to the host ceiling; ≥ 1.
+	// Steps is the step cap, already clamped to host.max_steps; below 1 it
+	// acts as 1 (a text-only agent). Results and events report it as
+	// StepsMax.
 	Steps int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int

@@ -31,7 +31,7 @@ func (ru *run) checkBudget() {
 	}
 	ru.budgetEmitted = true
 	ru.log.Warn().Int("budget", ru.a.Budget).Int("used", ru.used).Msg("tool budget exhausted: next request is the final step")
-	ru.emit(Event{Type: EventBudgetExhausted, Step: ru.res.Steps, StepsMax: ru.cap,
+	ru.emit(Event{Type: EventBudgetExhausted, Step: ru.res.Steps, StepsMax: ru.stepsMax,
 		Message: fmt.Sprintf("%d of %d tool calls used", ru.used, ru.a.Budget)})
 	if ru.final == "" {
 		ru.final = StopBudget

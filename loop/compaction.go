@@ -83,7 +83,7 @@ func (ru *run) compaction(ctx context.Context) StopReason {
 	h = append(h, body[cut:]...)
 	ru.history = h
 	ru.log.Info().Int("replaced", cut).Int("kept", len(body)-cut).Msg("history compacted")
-	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.cap, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
+	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.stepsMax, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
 		Message: fmt.Sprintf("%d older messages replaced by a summary; %d recent messages kept", cut, len(body)-cut), Msg: &sm})
 	return ""
 }

@@ -129,7 +129,7 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 		ask = func() Answer { return ru.r.Asker.AskDoomLoop(ctx, ru.a.Name, c, d.count) }
 	}
 	verdict, note := d.decide(ask)
-	ru.emit(Event{Type: EventDoomLoop, Step: ru.res.Steps, StepsMax: ru.cap, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: note})
+	ru.emit(Event{Type: EventDoomLoop, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: note})
 	log := ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Int("count", d.count).Str("action", string(d.action))
 	switch verdict {
 	case verdictWarn:

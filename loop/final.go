@@ -22,7 +22,7 @@ const (
 
 // textOnly says whether the agent is text-only (a step cap of 1): its one
 // step offers no tools and gets no final prompt.
-func (ru *run) textOnly() bool { return ru.cap == 1 }
+func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
 
 // finalStep says whether step is the final step and, when it is, the limit
 // that made it so: a budget or doom-loop stop hit earlier, else the step cap.
@@ -30,7 +30,7 @@ func (ru *run) finalStep(step int) (bool, StopReason) {
 	if ru.final != "" {
 		return true, ru.final
 	}
-	if step >= ru.cap {
+	if step >= ru.stepsMax {
 		return true, StopMaxSteps
 	}
 	return false, ""
@@ -76,7 +76,7 @@ func (ru *run) finish(msg Message, step int, reason StopReason) StopReason {
 	var names []string
 	for _, c := range dropped {
 		names = append(names, c.Name)
-		why := fmt.Sprintf("final step %d of %d (%s): tools are disabled, the call was not executed", step, ru.cap, reason)
+		why := fmt.Sprintf("final step %d of %d (%s): tools are disabled, the call was not executed", step, ru.stepsMax, reason)
 		ru.log.Warn().Int("step", step).Str("tool", c.Name).Str("call_id", c.ID).Msg("tool call dropped on the final step")
 		ru.emit(Event{Type: EventToolDropped, Step: step, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: why})
 	}
@@ -103,7 +103,7 @@ func (ru *run) sentinel(reason StopReason, dropped []string) string {
 	case StopDoomLoop:
 		why = "doom loop (the same tool call repeated with the same arguments)"
 	default:
-		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.cap)
+		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
 	}
 	s := "[agenthost] stopped: " + why + "; the model returned no summary."
 	if len(dropped) > 0 {

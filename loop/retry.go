@@ -75,7 +75,7 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 			delay = pe.RetryAfter
 		}
 		ru.log.Warn().Err(err).Int("status", pe.Status).Int("attempt", attempt).Dur("delay", delay).Msg("model request failed: retrying")
-		ru.emit(Event{Type: EventRetry, Step: ru.res.Steps, StepsMax: ru.cap, Attempt: attempt,
+		ru.emit(Event{Type: EventRetry, Step: ru.res.Steps, StepsMax: ru.stepsMax, Attempt: attempt,
 			DelayMS: Int64(delay.Milliseconds()), Status: pe.Status, Message: err.Error()})
 		if err := ru.r.sleep(ctx, delay); err != nil {
 			return Response{}, StopAborted, err

@@ -22,7 +22,9 @@ type run struct {
 	a     *Agent
 	depth int
 	log   zerolog.Logger
-	cap   int // step cap, ≥ 1
+	// stepsMax is the step cap: Agent.Steps, at least 1. The last step is
+	// the final step.
+	stepsMax int
 
 	history []Message
 	res     *Result
@@ -57,7 +59,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		a:         a,
 		depth:     depth,
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
-		cap:       max(a.Steps, 1),
+		stepsMax:  max(a.Steps, 1),
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
@@ -67,7 +69,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 			Errors: []string{},
 		},
 	}
-	ru.res.StepsMax = ru.cap
+	ru.res.StepsMax = ru.stepsMax
 	if a.Budget > 0 {
 		b := a.Budget
 		ru.res.Budget = &b
@@ -75,8 +77,8 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 	ru.offerTools()
 	ru.offerSubagents()
 
-	ru.emit(Event{Type: EventRunStart, StepsMax: ru.cap})
-	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.cap).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
+	ru.emit(Event{Type: EventRunStart, StepsMax: ru.stepsMax})
+	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
 
 	if a.System != "" {
 		ru.append(Message{Role: RoleSystem, Content: a.System})
@@ -104,9 +106,9 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 	if reason != StopCompleted {
 		ev = ru.log.Warn()
 	}
-	ev.Str("stop_reason", string(reason)).Int("steps", ru.res.Steps).Int("cap", ru.cap).
+	ev.Str("stop_reason", string(reason)).Int("steps", ru.res.Steps).Int("cap", ru.stepsMax).
 		Int("tool_calls", ru.res.ToolCalls).Int("total_tokens", ru.res.Usage.TotalTokens).Msg("run end")
-	ru.emit(Event{Type: EventRunEnd, StepsMax: ru.cap, Result: ru.res})
+	ru.emit(Event{Type: EventRunEnd, StepsMax: ru.stepsMax, Result: ru.res})
 	return ru.res
 }
 
@@ -128,10 +130,10 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		req.Tools, req.ToolChoice, offered = ru.stepTools(final)
 
 		ru.res.Steps = step
-		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.cap, Final: Bool(final), Offered: offered})
-		ru.log.Debug().Int("step", step).Int("cap", ru.cap).Bool("final", final).Strs("tools", offered).Msg("step start")
+		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Offered: offered})
+		ru.log.Debug().Int("step", step).Int("cap", ru.stepsMax).Bool("final", final).Strs("tools", offered).Msg("step start")
 		if final && !ru.textOnly() {
-			ru.log.Warn().Int("step", step).Int("cap", ru.cap).Str("reason", string(reason)).Msg("final step: tools disabled")
+			ru.log.Warn().Int("step", step).Int("cap", ru.stepsMax).Str("reason", string(reason)).Msg("final step: tools disabled")
 			ru.append(Message{Role: RoleUser, Content: ru.finalPrompt(reason)})
 		}
 
@@ -141,13 +143,13 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			if failed != StopAborted {
 				ru.res.Errors = append(ru.res.Errors, err.Error())
 			}
-			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.cap, Final: Bool(final), Message: string(failed)})
+			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Message: string(failed)})
 			return failed
 		}
 		ru.res.Usage = ru.res.Usage.Add(resp.Usage)
 		msg := resp.Message
 		msg.Role, msg.ToolCallID, msg.Name, msg.IsError = RoleAssistant, "", "", false
-		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.cap, Final: Bool(final), FinishReason: resp.FinishReason, Usage: &resp.Usage}
+		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason, Usage: &resp.Usage}
 
 		if final {
 			reason = ru.finish(msg, step, reason)

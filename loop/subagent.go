@@ -45,7 +45,7 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 	}
 
 	ru.count()
-	ru.emit(Event{Type: EventSubagentStart, Step: ru.res.Steps, StepsMax: ru.cap, CallID: c.ID, Tool: sub.Name, Arguments: c.Arguments})
+	ru.emit(Event{Type: EventSubagentStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name, Arguments: c.Arguments})
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Msg("subagent start")
 	start := time.Now()
 	child := ru.r.run(ctx, sub, Input{Prompt: *args.Prompt}, ru.depth+1)
@@ -58,7 +58,7 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 	isErr := child.StopReason == StopProviderError || child.StopReason == StopError || child.StopReason == StopAborted
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Str("stop_reason", string(child.StopReason)).
 		Int("steps", child.Steps).Dur("duration", dur).Msg("subagent end")
-	ru.emit(Event{Type: EventSubagentEnd, Step: ru.res.Steps, StepsMax: ru.cap, CallID: c.ID, Tool: sub.Name,
+	ru.emit(Event{Type: EventSubagentEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name,
 		IsError: Bool(isErr), DurationMS: Int64(dur.Milliseconds()), Result: child})
 	return SubagentContent(child), isErr
 }

@@ -145,7 +145,7 @@ func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 	}
 
 	ru.count()
-	ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.cap, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
+	ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
 	start := time.Now()
 	res, err := ru.a.Tools.Call(ctx, c)
 	dur := time.Since(start)
@@ -161,7 +161,7 @@ func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 		}
 	}
 	ru.log.Debug().Str("tool", c.Name).Str("call_id", c.ID).Bool("is_error", isErr).Dur("duration", dur).Msg("tool call")
-	ru.emit(Event{Type: EventToolEnd, Step: ru.res.Steps, StepsMax: ru.cap, CallID: c.ID, Tool: c.Name,
+	ru.emit(Event{Type: EventToolEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name,
 		IsError: Bool(isErr), DurationMS: Int64(dur.Milliseconds())})
 	return content, isErr
 }
