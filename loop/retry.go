@@ -26,12 +26,9 @@ const (
 	defaultMaxDelay = 60 * time.Second
 )
 
-// stream sends req, retrying retryable provider errors per the agent's
-// RetryPolicy. On failure it returns the stop reason and the error (nil
-// error only for an abort without one). text says whether streamed text
-// goes to Runner.OnText.
-func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, StopReason, error) {
-	p := ru.a.Retry
+// withDefaults returns p with zero (or negative) values replaced by the
+// defaults.
+func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
 		p.Attempts = defaultAttempts
 	}
@@ -41,9 +38,23 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = defaultMaxDelay
 	}
+	return p
+}
+
+// stream sends req, retrying failures per the run's RetryPolicy. Which
+// failures retry is the Model's call: a *ProviderError with Retryable set
+// (the provider adapter decides from the HTTP status or the network error);
+// the loop never looks at statuses. An error wrapping context.Canceled, or
+// any error once ctx is done, aborts the run. A ProviderError not marked
+// retryable, the last failed try, or a server asking (RetryAfter) for a
+// longer wait than MaxDelay stops the run with provider_error; any other
+// error stops it with error. On failure stream returns the stop reason and
+// the error. text says whether streamed text goes to Runner.OnText.
+func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, StopReason, error) {
+	p := ru.retry
 	var onText func(string)
-	if text && ru.r.OnText != nil {
-		onText = func(s string) { ru.r.OnText(ru.a.Name, ru.depth, s) }
+	if text {
+		onText = ru.onText
 	}
 	for attempt := 1; ; attempt++ {
 		resp, err := ru.a.Model.Stream(ctx, req, onText)

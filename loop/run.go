@@ -26,6 +26,9 @@ type run struct {
 	// the final step.
 	stepsMax int
 
+	retry  RetryPolicy  // Agent.Retry with the defaults applied
+	onText func(string) // Runner.OnText for this agent; nil without one
+
 	history []Message
 	res     *Result
 
@@ -63,6 +66,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
+		retry:     a.Retry.withDefaults(),
 		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
 		res: &Result{
 			Agent:  a.Name,
@@ -70,6 +74,9 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		},
 	}
 	ru.res.StepsMax = ru.stepsMax
+	if r.OnText != nil {
+		ru.onText = func(s string) { r.OnText(a.Name, depth, s) }
+	}
 	if a.Budget > 0 {
 		b := a.Budget
 		ru.res.Budget = &b
