@@ -18,7 +18,9 @@ const (
 	StopError         StopReason = "error"
 )
 
-// Prompts are the host-injected texts. Each is a user-role message.
+// Prompts are the host-injected texts. MaxSteps, Budget, DoomLoop and
+// Compaction are sent as user-role messages; DoomWarn is a tool result. A
+// blank one falls back to a terse built-in sentence.
 type Prompts struct {
 	// MaxSteps is sent on the final step when the step cap is reached.
 	MaxSteps string
@@ -81,8 +83,10 @@ type Result struct {
 	Session    string     `json:"session,omitempty"`
 	Agent      string     `json:"agent"`
 	StopReason StopReason `json:"stop_reason"`
-	Steps      int        `json:"steps"`
-	StepsMax   int        `json:"steps_max"`
+	// Steps is the number of steps run; StepsMax is the step cap
+	// (Agent.Steps, at least 1).
+	Steps    int `json:"steps"`
+	StepsMax int `json:"steps_max"`
 	// ToolCalls counts executed tool calls (subagent calls count one).
 	ToolCalls int `json:"tool_calls"`
 	// Budget is the tool-call budget; nil when unlimited.
@@ -90,7 +94,9 @@ type Result struct {
 	Output string   `json:"output"`
 	Usage  Usage    `json:"usage"`
 	Errors []string `json:"errors"`
-	// Messages is the full transcript of this run's agent, system message first.
+	// Messages is the history as the next request would see it: the system
+	// message (when Agent.System is set), Input.History, then this run's
+	// messages, with older ones replaced by a summary if compaction ran.
 	Messages []Message `json:"-"`
 }
 
@@ -103,9 +109,11 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Asker answers doom-loop questions; nil means no terminal.
 	Asker Asker
-	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses math/rand.
+	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses
+	// math/rand/v2.
 	Jitter func() float64
-	// OnText, when not nil, receives assistant text fragments as they stream
-	// in (pass it to Model.Stream), with the agent's name and depth.
+	// OnText, when not nil, receives the assistant text fragments of step
+	// requests as they stream in (the loop hands it to Model.Stream; never
+	// for compaction requests), with the agent's name and depth.
 	OnText func(agent string, depth int, text string)
 }
