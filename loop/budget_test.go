@@ -3,9 +3,10 @@ package loop
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestBudget(t *testing.T) {
@@ -44,8 +45,8 @@ func TestBudget(t *testing.T) {
 		a.Budget = 3
 		r, rec, _ := testRunner()
 		res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
-		if got, want := ts.called(), []string{"a", "b", "c"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("executed %v, want %v", got, want)
+		if diff := cmp.Diff([]string{"a", "b", "c"}, ts.called()); diff != "" {
+			t.Errorf("executed calls (-want +got):\n%s", diff)
 		}
 		if res.StopReason != StopBudget || res.Steps != 3 || res.ToolCalls != 3 {
 			t.Errorf("got %s steps %d calls %d; want budget 3 3", res.StopReason, res.Steps, res.ToolCalls)
@@ -58,8 +59,8 @@ func TestBudget(t *testing.T) {
 				t.Errorf("tool message %s = %+v; refused = %v", tm.ToolCallID, tm, refused)
 			}
 		}
-		if want := []string{"a", "b", "c", "d", "e"}; !reflect.DeepEqual(ids, want) {
-			t.Errorf("tool messages answer %v, want %v", ids, want)
+		if diff := cmp.Diff([]string{"a", "b", "c", "d", "e"}, ids); diff != "" {
+			t.Errorf("calls answered by tool messages (-want +got):\n%s", diff)
 		}
 		if n := len(rec.of(EventBudgetExhausted)); n != 1 {
 			t.Errorf("%d budget.exhausted events, want 1", n)

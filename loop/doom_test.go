@@ -3,10 +3,10 @@ package loop
 import (
 	"context"
 	"fmt"
-	"reflect"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // asker answers doom-loop questions from a list and records them.
@@ -105,8 +105,8 @@ func TestDoomLoop(t *testing.T) {
 				r.Asker = tt.asker
 			}
 			res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
-			if got := ts.called(); !reflect.DeepEqual(got, tt.wantCalls) {
-				t.Errorf("executed %v, want %v", got, tt.wantCalls)
+			if diff := cmp.Diff(tt.wantCalls, ts.called()); diff != "" {
+				t.Errorf("executed calls (-want +got):\n%s", diff)
 			}
 			if res.StopReason != tt.wantStop {
 				t.Errorf("stop %s, want %s", res.StopReason, tt.wantStop)
@@ -126,8 +126,10 @@ func TestDoomLoop(t *testing.T) {
 					t.Errorf("final request ends with %+v, tools %v; want the doom-loop prompt and no tools", last(lr.Messages), toolNames(lr.Tools))
 				}
 			}
-			if tt.asker != nil && !reflect.DeepEqual(tt.asker.asked, tt.wantAsk) {
-				t.Errorf("asked %v, want %v", tt.asker.asked, tt.wantAsk)
+			if tt.asker != nil {
+				if diff := cmp.Diff(tt.wantAsk, tt.asker.asked); diff != "" {
+					t.Errorf("questions asked (-want +got):\n%s", diff)
+				}
 			}
 		})
 	}
@@ -256,8 +258,8 @@ func TestDoomDetector(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, asked := doomTrace(newDoomDetector(tt.threshold, tt.action), tt.answers, tt.calls...)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("trace (-want +got):\n%s", diff)
 			}
 			if asked != tt.wantAsked {
 				t.Errorf("asked %d times, want %d", asked, tt.wantAsked)

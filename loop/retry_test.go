@@ -3,10 +3,11 @@ package loop
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRetries(t *testing.T) {
@@ -78,8 +79,8 @@ func TestRetries(t *testing.T) {
 			if n := len(rec.of(EventStepEnd)); n != 1 {
 				t.Errorf("%d step.end events, want 1 (also after a failed request)", n)
 			}
-			if !reflect.DeepEqual(*slept, tt.wantSlept) {
-				t.Errorf("slept %v, want %v", *slept, tt.wantSlept)
+			if diff := cmp.Diff(tt.wantSlept, *slept); diff != "" {
+				t.Errorf("sleeps (-want +got):\n%s", diff)
 			}
 			retries := rec.of(EventRetry)
 			var statuses []int
@@ -89,8 +90,8 @@ func TestRetries(t *testing.T) {
 					t.Errorf("retry event %d = %+v", i, e)
 				}
 			}
-			if !reflect.DeepEqual(statuses, tt.wantRetry) {
-				t.Errorf("retry statuses %v, want %v", statuses, tt.wantRetry)
+			if diff := cmp.Diff(tt.wantRetry, statuses); diff != "" {
+				t.Errorf("retry statuses (-want +got):\n%s", diff)
 			}
 			if tt.wantErr != "" && (len(res.Errors) != 1 || !strings.Contains(res.Errors[0], tt.wantErr)) {
 				t.Errorf("Errors = %q, want one containing %q", res.Errors, tt.wantErr)

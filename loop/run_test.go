@@ -3,10 +3,11 @@ package loop
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSteps(t *testing.T) {
@@ -105,8 +106,8 @@ func TestSteps(t *testing.T) {
 			if ts != nil {
 				called = ts.called()
 			}
-			if !reflect.DeepEqual(called, tt.wantCalls) {
-				t.Errorf("executed %v, want %v", called, tt.wantCalls)
+			if diff := cmp.Diff(tt.wantCalls, called); diff != "" {
+				t.Errorf("executed calls (-want +got):\n%s", diff)
 			}
 			if res.ToolCalls != len(tt.wantCalls) {
 				t.Errorf("ToolCalls = %d, want %d", res.ToolCalls, len(tt.wantCalls))
@@ -115,8 +116,8 @@ func TestSteps(t *testing.T) {
 				t.Fatalf("%d requests, want %d", len(m.reqs), len(tt.wantTools))
 			}
 			for i, req := range m.reqs {
-				if got := toolNames(req.Tools); !reflect.DeepEqual(got, tt.wantTools[i]) {
-					t.Errorf("request %d tools = %v, want %v", i+1, got, tt.wantTools[i])
+				if diff := cmp.Diff(tt.wantTools[i], toolNames(req.Tools)); diff != "" {
+					t.Errorf("request %d tools (-want +got):\n%s", i+1, diff)
 				}
 				if req.ToolChoice != tt.wantChoice[i] {
 					t.Errorf("request %d tool_choice = %q, want %q", i+1, req.ToolChoice, tt.wantChoice[i])
@@ -143,8 +144,8 @@ func TestSteps(t *testing.T) {
 					if e.Offered != nil {
 						t.Errorf("step.start %d offers %v on a tool_choice none step", i, e.Offered)
 					}
-				} else if !reflect.DeepEqual(e.Offered, want) {
-					t.Errorf("step.start %d offers %v, want %v", i, e.Offered, want)
+				} else if diff := cmp.Diff(want, e.Offered); diff != "" {
+					t.Errorf("step.start %d offered tools (-want +got):\n%s", i, diff)
 				}
 			}
 			if got := len(rec.of(EventStepEnd)); got != tt.wantSteps {
@@ -164,8 +165,8 @@ func TestTruncatedResponse(t *testing.T) {
 	ts := newTools("read_file")
 	r, rec, _ := testRunner()
 	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
-	if got := ts.called(); !reflect.DeepEqual(got, []string{"2"}) {
-		t.Errorf("executed %v, want [2]", got)
+	if diff := cmp.Diff([]string{"2"}, ts.called()); diff != "" {
+		t.Errorf("executed calls (-want +got):\n%s", diff)
 	}
 	tm := toolMsgs(res.Messages)
 	if !tm[0].IsError || !strings.Contains(tm[0].Content, "cut off") {
@@ -233,8 +234,8 @@ func TestAbort(t *testing.T) {
 		if res.StopReason != StopAborted || len(m.reqs) != 1 {
 			t.Errorf("got %s after %d requests", res.StopReason, len(m.reqs))
 		}
-		if got := ts.called(); !reflect.DeepEqual(got, []string{"1", "2"}) {
-			t.Errorf("executed %v", got)
+		if diff := cmp.Diff([]string{"1", "2"}, ts.called()); diff != "" {
+			t.Errorf("executed calls (-want +got):\n%s", diff)
 		}
 		tm := toolMsgs(res.Messages)
 		if len(tm) != 3 || tm[0].IsError || !tm[1].IsError || !strings.HasPrefix(tm[1].Content, "aborted") || !tm[2].IsError || !strings.HasPrefix(tm[2].Content, "aborted") {
@@ -242,8 +243,11 @@ func TestAbort(t *testing.T) {
 		}
 		// The running call and the one not yet run get the same answer.
 		for i, c := range m.script[0].resp.Message.ToolCalls[1:] {
-			if want := AbortedAnswer(c); len(tm) == 3 && !reflect.DeepEqual(tm[i+1], want) {
-				t.Errorf("call %s answered %s, want %s", c.ID, dump(tm[i+1]), dump(want))
+			if len(tm) != 3 {
+				break
+			}
+			if diff := cmp.Diff(AbortedAnswer(c), tm[i+1]); diff != "" {
+				t.Errorf("answer to call %s (-want +got):\n%s", c.ID, diff)
 			}
 		}
 		if len(res.Errors) != 0 {
@@ -285,8 +289,10 @@ func TestAbort(t *testing.T) {
 		if len(tm) != 2 || !tm[0].IsError || !strings.Contains(tm[0].Content, `"stop_reason":"aborted"`) || !strings.HasPrefix(tm[1].Content, "aborted") {
 			t.Errorf("tool messages %s", dump(tm))
 		}
-		if want := AbortedAnswer(tc("2", "helper", `{"prompt":"y"}`)); len(tm) == 2 && !reflect.DeepEqual(tm[1], want) {
-			t.Errorf("call 2 answered %s, want %s", dump(tm[1]), dump(want))
+		if len(tm) == 2 {
+			if diff := cmp.Diff(AbortedAnswer(tc("2", "helper", `{"prompt":"y"}`)), tm[1]); diff != "" {
+				t.Errorf("answer to call 2 (-want +got):\n%s", diff)
+			}
 		}
 	})
 	t.Run("during a retry wait", func(t *testing.T) {
@@ -311,8 +317,8 @@ func TestOnText(t *testing.T) {
 	r.OnText = func(agent string, depth int, s string) { got = append(got, fmt.Sprintf("%s/%d:%s", agent, depth, s)) }
 	runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 	want := []string{"main/0:calling", "helper/1:child text", "main/0:parent text"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("OnText got %v, want %v", got, want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("OnText fragments (-want +got):\n%s", diff)
 	}
 }
 

@@ -2,9 +2,10 @@ package loop
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSubagent(t *testing.T) {
@@ -24,8 +25,8 @@ func TestSubagent(t *testing.T) {
 	r, rec, _ := testRunner()
 	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 
-	if got := toolNames(m.reqs[0].Tools); !reflect.DeepEqual(got, []string{"read_file", "explore"}) {
-		t.Errorf("offered %v", got)
+	if diff := cmp.Diff([]string{"read_file", "explore"}, toolNames(m.reqs[0].Tools)); diff != "" {
+		t.Errorf("offered tools (-want +got):\n%s", diff)
 	}
 	if spec := m.reqs[0].Tools[1]; spec.Description != "explores" || string(spec.InputSchema) != string(subagentSchema) {
 		t.Errorf("subagent tool spec %+v", spec)

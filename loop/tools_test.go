@@ -3,9 +3,10 @@ package loop
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestToolCallChecks(t *testing.T) {
@@ -39,8 +40,8 @@ func TestToolCallChecks(t *testing.T) {
 				if len(ts.calls) != 0 || res.ToolCalls != 0 {
 					t.Errorf("executed %+v, want nothing", ts.calls)
 				}
-			} else if len(ts.calls) != 1 || !reflect.DeepEqual(ts.calls[0], *tt.wantExec) {
-				t.Errorf("executed %+v, want %+v", ts.calls, *tt.wantExec)
+			} else if diff := cmp.Diff([]ToolCall{*tt.wantExec}, ts.calls); diff != "" {
+				t.Errorf("calls the toolset received (-want +got):\n%s", diff)
 			}
 			tm := toolMsgs(res.Messages)
 			if len(tm) != 1 {
