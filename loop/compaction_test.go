@@ -72,3 +72,53 @@ func TestCompactionFailureKeepsHistory(t *testing.T) {
 		t.Errorf("request after failed compaction has %d messages, want the full 8", got)
 	}
 }
+
+func TestNeedsCompaction(t *testing.T) {
+	tests := []struct {
+		prompt, window int
+		want           bool
+	}{
+		{850, 1000, false}, // exactly 85 %: not above
+		{851, 1000, true},
+		{1, 1, true},
+		{0, 1000, false},
+		{1 << 20, 0, false}, // unknown window: never
+		{128_000, 131_072, true},
+		{111_411, 131_072, false}, // 85 % of 131072 is 111411.2
+		{111_412, 131_072, true},
+	}
+	for _, tt := range tests {
+		if got := needsCompaction(tt.prompt, tt.window); got != tt.want {
+			t.Errorf("needsCompaction(%d, %d) = %v, want %v", tt.prompt, tt.window, got, tt.want)
+		}
+	}
+}
+
+func TestCompactionCut(t *testing.T) {
+	// roles spells a history body: u user, a assistant, t tool.
+	body := func(roles string) []Message {
+		m := map[rune]Role{'u': RoleUser, 'a': RoleAssistant, 't': RoleTool}
+		var out []Message
+		for _, r := range roles {
+			out = append(out, Message{Role: m[r]})
+		}
+		return out
+	}
+	tests := []struct {
+		roles string
+		want  int
+	}{
+		{"uaua", 0},      // nothing older than the last four
+		{"uauaua", 2},    // u a | u a u a
+		{"uatatat", 3},   // u a t | a t a t
+		{"uatatatt", 3},  // keeping t a t t would split a t: u a t | a t a t t
+		{"uattttt", 1},   // the kept part grows back to the assistant message
+		{"u", -3},        // negative: too few messages
+		{"uatuatuat", 4}, // keeping t u a t would split a t: u a t u | a t u a t
+	}
+	for _, tt := range tests {
+		if got := compactionCut(body(tt.roles)); got != tt.want {
+			t.Errorf("compactionCut(%s) = %d, want %d", tt.roles, got, tt.want)
+		}
+	}
+}
