@@ -149,6 +149,12 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 	return false, fmt.Sprintf("not executed: this is call %d in a row to %s with the same arguments (doom loop); the run is stopping", d.count, c.Name), true
 }
 
+// doomStopping is the error result of the calls that follow, in the same
+// response, a call that stopped the run as a doom loop.
+func doomStopping(c ToolCall) string {
+	return fmt.Sprintf("not executed: the run is stopping because the tool call %s was repeated (doom loop)", c.Name)
+}
+
 // doomSignature identifies a call for doom-loop detection: its name and its
 // arguments re-marshalled with object keys sorted.
 func doomSignature(c ToolCall) string {

@@ -39,16 +39,16 @@ type run struct {
 	ids       map[string]bool   // tool call ids seen in this run
 	nextID    int
 
-	used     int    // executed tool calls counted against the budget
 	lastText string // last non-empty assistant text
 
-	doom doomDetector
+	used          int  // executed tool calls counted against the budget
+	budgetEmitted bool // budget.exhausted was emitted
+	doom          doomDetector
 
 	// final is the limit that makes the next request the final step; empty
 	// while none was hit.
-	final         StopReason
-	budgetEmitted bool
-	compact       bool // summarise before the next request
+	final   StopReason
+	compact bool // summarise before the next request
 }
 
 func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result {

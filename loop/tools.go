@@ -90,7 +90,7 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 		if run, content, stop := ru.checkDoom(ctx, c); !run {
 			ru.answer(c, content, true)
 			if stop {
-				refuse = fmt.Sprintf("not executed: the run is stopping because the tool call %s was repeated (doom loop)", c.Name)
+				refuse = doomStopping(c)
 			}
 			continue
 		}
@@ -121,7 +121,8 @@ func AbortedAnswer(c ToolCall) Message {
 	return toolMessage(c, abortedResult, true)
 }
 
-// call checks and executes one call, returning the tool message content.
+// call checks and executes one call, returning the tool message content and
+// whether it is an error result.
 func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 	if sub := ru.subagents[c.Name]; sub != nil {
 		return ru.callSubagent(ctx, c, sub)
