@@ -18,31 +18,9 @@ const (
 	StopError         StopReason = "error"
 )
 
-// Doom-loop actions.
-const (
-	DoomWarn = "warn"
-	DoomStop = "stop"
-	DoomAsk  = "ask"
-)
-
-// Final-step tool modes.
-const (
-	FinalToolsOmit = "omit" // the final request carries no tools
-	FinalToolsNone = "none" // tools listed with tool_choice "none"
-)
-
-// RetryPolicy controls retries of failed model requests.
-type RetryPolicy struct {
-	// Attempts is the total number of tries, the first included (default 5).
-	Attempts int
-	// Initial is the first backoff delay (default 1s); each retry doubles it.
-	Initial time.Duration
-	// MaxDelay caps one delay (default 60s). A server asking for a longer
-	// wait stops the run with provider_error.
-	MaxDelay time.Duration
-}
-
-// Prompts are the host-injected texts. Each is a user-role message.
+// Prompts are the host-injected texts. MaxSteps, Budget, DoomLoop and
+// Compaction are sent as user-role messages; DoomWarn is a tool result. A
+// blank one falls back to a terse built-in sentence.
 type Prompts struct {
 	// MaxSteps is sent on the final step when the step cap is reached.
 	MaxSteps string
@@ -67,7 +45,9 @@ type Agent struct {
 	// ContextWindow is the model's context size in tokens; 0 disables compaction.
 	ContextWindow int
 	System        string
-	// Steps is the step cap, already clamped to the host ceiling; ≥ 1.
+	// Steps is the step cap, already clamped to host.max_steps; below 1 it
+	// acts as 1 (a text-only agent). Results and events report it as
+	// StepsMax.
 	Steps int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int
@@ -76,9 +56,10 @@ type Agent struct {
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
 	Subagents []*Agent
 	// DoomThreshold is the number of identical consecutive calls that make a
-	// doom loop (default 3); DoomAction is warn, stop or ask.
+	// doom loop (default 3).
 	DoomThreshold int
-	DoomAction    string
+	// DoomAction is a DoomAction: DoomWarn (default), DoomStop or DoomAsk.
+	DoomAction string
 	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
 	FinalStepTools string
 	Retry          RetryPolicy
@@ -102,8 +83,10 @@ type Result struct {
 	Session    string     `json:"session,omitempty"`
 	Agent      string     `json:"agent"`
 	StopReason StopReason `json:"stop_reason"`
-	Steps      int        `json:"steps"`
-	StepsMax   int        `json:"steps_max"`
+	// Steps is the number of steps run; StepsMax is the step cap
+	// (Agent.Steps, at least 1).
+	Steps    int `json:"steps"`
+	StepsMax int `json:"steps_max"`
 	// ToolCalls counts executed tool calls (subagent calls count one).
 	ToolCalls int `json:"tool_calls"`
 	// Budget is the tool-call budget; nil when unlimited.
@@ -111,24 +94,11 @@ type Result struct {
 	Output string   `json:"output"`
 	Usage  Usage    `json:"usage"`
 	Errors []string `json:"errors"`
-	// Messages is the full transcript of this run's agent, system message first.
+	// Messages is the history as the next request would see it: the system
+	// message (when Agent.System is set), Input.History, then this run's
+	// messages, with older ones replaced by a summary if compaction ran.
 	Messages []Message `json:"-"`
 }
-
-// Asker asks the user what to do about a doom loop on an interactive terminal.
-type Asker interface {
-	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
-	AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer
-}
-
-// Answer to a doom-loop question.
-type Answer int
-
-const (
-	AnswerStop Answer = iota
-	AnswerOnce
-	AnswerAlways
-)
 
 // Runner runs agents. The zero value is usable: no events, real sleeping, and
 // doom-loop "ask" acting as "stop".
@@ -139,9 +109,11 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Asker answers doom-loop questions; nil means no terminal.
 	Asker Asker
-	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses math/rand.
+	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses
+	// math/rand/v2.
 	Jitter func() float64
-	// OnText, when not nil, receives assistant text fragments as they stream
-	// in (pass it to Model.Stream), with the agent's name and depth.
+	// OnText, when not nil, receives the assistant text fragments of step
+	// requests as they stream in (the loop hands it to Model.Stream; never
+	// for compaction requests), with the agent's name and depth.
 	OnText func(agent string, depth int, text string)
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestDeps enforces the import policy (STYLE.md): loop depends on small
-// interfaces, never on the sandbox, the provider client, the config language
-// or the host that builds agents.
+// TestDeps enforces the import policy: loop depends on small interfaces,
+// never on the sandbox, the provider client, the config language or the host
+// that builds agents.
 func TestDeps(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {

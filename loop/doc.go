@@ -7,6 +7,12 @@
 // it with in-memory fakes. The host fills Agent.Prompts from package prompts;
 // when a prompt is empty the loop falls back to a terse built-in sentence.
 //
+// One file per behaviour: run.go (the run and its steps), final.go (the
+// final step and its prompt), tools.go (executing tool calls), budget.go,
+// doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
+// event.go hold the types. docs/decisions.md lists the choices made where a
+// model misbehaves.
+//
 // # History and events
 //
 // The history is [system (omitted when Agent.System is empty)] + Input.History
@@ -19,16 +25,17 @@
 //
 // # Steps
 //
-// Step n is one Model.Stream call plus the execution of its tool calls.
-// Steps 1 … cap−1 offer the agent's tools and one tool per subagent (no tools
-// field at all when there are none). Step cap is the final step: no tools
-// (or all of them with ToolChoice "none" when FinalStepTools is "none") and a
-// trailing user message, Prompts.MaxSteps. A budget or doom-loop stop makes
-// the next request the final step early, with Prompts.Budget or
-// Prompts.DoomLoop, and that limit is the stop reason. The injected message
-// is part of the history. Step.start's Offered lists the tools the model may
-// call: empty on a final step, even in "none" mode. With cap 1 the agent is
-// text-only: no tools, no injected message, stop reason completed.
+// Step n is one Model.Stream call plus the execution of its tool calls. The
+// step cap, StepsMax, is Agent.Steps (at least 1). Steps 1 … StepsMax−1 offer
+// the agent's tools and one tool per subagent (no tools field at all when
+// there are none). Step StepsMax is the final step: no tools (or all of them
+// with ToolChoice "none" when FinalStepTools is "none") and a trailing user
+// message, Prompts.MaxSteps. A budget or doom-loop stop makes the next
+// request the final step early, with Prompts.Budget or Prompts.DoomLoop, and
+// that limit is the stop reason. The injected message is part of the
+// history. The Offered field of step.start lists the tools the model may
+// call: empty on a final step, even in "none" mode. With StepsMax 1 the
+// agent is text-only: no tools, no injected message, stop reason completed.
 //
 // A response without tool calls ends the run (completed). On a final step the
 // run ends whatever the model answers: its tool calls are dropped (one
@@ -36,7 +43,7 @@
 // tool message is owed), and an empty text is replaced by a host sentinel
 // ("[agenthost] stopped: step limit reached (25 of 25 steps); the model
 // returned no summary. Dropped tool calls: read_file, list_dir."). A
-// text-only agent (cap 1) that returns tool calls stops with max_steps.
+// text-only agent (StepsMax 1) that returns tool calls stops with max_steps.
 //
 // Decisions for misbehaving models:
 //   - An empty response (no text, no reasoning, no calls) is never appended;
@@ -62,7 +69,7 @@
 //
 // The calls of one response run one after another, in order, and each gets
 // exactly one tool message, in the order of the calls. For each call, in
-// this order: an aborted run answers "aborted"; after a budget or doom-loop
+// this order: an aborted run answers AbortedAnswer; after a budget or doom-loop
 // stop in the same response, the rest are answered with that error; a used-up
 // budget answers "tool budget exhausted"; the doom-loop check; then the name
 // (exact, case-insensitive repair, else an error listing the tools) and the
@@ -75,16 +82,18 @@
 //
 // Budget: when the budget is reached (exactly, or with calls refused),
 // budget.exhausted is emitted once and the next request is the final step.
+// When a doom-loop stop and the budget end the same response, the first one
+// hit is the stop reason.
 //
 // Doom loop: the signature of a call is its name plus its arguments
 // re-marshalled with sorted keys (raw text when not JSON); the count of
 // identical consecutive calls runs across steps. The threshold-th identical
-// call (default 3) is not executed under warn (answered with
-// Prompts.DoomWarn; a second doom loop in the run acts as stop) and stop
-// (answered with an error; the next request is the final step). Under ask,
-// Runner.Asker decides: AnswerOnce runs the call, AnswerAlways runs it and
-// turns detection off for the run, AnswerStop stops; without an Asker, ask
-// acts as stop. Every verdict emits doom_loop.
+// call (default 3) is not executed under DoomWarn (answered with
+// Prompts.DoomWarn; a second doom loop in the run acts as DoomStop) and
+// DoomStop (answered with an error; the next request is the final step).
+// Under DoomAsk, Runner.Asker decides: AnswerOnce runs the call, AnswerAlways
+// runs it and turns detection off for the run, AnswerStop stops; without an
+// Asker, DoomAsk acts as DoomStop. Every verdict emits doom_loop.
 //
 // # Retries
 //
@@ -120,8 +129,8 @@
 // A subagent tool takes {"prompt": string}. When depth+1 exceeds the
 // parent's MaxDepth the call is refused ("subagent nesting deeper than
 // max_depth N refused"). Otherwise a nested run starts (same Runner, Sink and
-// ctx, so aborting the parent aborts the child) with the child's own cap,
-// budget and counters; its events carry its name and depth+1. The parent's
+// ctx, so aborting the parent aborts the child) with the child's own step
+// cap, budget and counters; its events carry its name and depth+1. The parent's
 // tool result is SubagentContent: the child's output, a blank line, and a
 // last line holding {"stop_reason":…,"steps":…,"steps_max":…}. It is an
 // error result when the child stopped with provider_error, error or aborted.
@@ -132,8 +141,8 @@
 // # Abort
 //
 // When ctx is cancelled the in-flight request or tool call returns; a call
-// that was running is answered "aborted" unless it returned a result, calls
-// not yet run are answered "aborted", and the run stops with aborted after
-// emitting run.end. Result.Usage sums every request of the run: steps,
+// that was running is answered AbortedAnswer unless it returned a result,
+// calls not yet run are answered AbortedAnswer too, and the run stops with
+// aborted after emitting run.end. Result.Usage sums every request of the run: steps,
 // compaction and subagents.
 package loop

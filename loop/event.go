@@ -2,7 +2,8 @@ package loop
 
 import "time"
 
-// Event types. Their JSON form is the --events contract (DESIGN §6).
+// Event types. The JSON form of Event is what `agenthost run --events`
+// prints, one line per event, and what a session stores.
 const (
 	EventRunStart        = "run.start"
 	EventStepStart       = "step.start"
@@ -38,7 +39,8 @@ type Event struct {
 	Final    *bool    `json:"final,omitempty"`
 	Offered  []string `json:"tools_offered,omitempty"`
 
-	// tool.start, tool.end, tool.dropped, doom_loop.
+	// tool.start, tool.end, tool.dropped, subagent.start, subagent.end,
+	// doom_loop: the call; its outcome on tool.end and subagent.end.
 	CallID     string `json:"call_id,omitempty"`
 	Tool       string `json:"tool,omitempty"`
 	Arguments  string `json:"arguments,omitempty"`
@@ -50,7 +52,7 @@ type Event struct {
 	DelayMS *int64 `json:"delay_ms,omitempty"`
 	Status  int    `json:"status,omitempty"`
 
-	// step.end.
+	// step.end; Usage also on compaction (the summary request).
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
 
@@ -61,8 +63,10 @@ type Event struct {
 	Replaced int `json:"replaced,omitempty"`
 	Kept     int `json:"kept,omitempty"`
 
-	// Free text: the reason for a drop, a retry's error, a doom-loop action,
-	// the aborted state of a call.
+	// Free text: why a call was dropped (tool.dropped), the failed request's
+	// error (retry), the verdict (doom_loop), the calls used
+	// (budget.exhausted), what was replaced (compaction), or the stop reason
+	// of a step whose request failed (step.end).
 	Message string `json:"message,omitempty"`
 
 	// run.end and subagent.end: the result (its fields are flattened in the

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // reply is one scripted answer of fakeModel.
@@ -218,8 +219,8 @@ func runChecked(t *testing.T, ctx context.Context, r *Runner, rec *recorder, a *
 	}
 	// The continued history (in.History) is not re-emitted.
 	want := append(append([]Message(nil), res.Messages[:s]...), res.Messages[s+len(in.History):]...)
-	if !reflect.DeepEqual(msgs, want) {
-		t.Errorf("message events do not replay the history:\nevents:  %s\nhistory: %s", dump(msgs), dump(want))
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("message events do not replay the history (-history +events):\n%s", diff)
 	}
 	return res
 }

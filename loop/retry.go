@@ -5,16 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 )
 
-// stream sends req, retrying retryable provider errors per the agent's
-// RetryPolicy. On failure it returns the stop reason and the error (nil
-// error only for an abort without one). text says whether streamed text
-// goes to Runner.OnText.
-func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, StopReason, error) {
-	p := ru.a.Retry
+// RetryPolicy controls retries of failed model requests.
+type RetryPolicy struct {
+	// Attempts is the total number of tries, the first included (default 5).
+	Attempts int
+	// Initial is the first backoff delay (default 1s); each retry doubles it.
+	Initial time.Duration
+	// MaxDelay caps one delay (default 60s). A server asking for a longer
+	// wait stops the run with provider_error.
+	MaxDelay time.Duration
+}
+
+// Defaults applied when a RetryPolicy leaves a value zero.
+const (
+	defaultAttempts = 5
+	defaultInitial  = time.Second
+	defaultMaxDelay = 60 * time.Second
+)
+
+// withDefaults returns p with zero (or negative) values replaced by the
+// defaults.
+func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
 		p.Attempts = defaultAttempts
 	}
@@ -24,9 +38,23 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 	if p.MaxDelay <= 0 {
 		p.MaxDelay = defaultMaxDelay
 	}
+	return p
+}
+
+// stream sends req, retrying failures per the run's RetryPolicy. Which
+// failures retry is the Model's call: a *ProviderError with Retryable set
+// (the provider adapter decides from the HTTP status or the network error);
+// the loop never looks at statuses. An error wrapping context.Canceled, or
+// any error once ctx is done, aborts the run. A ProviderError not marked
+// retryable, the last failed try, or a server asking (RetryAfter) for a
+// longer wait than MaxDelay stops the run with provider_error; any other
+// error stops it with error. On failure stream returns the stop reason and
+// the error. text says whether streamed text goes to Runner.OnText.
+func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, StopReason, error) {
+	p := ru.retry
 	var onText func(string)
-	if text && ru.r.OnText != nil {
-		onText = func(s string) { ru.r.OnText(ru.a.Name, ru.depth, s) }
+	if text {
+		onText = ru.onText
 	}
 	for attempt := 1; ; attempt++ {
 		resp, err := ru.a.Model.Stream(ctx, req, onText)
@@ -58,7 +86,7 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 			delay = pe.RetryAfter
 		}
 		ru.log.Warn().Err(err).Int("status", pe.Status).Int("attempt", attempt).Dur("delay", delay).Msg("model request failed: retrying")
-		ru.emit(Event{Type: EventRetry, Step: ru.res.Steps, StepsMax: ru.cap, Attempt: attempt,
+		ru.emit(Event{Type: EventRetry, Step: ru.res.Steps, StepsMax: ru.stepsMax, Attempt: attempt,
 			DelayMS: Int64(delay.Milliseconds()), Status: pe.Status, Message: err.Error()})
 		if err := ru.r.sleep(ctx, delay); err != nil {
 			return Response{}, StopAborted, err
@@ -94,61 +122,4 @@ func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// compactionKeep is the number of most recent messages compaction keeps
-// verbatim (more when that would split a tool-call message from its results).
-const compactionKeep = 4
-
-// summaryPrefix starts the user message that replaces compacted history.
-const summaryPrefix = "Summary of earlier conversation: "
-
-// compaction replaces the older part of the history with a summary written
-// by the model. It returns a stop reason only when the run was aborted; any
-// other failure leaves the history as it was.
-func (ru *run) compaction(ctx context.Context) StopReason {
-	ru.compact = false
-	start := 0
-	if len(ru.history) > 0 && ru.history[0].Role == RoleSystem {
-		start = 1
-	}
-	body := ru.history[start:]
-	cut := len(body) - compactionKeep
-	for cut > 0 && body[cut].Role == RoleTool {
-		cut--
-	}
-	if cut < 2 {
-		ru.log.Debug().Int("messages", len(body)).Msg("compaction skipped: too few older messages")
-		return ""
-	}
-	msgs := make([]Message, 0, start+cut+1)
-	msgs = append(msgs, ru.history[:start]...)
-	msgs = append(msgs, body[:cut]...)
-	msgs = append(msgs, Message{Role: RoleUser, Content: orDefault(ru.a.Prompts.Compaction, fallbackCompaction)})
-
-	resp, failed, err := ru.stream(ctx, Request{Messages: msgs}, false)
-	if failed == StopAborted {
-		return StopAborted
-	}
-	if failed != "" {
-		ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("compaction: %v", err))
-		ru.log.Error().Err(err).Msg("compaction failed: history kept")
-		return ""
-	}
-	ru.res.Usage = ru.res.Usage.Add(resp.Usage)
-	summary := strings.TrimSpace(resp.Message.Content)
-	if summary == "" {
-		ru.log.Warn().Msg("compaction returned no summary: history kept")
-		return ""
-	}
-	sm := Message{Role: RoleUser, Content: summaryPrefix + summary}
-	h := make([]Message, 0, start+1+len(body)-cut)
-	h = append(h, ru.history[:start]...)
-	h = append(h, sm)
-	h = append(h, body[cut:]...)
-	ru.history = h
-	ru.log.Info().Int("replaced", cut).Int("kept", len(body)-cut).Msg("history compacted")
-	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.cap, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
-		Message: fmt.Sprintf("%d older messages replaced by a summary; %d recent messages kept", cut, len(body)-cut), Msg: &sm})
-	return ""
 }

@@ -10,24 +10,6 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Defaults applied when an Agent leaves a value zero.
-const (
-	defaultDoomThreshold = 3
-	defaultAttempts      = 5
-	defaultInitial       = time.Second
-	defaultMaxDelay      = 60 * time.Second
-)
-
-// Fallback texts used when the host leaves a prompt empty. The host normally
-// fills Agent.Prompts from package prompts; these keep the loop safe without it.
-const (
-	fallbackMaxSteps   = "The step limit is reached and tools are disabled. Answer with text only: say that the step limit was hit, summarise what you did, list what remains, and recommend the next step."
-	fallbackBudget     = "The tool-call budget is exhausted and tools are disabled. Answer with text only: say that the budget was used up, summarise what you did, list what remains, and recommend the next step."
-	fallbackDoomLoop   = "You repeated the same tool call, so the host stopped the task, and tools are disabled. Answer with text only: say that you were repeating a call, summarise what you did, list what remains, and recommend the next step."
-	fallbackDoomWarn   = "Not executed: you made this exact call several times in a row. Do not repeat it; try something else or give your answer."
-	fallbackCompaction = "Summarise the conversation so far so that the task can continue from the summary alone: the task, what was done, results that matter, and what remains."
-)
-
 // Run runs agent a on the input until it completes or a limit stops it. It
 // never panics on model or tool misbehaviour and always returns a result.
 func (r *Runner) Run(ctx context.Context, a *Agent, in Input) *Result {
@@ -40,7 +22,12 @@ type run struct {
 	a     *Agent
 	depth int
 	log   zerolog.Logger
-	cap   int // step cap, ≥ 1
+	// stepsMax is the step cap: Agent.Steps, at least 1. The last step is
+	// the final step.
+	stepsMax int
+
+	retry  RetryPolicy  // Agent.Retry with the defaults applied
+	onText func(string) // Runner.OnText for this agent; nil without one
 
 	history []Message
 	res     *Result
@@ -52,19 +39,16 @@ type run struct {
 	ids       map[string]bool   // tool call ids seen in this run
 	nextID    int
 
-	used     int    // executed tool calls counted against the budget
 	lastText string // last non-empty assistant text
 
-	doomSig    string
-	doomCount  int
-	doomOff    bool // "always" answered: detection disabled for the run
-	doomWarned bool
+	used          int  // executed tool calls counted against the budget
+	budgetEmitted bool // budget.exhausted was emitted
+	doom          doomDetector
 
 	// final is the limit that makes the next request the final step; empty
 	// while none was hit.
-	final         StopReason
-	budgetEmitted bool
-	compact       bool // summarise before the next request
+	final   StopReason
+	compact bool // summarise before the next request
 }
 
 func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result {
@@ -78,38 +62,30 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		a:         a,
 		depth:     depth,
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
-		cap:       max(a.Steps, 1),
+		stepsMax:  max(a.Steps, 1),
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
+		retry:     a.Retry.withDefaults(),
+		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
 		res: &Result{
 			Agent:  a.Name,
 			Errors: []string{},
 		},
 	}
-	ru.res.StepsMax = ru.cap
+	ru.res.StepsMax = ru.stepsMax
+	if r.OnText != nil {
+		ru.onText = func(s string) { r.OnText(a.Name, depth, s) }
+	}
 	if a.Budget > 0 {
 		b := a.Budget
 		ru.res.Budget = &b
 	}
-	if a.Tools != nil {
-		for _, t := range a.Tools.Tools() {
-			ru.tools = append(ru.tools, t)
-			ru.names = append(ru.names, t.Name)
-			ru.plugin[t.Name] = true
-		}
-	}
-	for _, s := range a.Subagents {
-		if s == nil || ru.plugin[s.Name] {
-			continue
-		}
-		ru.tools = append(ru.tools, ToolSpec{Name: s.Name, Description: s.Description, InputSchema: subagentSchema})
-		ru.names = append(ru.names, s.Name)
-		ru.subagents[s.Name] = s
-	}
+	ru.offerTools()
+	ru.offerSubagents()
 
-	ru.emit(Event{Type: EventRunStart, StepsMax: ru.cap})
-	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.cap).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
+	ru.emit(Event{Type: EventRunStart, StepsMax: ru.stepsMax})
+	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
 
 	if a.System != "" {
 		ru.append(Message{Role: RoleSystem, Content: a.System})
@@ -137,9 +113,9 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 	if reason != StopCompleted {
 		ev = ru.log.Warn()
 	}
-	ev.Str("stop_reason", string(reason)).Int("steps", ru.res.Steps).Int("cap", ru.cap).
+	ev.Str("stop_reason", string(reason)).Int("steps", ru.res.Steps).Int("cap", ru.stepsMax).
 		Int("tool_calls", ru.res.ToolCalls).Int("total_tokens", ru.res.Usage.TotalTokens).Msg("run end")
-	ru.emit(Event{Type: EventRunEnd, StepsMax: ru.cap, Result: ru.res})
+	ru.emit(Event{Type: EventRunEnd, StepsMax: ru.stepsMax, Result: ru.res})
 	return ru.res
 }
 
@@ -155,27 +131,16 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			}
 		}
 
-		textOnly := ru.cap == 1
-		final := step >= ru.cap || ru.final != ""
-		reason := ru.final
-		if final && reason == "" {
-			reason = StopMaxSteps
-		}
-
+		final, reason := ru.finalStep(step)
 		var req Request
 		var offered []string
-		switch {
-		case !final:
-			req.Tools, offered = ru.tools, ru.names
-		case !textOnly && ru.a.FinalStepTools == FinalToolsNone && len(ru.tools) > 0:
-			req.Tools, req.ToolChoice = ru.tools, ToolChoiceNone
-		}
+		req.Tools, req.ToolChoice, offered = ru.stepTools(final)
 
 		ru.res.Steps = step
-		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.cap, Final: Bool(final), Offered: offered})
-		ru.log.Debug().Int("step", step).Int("cap", ru.cap).Bool("final", final).Strs("tools", offered).Msg("step start")
-		if final && !textOnly {
-			ru.log.Warn().Int("step", step).Int("cap", ru.cap).Str("reason", string(reason)).Msg("final step: tools disabled")
+		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Offered: offered})
+		ru.log.Debug().Int("step", step).Int("cap", ru.stepsMax).Bool("final", final).Strs("tools", offered).Msg("step start")
+		if final && !ru.textOnly() {
+			ru.log.Warn().Int("step", step).Int("cap", ru.stepsMax).Str("reason", string(reason)).Msg("final step: tools disabled")
 			ru.append(Message{Role: RoleUser, Content: ru.finalPrompt(reason)})
 		}
 
@@ -185,19 +150,16 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			if failed != StopAborted {
 				ru.res.Errors = append(ru.res.Errors, err.Error())
 			}
-			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.cap, Final: Bool(final), Message: string(failed)})
+			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Message: string(failed)})
 			return failed
 		}
 		ru.res.Usage = ru.res.Usage.Add(resp.Usage)
 		msg := resp.Message
 		msg.Role, msg.ToolCallID, msg.Name, msg.IsError = RoleAssistant, "", "", false
-		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.cap, Final: Bool(final), FinishReason: resp.FinishReason, Usage: &resp.Usage}
+		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason, Usage: &resp.Usage}
 
 		if final {
-			if textOnly && len(msg.ToolCalls) == 0 {
-				reason = StopCompleted
-			}
-			ru.finish(msg, step, reason)
+			reason = ru.finish(msg, step, reason)
 			ru.emit(stepEnd)
 			return reason
 		}
@@ -231,67 +193,14 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		}
 		ru.emit(stepEnd)
 
-		if w := ru.a.ContextWindow; w > 0 && resp.Usage.PromptTokens*100 > w*85 {
+		if needsCompaction(resp.Usage.PromptTokens, ru.a.ContextWindow) {
 			ru.compact = true
 		}
 	}
 }
 
-// finish ends the run with the response to a final step: its tool calls are
-// dropped, and an empty text is replaced by a sentinel.
-func (ru *run) finish(msg Message, step int, reason StopReason) {
-	dropped := msg.ToolCalls
-	msg.ToolCalls = nil
-	var names []string
-	for _, c := range dropped {
-		names = append(names, c.Name)
-		why := fmt.Sprintf("final step %d of %d (%s): tools are disabled, the call was not executed", step, ru.cap, reason)
-		ru.log.Warn().Int("step", step).Str("tool", c.Name).Str("call_id", c.ID).Msg("tool call dropped on the final step")
-		ru.emit(Event{Type: EventToolDropped, Step: step, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: why})
-	}
-	if strings.TrimSpace(msg.Content) == "" {
-		if reason == StopCompleted && msg.Reasoning == "" {
-			ru.log.Warn().Int("step", step).Msg("empty response: run ends")
-			return
-		}
-		if reason != StopCompleted {
-			msg.Content = ru.sentinel(reason, names)
-		}
-	}
-	ru.append(msg)
-}
-
-// sentinel is the assistant text written by the host when the model returned
-// no text on a final step.
-func (ru *run) sentinel(reason StopReason, dropped []string) string {
-	var why string
-	switch reason {
-	case StopBudget:
-		why = fmt.Sprintf("tool-call budget exhausted (%d of %d calls)", ru.used, ru.a.Budget)
-	case StopDoomLoop:
-		why = "doom loop (the same tool call repeated with the same arguments)"
-	default:
-		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.cap)
-	}
-	s := "[agenthost] stopped: " + why + "; the model returned no summary."
-	if len(dropped) > 0 {
-		s += " Dropped tool calls: " + strings.Join(dropped, ", ") + "."
-	}
-	return s
-}
-
-func (ru *run) finalPrompt(reason StopReason) string {
-	p := ru.a.Prompts
-	switch reason {
-	case StopBudget:
-		return orDefault(p.Budget, fallbackBudget)
-	case StopDoomLoop:
-		return orDefault(p.DoomLoop, fallbackDoomLoop)
-	default:
-		return orDefault(p.MaxSteps, fallbackMaxSteps)
-	}
-}
-
+// orDefault returns s, or def when s is blank: the host-injected prompts
+// fall back to the loop's built-in sentences.
 func orDefault(s, def string) string {
 	if strings.TrimSpace(s) == "" {
 		return def

@@ -93,7 +93,8 @@ type Response struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        Usage  `json:"usage"`
 	// Truncated is true when the stream ended in a way that makes the tool
-	// calls unsafe to execute (length finish, unparsable arguments).
+	// calls unsafe to execute (for example a length finish, or arguments
+	// that do not parse); the loop then runs none of them.
 	Truncated bool `json:"truncated,omitempty"`
 }
 

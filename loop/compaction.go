@@ -1,0 +1,89 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// compactionPercent is the share of the context window, in percent, that a
+// response's prompt tokens must exceed for the history to be compacted
+// before the next request.
+const compactionPercent = 85
+
+// compactionKeep is the number of most recent messages compaction keeps
+// verbatim (more when that would split a tool-call message from its results).
+const compactionKeep = 4
+
+// summaryPrefix starts the user message that replaces compacted history.
+const summaryPrefix = "Summary of earlier conversation: "
+
+// fallbackCompaction asks for the summary when the host leaves
+// Prompts.Compaction empty.
+const fallbackCompaction = "Summarise the conversation so far so that the task can continue from the summary alone: the task, what was done, results that matter, and what remains."
+
+// needsCompaction is the compaction trigger: a response whose prompt took
+// more than 85 % of a context window of window tokens. A window of 0 (not
+// known) never triggers.
+func needsCompaction(promptTokens, window int) bool {
+	return window > 0 && promptTokens*100 > window*compactionPercent
+}
+
+// compactionCut returns how many of the oldest messages of body (the history
+// after the system message) compaction replaces: all but the last
+// compactionKeep, fewer when that would separate an assistant message from
+// its tool results. Below 2 there is nothing worth summarising.
+func compactionCut(body []Message) int {
+	cut := len(body) - compactionKeep
+	for cut > 0 && body[cut].Role == RoleTool {
+		cut--
+	}
+	return cut
+}
+
+// compaction replaces the older part of the history with a summary written
+// by the model. It returns a stop reason only when the run was aborted; any
+// other failure leaves the history as it was.
+func (ru *run) compaction(ctx context.Context) StopReason {
+	ru.compact = false
+	start := 0
+	if len(ru.history) > 0 && ru.history[0].Role == RoleSystem {
+		start = 1
+	}
+	body := ru.history[start:]
+	cut := compactionCut(body)
+	if cut < 2 {
+		ru.log.Debug().Int("messages", len(body)).Msg("compaction skipped: too few older messages")
+		return ""
+	}
+	msgs := make([]Message, 0, start+cut+1)
+	msgs = append(msgs, ru.history[:start]...)
+	msgs = append(msgs, body[:cut]...)
+	msgs = append(msgs, Message{Role: RoleUser, Content: orDefault(ru.a.Prompts.Compaction, fallbackCompaction)})
+
+	resp, failed, err := ru.stream(ctx, Request{Messages: msgs}, false)
+	if failed == StopAborted {
+		return StopAborted
+	}
+	if failed != "" {
+		ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("compaction: %v", err))
+		ru.log.Error().Err(err).Msg("compaction failed: history kept")
+		return ""
+	}
+	ru.res.Usage = ru.res.Usage.Add(resp.Usage)
+	summary := strings.TrimSpace(resp.Message.Content)
+	if summary == "" {
+		ru.log.Warn().Msg("compaction returned no summary: history kept")
+		return ""
+	}
+	sm := Message{Role: RoleUser, Content: summaryPrefix + summary}
+	h := make([]Message, 0, start+1+len(body)-cut)
+	h = append(h, ru.history[:start]...)
+	h = append(h, sm)
+	h = append(h, body[cut:]...)
+	ru.history = h
+	ru.log.Info().Int("replaced", cut).Int("kept", len(body)-cut).Msg("history compacted")
+	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.stepsMax, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
+		Message: fmt.Sprintf("%d older messages replaced by a summary; %d recent messages kept", cut, len(body)-cut), Msg: &sm})
+	return ""
+}

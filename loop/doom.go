@@ -1,0 +1,178 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// DoomAction is what the loop does about a doom loop: the same tool call,
+// with the same arguments, made Agent.DoomThreshold times in a row.
+type DoomAction string
+
+const (
+	// DoomWarn (the default) refuses the repeated call with Prompts.DoomWarn
+	// as its error result; a second doom loop in the run acts as DoomStop.
+	DoomWarn DoomAction = "warn"
+	// DoomStop refuses the call and makes the next request the final step.
+	DoomStop DoomAction = "stop"
+	// DoomAsk lets Runner.Asker decide; without an Asker it acts as DoomStop.
+	DoomAsk DoomAction = "ask"
+)
+
+// defaultDoomThreshold applies when Agent.DoomThreshold is 0.
+const defaultDoomThreshold = 3
+
+// fallbackDoomWarn is the error result of a call refused under DoomWarn when
+// the host leaves Prompts.DoomWarn empty.
+const fallbackDoomWarn = "Not executed: you made this exact call several times in a row. Do not repeat it; try something else or give your answer."
+
+// Asker asks the user what to do about a doom loop on an interactive terminal.
+type Asker interface {
+	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
+	AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer
+}
+
+// Answer to a doom-loop question.
+type Answer int
+
+const (
+	AnswerStop Answer = iota
+	AnswerOnce
+	AnswerAlways
+)
+
+// doomDetector finds doom loops in the calls of one run. It counts identical
+// consecutive calls across steps; two calls are identical when their names
+// and canonical arguments (doomSignature) are equal.
+type doomDetector struct {
+	threshold int
+	action    DoomAction
+	sig       string // signature of the last call seen
+	count     int    // identical calls in a row, the last one included
+	off       bool   // AnswerAlways given: detection is off for the run
+	warned    bool   // a DoomWarn warning was given: the next loop stops
+}
+
+// doomVerdict is what happens to the call that completed a doom loop.
+type doomVerdict int
+
+const (
+	verdictWarn   doomVerdict = iota // refused with a warning; the run goes on
+	verdictStop                      // refused; the next request is the final step
+	verdictOnce                      // the user let it run once (DoomAsk)
+	verdictAlways                    // it runs and detection is off for the run (DoomAsk)
+)
+
+// newDoomDetector returns a detector for threshold identical calls (0 means
+// the default, 3) and action ("" means DoomWarn; an unknown action acts as
+// DoomStop).
+func newDoomDetector(threshold int, action DoomAction) doomDetector {
+	if threshold <= 0 {
+		threshold = defaultDoomThreshold
+	}
+	if action == "" {
+		action = DoomWarn
+	}
+	return doomDetector{threshold: threshold, action: action}
+}
+
+// observe records call c and reports whether it completes a doom loop:
+// the threshold-th (or a later) identical call in a row, while detection is
+// on.
+func (d *doomDetector) observe(c ToolCall) bool {
+	sig := doomSignature(c)
+	if sig == d.sig {
+		d.count++
+	} else {
+		d.sig, d.count = sig, 1
+	}
+	return !d.off && d.count >= d.threshold
+}
+
+// decide escalates the doom loop observe just reported and returns the
+// verdict with a note for the doom_loop event. Under DoomWarn the first loop
+// warns and any later one stops; under DoomAsk, ask (nil without a terminal,
+// which stops) answers, and AnswerAlways turns detection off for the run;
+// any other action stops.
+func (d *doomDetector) decide(ask func() Answer) (doomVerdict, string) {
+	switch {
+	case d.action == DoomWarn && !d.warned:
+		d.warned = true
+		return verdictWarn, fmt.Sprintf("warn: call %d in a row with the same arguments not executed", d.count)
+	case d.action == DoomAsk && ask != nil:
+		switch ask() {
+		case AnswerOnce:
+			return verdictOnce, fmt.Sprintf("ask: continue once (call %d in a row)", d.count)
+		case AnswerAlways:
+			d.off = true
+			return verdictAlways, fmt.Sprintf("ask: continue always (call %d in a row); detection off for this run", d.count)
+		}
+		return verdictStop, fmt.Sprintf("ask: stop (call %d in a row)", d.count)
+	case d.action == DoomWarn:
+		return verdictStop, fmt.Sprintf("stop: call %d in a row with the same arguments (second doom loop after a warning)", d.count)
+	}
+	return verdictStop, fmt.Sprintf("stop: call %d in a row with the same arguments", d.count)
+}
+
+// checkDoom runs call c through the doom-loop detector. It says whether c
+// may run and, when not, the error result to give it and whether the run is
+// stopping. Every verdict emits doom_loop.
+func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content string, stop bool) {
+	d := &ru.doom
+	if !d.observe(c) {
+		return true, "", false
+	}
+	var ask func() Answer
+	if d.action == DoomAsk && ru.r.Asker != nil {
+		ask = func() Answer { return ru.r.Asker.AskDoomLoop(ctx, ru.a.Name, c, d.count) }
+	}
+	verdict, note := d.decide(ask)
+	ru.emit(Event{Type: EventDoomLoop, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: note})
+	log := ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Int("count", d.count).Str("action", string(d.action))
+	switch verdict {
+	case verdictWarn:
+		log.Msg("doom loop: call not executed, model warned")
+		return false, orDefault(ru.a.Prompts.DoomWarn, fallbackDoomWarn), false
+	case verdictOnce:
+		log.Msg("doom loop: user let the call run once")
+		return true, "", false
+	case verdictAlways:
+		log.Msg("doom loop: user turned detection off")
+		return true, "", false
+	}
+	log.Msg("doom loop: run stops, next request is the final step")
+	if ru.final == "" {
+		ru.final = StopDoomLoop
+	}
+	return false, fmt.Sprintf("not executed: this is call %d in a row to %s with the same arguments (doom loop); the run is stopping", d.count, c.Name), true
+}
+
+// doomStopping is the error result of the calls that follow, in the same
+// response, a call that stopped the run as a doom loop.
+func doomStopping(c ToolCall) string {
+	return fmt.Sprintf("not executed: the run is stopping because the tool call %s was repeated (doom loop)", c.Name)
+}
+
+// doomSignature identifies a call for doom-loop detection: its name and its
+// arguments re-marshalled with object keys sorted.
+func doomSignature(c ToolCall) string {
+	return c.Name + "\x00" + canonicalJSON(c.Arguments)
+}
+
+// canonicalJSON returns s re-marshalled with object keys sorted, or s itself
+// when it is not valid JSON.
+func canonicalJSON(s string) string {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return s
+	}
+	return string(b)
+}

@@ -1,0 +1,113 @@
+package loop
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Final-step tool modes.
+const (
+	FinalToolsOmit = "omit" // the final request carries no tools
+	FinalToolsNone = "none" // tools listed with tool_choice "none"
+)
+
+// Fallback texts of the final-step prompts, used when the host leaves one
+// empty. The host normally fills Agent.Prompts from package prompts; these
+// keep the loop safe without it.
+const (
+	fallbackMaxSteps = "The step limit is reached and tools are disabled. Answer with text only: say that the step limit was hit, summarise what you did, list what remains, and recommend the next step."
+	fallbackBudget   = "The tool-call budget is exhausted and tools are disabled. Answer with text only: say that the budget was used up, summarise what you did, list what remains, and recommend the next step."
+	fallbackDoomLoop = "You repeated the same tool call, so the host stopped the task, and tools are disabled. Answer with text only: say that you were repeating a call, summarise what you did, list what remains, and recommend the next step."
+)
+
+// textOnly says whether the agent is text-only (a step cap of 1): its one
+// step offers no tools and gets no final prompt.
+func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
+
+// finalStep says whether step is the final step and, when it is, the limit
+// that made it so: a budget or doom-loop stop hit earlier, else the step cap.
+func (ru *run) finalStep(step int) (bool, StopReason) {
+	if ru.final != "" {
+		return true, ru.final
+	}
+	if step >= ru.stepsMax {
+		return true, StopMaxSteps
+	}
+	return false, ""
+}
+
+// stepTools returns the tools and tool choice of a step's request, and the
+// tool names step.start lists as offered. A non-final step offers every tool.
+// A final step offers none: its request carries no tools, or, under
+// FinalToolsNone, all of them with tool_choice "none" (never for a text-only
+// agent).
+func (ru *run) stepTools(final bool) (tools []ToolSpec, choice string, offered []string) {
+	switch {
+	case !final:
+		return ru.tools, ToolChoiceAuto, ru.names
+	case !ru.textOnly() && ru.a.FinalStepTools == FinalToolsNone && len(ru.tools) > 0:
+		return ru.tools, ToolChoiceNone, nil
+	}
+	return nil, ToolChoiceAuto, nil
+}
+
+// finalPrompt is the user message that opens a final step stopped by reason.
+func (ru *run) finalPrompt(reason StopReason) string {
+	p := ru.a.Prompts
+	switch reason {
+	case StopBudget:
+		return orDefault(p.Budget, fallbackBudget)
+	case StopDoomLoop:
+		return orDefault(p.DoomLoop, fallbackDoomLoop)
+	default:
+		return orDefault(p.MaxSteps, fallbackMaxSteps)
+	}
+}
+
+// finish ends the run with the response to a final step and returns the stop
+// reason: its tool calls are dropped, and an empty text is replaced by a
+// sentinel. A text-only agent answering without tool calls completed.
+func (ru *run) finish(msg Message, step int, reason StopReason) StopReason {
+	if ru.textOnly() && len(msg.ToolCalls) == 0 {
+		reason = StopCompleted
+	}
+	dropped := msg.ToolCalls
+	msg.ToolCalls = nil
+	var names []string
+	for _, c := range dropped {
+		names = append(names, c.Name)
+		why := fmt.Sprintf("final step %d of %d (%s): tools are disabled, the call was not executed", step, ru.stepsMax, reason)
+		ru.log.Warn().Int("step", step).Str("tool", c.Name).Str("call_id", c.ID).Msg("tool call dropped on the final step")
+		ru.emit(Event{Type: EventToolDropped, Step: step, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: why})
+	}
+	if strings.TrimSpace(msg.Content) == "" {
+		if reason == StopCompleted && msg.Reasoning == "" {
+			ru.log.Warn().Int("step", step).Msg("empty response: run ends")
+			return reason
+		}
+		if reason != StopCompleted {
+			msg.Content = ru.sentinel(reason, names)
+		}
+	}
+	ru.append(msg)
+	return reason
+}
+
+// sentinel is the assistant text written by the host when the model returned
+// no text on a final step.
+func (ru *run) sentinel(reason StopReason, dropped []string) string {
+	var why string
+	switch reason {
+	case StopBudget:
+		why = fmt.Sprintf("tool-call budget exhausted (%d of %d calls)", ru.used, ru.a.Budget)
+	case StopDoomLoop:
+		why = "doom loop (the same tool call repeated with the same arguments)"
+	default:
+		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
+	}
+	s := "[agenthost] stopped: " + why + "; the model returned no summary."
+	if len(dropped) > 0 {
+		s += " Dropped tool calls: " + strings.Join(dropped, ", ") + "."
+	}
+	return s
+}

@@ -1,0 +1,180 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestToolCallChecks(t *testing.T) {
+	tests := []struct {
+		name     string
+		call     ToolCall
+		wantExec *ToolCall // the call as the toolset must receive it; nil: not executed
+		wantErr  string    // substring of the error result; "" for success
+	}{
+		{name: "exact", call: tc("1", "read_file", `{"p":1}`), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: `{"p":1}`}},
+		{name: "wrong case repaired", call: tc("1", "Read_File", `{"p":1}`), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: `{"p":1}`}},
+		{name: "empty arguments become {}", call: tc("1", "read_file", ""), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: "{}"}},
+		{name: "blank arguments become {}", call: tc("1", "read_file", " \n"), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: "{}"}},
+		{name: "unknown tool", call: tc("1", "delete_everything", `{}`), wantErr: `unknown tool "delete_everything"; available tools: read_file, READ_FILE_X, list_dir, Dup, dup`},
+		{name: "ambiguous case is not repaired", call: tc("1", "DUP", `{}`), wantErr: `unknown tool "DUP"`},
+		{name: "invalid JSON", call: tc("1", "read_file", `{"p":`), wantErr: "invalid arguments for tool read_file: not valid JSON: unexpected end of JSON input"},
+		{name: "array arguments", call: tc("1", "read_file", `[1,2]`), wantErr: "want a JSON object, got an array"},
+		{name: "string arguments", call: tc("1", "read_file", `"x"`), wantErr: "want a JSON object, got a string"},
+		{name: "null arguments", call: tc("1", "read_file", `null`), wantErr: "want a JSON object, got null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &fakeModel{script: []reply{calls("", tt.call), text("done")}}
+			ts := newTools("read_file", "READ_FILE_X", "list_dir", "Dup", "dup")
+			r, rec, _ := testRunner()
+			res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+			if res.StopReason != StopCompleted {
+				t.Errorf("stop %s, want completed", res.StopReason)
+			}
+			if tt.wantExec == nil {
+				if len(ts.calls) != 0 || res.ToolCalls != 0 {
+					t.Errorf("executed %+v, want nothing", ts.calls)
+				}
+			} else if diff := cmp.Diff([]ToolCall{*tt.wantExec}, ts.calls); diff != "" {
+				t.Errorf("calls the toolset received (-want +got):\n%s", diff)
+			}
+			tm := toolMsgs(res.Messages)
+			if len(tm) != 1 {
+				t.Fatalf("%d tool messages, want 1", len(tm))
+			}
+			if tt.wantErr == "" {
+				if tm[0].IsError || tm[0].Name != tt.wantExec.Name {
+					t.Errorf("tool message %+v, want a success named %s", tm[0], tt.wantExec.Name)
+				}
+				// The stored assistant call carries the repaired name and arguments.
+				if sc := res.Messages[2].ToolCalls[0]; sc.Name != tt.wantExec.Name || sc.Arguments != tt.wantExec.Arguments {
+					t.Errorf("stored call %+v, want name %s args %s", sc, tt.wantExec.Name, tt.wantExec.Arguments)
+				}
+			} else if !tm[0].IsError || !strings.Contains(tm[0].Content, tt.wantErr) {
+				t.Errorf("tool message %+v, want an error containing %q", tm[0], tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCallIDRepair(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("", "read_file", `{"n":1}`), tc("dup", "read_file", `{"n":2}`), tc("dup", "read_file", `{"n":3}`)),
+		calls("", tc("dup", "read_file", `{"n":4}`)),
+		text("done"),
+	}}
+	ts := newTools("read_file")
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+	ids := ts.called()
+	if len(ids) != 4 || ids[1] != "dup" {
+		t.Fatalf("executed %v, want 4 calls, the second keeping its id", ids)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id == "" || seen[id] {
+			t.Errorf("call id %q empty or repeated in %v", id, ids)
+		}
+		seen[id] = true
+	}
+	if res.StopReason != StopCompleted {
+		t.Errorf("stop %s", res.StopReason)
+	}
+}
+
+func TestPluginFailure(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "crash", `{}`), tc("2", "read_file", `{}`)),
+		text("recovered"),
+	}}
+	ts := newTools("crash", "read_file")
+	ts.fn["crash"] = func(context.Context, ToolCall) (ToolResult, error) {
+		return ToolResult{}, errors.New("wasm trap: unreachable")
+	}
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+	if res.StopReason != StopCompleted || res.Output != "recovered" || res.ToolCalls != 2 {
+		t.Errorf("got %s %q calls %d", res.StopReason, res.Output, res.ToolCalls)
+	}
+	tm := toolMsgs(res.Messages)
+	if !tm[0].IsError || tm[0].Content != "plugin failure: wasm trap: unreachable" {
+		t.Errorf("crash result %+v", tm[0])
+	}
+	if tm[1].IsError {
+		t.Errorf("second call failed: %+v", tm[1])
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "crash") || !strings.Contains(res.Errors[0], "wasm trap") {
+		t.Errorf("Errors = %q", res.Errors)
+	}
+	ends := rec.of(EventToolEnd)
+	if len(ends) != 2 || !*ends[0].IsError || *ends[1].IsError || ends[0].DurationMS == nil {
+		t.Errorf("tool.end events %+v", ends)
+	}
+	if n := len(rec.of(EventToolStart)); n != 2 {
+		t.Errorf("%d tool.start events, want 2", n)
+	}
+}
+
+func TestToolErrorResult(t *testing.T) {
+	m := &fakeModel{script: []reply{calls("", tc("1", "read_file", `{}`)), text("ok")}}
+	ts := newTools("read_file")
+	ts.fn["read_file"] = func(context.Context, ToolCall) (ToolResult, error) {
+		return ToolResult{Content: "no such file", IsError: true}, nil
+	}
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+	if tm := toolMsgs(res.Messages); !tm[0].IsError || tm[0].Content != "no such file" {
+		t.Errorf("tool message %+v", tm[0])
+	}
+	if len(res.Errors) != 0 {
+		t.Errorf("a tool error result is not a plugin failure; Errors = %q", res.Errors)
+	}
+}
+
+// checkingTools is a Toolset that refuses arguments without a "path" key.
+type checkingTools struct{ *fakeTools }
+
+func (c checkingTools) Check(call ToolCall) string {
+	if !strings.Contains(call.Arguments, `"path"`) {
+		return "invalid arguments for tool " + call.Name + ": missing property 'path'"
+	}
+	return ""
+}
+
+func TestArgumentCheckerRefusesBeforeCounting(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "read_file", `{"nopath":1}`)),
+		calls("", tc("2", "read_file", `{"path":"a"}`)),
+		text("done"),
+	}}
+	ts := checkingTools{newTools("read_file")}
+	r, rec, _ := testRunner()
+	a := testAgent(m, ts, 5)
+	a.Budget = 1
+	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
+	if got := ts.called(); len(got) != 1 {
+		t.Fatalf("toolset ran %v, want only the valid call", got)
+	}
+	if res.ToolCalls != 1 {
+		t.Errorf("ToolCalls = %d, want 1 (the refused call does not count)", res.ToolCalls)
+	}
+	var refused string
+	for _, msg := range res.Messages {
+		if msg.Role == RoleTool && msg.ToolCallID == "1" {
+			refused = msg.Content
+		}
+	}
+	if !strings.Contains(refused, "missing property 'path'") {
+		t.Errorf("refused call answered %q, want the schema reason", refused)
+	}
+	for _, ev := range rec.events {
+		if ev.Type == EventToolStart && ev.CallID == "1" {
+			t.Errorf("tool.start emitted for the refused call")
+		}
+	}
+}
