@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -203,6 +204,14 @@ func suggestionOnly(name string, candidates []string) string {
 func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 	names := map[string]hcl.Range{}
 	guests := map[string]hcl.Range{}
+	// dirs holds the mounts whose host directory exists, with its real
+	// path, to find read-only mounts a read-write one exposes.
+	type dir struct {
+		m    Mount
+		real string
+		r    hcl.Range
+	}
+	var dirs []dir
 	for _, rm := range raws {
 		if !b.declared("mount", rm.Name, rm.NameRange, names) {
 			continue
@@ -218,6 +227,10 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 				b.errorf(rm.HostRange, "Cannot read mount path", "Mount %q: %v.", rm.Name, err)
 			case !fi.IsDir():
 				b.errorf(rm.HostRange, "Mount path is not a directory", "Mount %q: %s is a file; a mount grants a directory.", rm.Name, m.Host)
+			default:
+				if real, err := filepath.EvalSymlinks(m.Host); err == nil {
+					dirs = append(dirs, dir{real: real, r: rm.HostRange})
+				}
 			}
 		}
 		if b.set(rm.GuestRange) {
@@ -233,6 +246,35 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 		}
 		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", "ro", "ro", "rw")
 		p.Mounts = append(p.Mounts, m)
+		if len(dirs) > 0 && dirs[len(dirs)-1].r == rm.HostRange {
+			dirs[len(dirs)-1].m = m
+		}
+	}
+	// A read-only mount is only read-only if no read-write mount of the
+	// same plugin shows the same files.
+	for _, ro := range dirs {
+		if !ro.m.ReadOnly() {
+			continue
+		}
+		for _, rw := range dirs {
+			if rw.m.ReadOnly() {
+				continue
+			}
+			rel, err := filepath.Rel(rw.real, ro.real)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+				continue
+			}
+			where := "the same directory as"
+			through := rw.m.Guest
+			if rel != "." {
+				where = "inside the directory of"
+				through = path.Join(rw.m.Guest, filepath.ToSlash(rel))
+			}
+			b.errorf(ro.r, "Read-only mount inside a read-write one",
+				"Mount %q is read-only, but its directory %s is %s mount %q (line %d), which is read-write: the plugin could change it through %s. Make %q read-only too, or mount directories that do not overlap.",
+				ro.m.Name, ro.m.Host, where, rw.m.Name, rw.r.Start.Line, through, rw.m.Name)
+			break
+		}
 	}
 }
 
