@@ -52,6 +52,8 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 			Memory:    DefaultMemory,
 			Timeout:   DefaultTimeout,
 			MaxOutput: DefaultMaxOutput,
+			MaxWrite:  DefaultMaxWrite,
+			MaxFiles:  DefaultMaxFiles,
 		},
 	}
 	if b.set(rp.KindRange) {
@@ -86,6 +88,18 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 			b.errorf(l.MaxOutputRange, "Invalid max_output", "max_output must be at least 1 byte, like \"1MiB\", not %q.", l.MaxOutput)
 		} else {
 			p.Limits.MaxOutput = int64(out)
+		}
+		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", DefaultMaxWrite); w < 1 || w > math.MaxInt64 {
+			b.errorf(l.MaxWriteRange, "Invalid max_write", "max_write is the bytes one call may write to the plugin's read-write mounts and must be at least 1 byte, like \"64MiB\", not %q; to forbid writing, make the mounts read-only (mode = \"ro\").", l.MaxWrite)
+		} else {
+			p.Limits.MaxWrite = int64(w)
+		}
+		if l.MaxFiles != nil && b.set(l.MaxFilesRange) {
+			if *l.MaxFiles < 1 {
+				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", DefaultMaxFiles, *l.MaxFiles)
+			} else {
+				p.Limits.MaxFiles = *l.MaxFiles
+			}
 		}
 	}
 	b.mounts(p, rp.Mounts)
