@@ -34,7 +34,7 @@ func tree(t *testing.T) (ws, secretPath string) {
 
 func newFS(t *testing.T, dir string, ro bool) *FS {
 	t.Helper()
-	fs, err := New(dir, ro)
+	fs, err := New(dir, ro, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
