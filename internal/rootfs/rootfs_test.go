@@ -96,6 +96,14 @@ func TestGuestSymlinks(t *testing.T) {
 			t.Errorf("symlink evil -> %s: errno %v, want EPERM", target, e)
 		}
 	}
+	// "self/up" lies in the mount root, not one level down: "../x" from
+	// there leaves the mount.
+	if e := fs.Symlink(".", "self"); e != 0 {
+		t.Fatal(e)
+	}
+	if e := fs.Symlink("../secret.txt", "self/up"); e != experimentalsys.EPERM {
+		t.Errorf("symlink self/up -> ../secret.txt: errno %v, want EPERM", e)
+	}
 	if e := fs.Symlink("../a.txt", "sub/good"); e != 0 {
 		t.Fatalf("symlink sub/good -> ../a.txt: %v", e)
 	}
