@@ -542,7 +542,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestInputsRecorded: the files read with file() are listed in Inputs,
-// absolute and once each, for the host to protect.
+// absolute, sorted and once each, for the host to protect.
 func TestInputsRecorded(t *testing.T) {
 	dir := t.TempDir()
 	for name, data := range map[string]string{"prompts/a.md": "A", "b.txt": "B"} {
@@ -572,7 +572,7 @@ agent "b" {
 	if diags.HasErrors() {
 		t.Fatal(diags)
 	}
-	want := []string{filepath.Join(dir, "prompts", "a.md"), filepath.Join(dir, "b.txt")}
+	want := []string{filepath.Join(dir, "b.txt"), filepath.Join(dir, "prompts", "a.md")}
 	if !reflect.DeepEqual(cfg.Inputs, want) {
 		t.Errorf("Inputs = %q, want %q", cfg.Inputs, want)
 	}

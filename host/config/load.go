@@ -90,6 +90,7 @@ func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics)
 	cfg.File = absFile
 	cfg.Dir = b.dir
 	cfg.Files = map[string]*hcl.File{filename: file}
+	sort.Strings(inputs)
 	cfg.Inputs = inputs
 	if b.diags.HasErrors() {
 		return nil, sortDiags(b.diags)

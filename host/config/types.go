@@ -24,8 +24,8 @@ type Config struct {
 	// Files holds the source of every file parsed (config and file()
 	// targets are not included), for printing diagnostics with snippets.
 	Files map[string]*hcl.File
-	// Inputs are the absolute paths of the files read with file(), in
-	// the order first read, for the host to protect from plugins.
+	// Inputs are the absolute paths of the files read with file(),
+	// sorted, for the host to protect from plugins.
 	Inputs []string
 }
 
