@@ -35,7 +35,11 @@ plugin "core" {
     memory     = "256MiB"
     timeout    = "30s"
     max_output = "1MiB"
+    max_write  = "64MiB" # written per call to rw mounts
+    max_files  = 10000   # files created per call in rw mounts
   }
+  # agenthost's own files here (this file, prompts/, .agenthost/) stay out
+  # of the plugin's reach.
   mount "workspace" {
     host  = "."          # this directory
     guest = "/workspace" # where the tools see it

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/host/provider"
 	"github.com/agenthost/agenthost/internal/cassette"
+	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 	"github.com/agenthost/agenthost/prompts"
 )
@@ -65,15 +67,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	if opts.NoCache {
 		cache = ""
 	}
-	rt, err := plugin.NewRuntime(ctx, cache)
+	cleanup, err := prepareProtected(cfg, cache, opts)
 	if err != nil {
 		return nil, nil, err
 	}
+	rt, err := plugin.NewRuntime(ctx, cache)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	rt.SetProtected(Protected(cfg, cache, opts))
 	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}}
 	ok := false
 	defer func() {
 		if !ok {
 			h.Close(ctx)
+			cleanup()
 		}
 	}()
 
@@ -143,6 +152,83 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	ok = true
 	return h, diags, nil
+}
+
+// Protected lists agenthost's own files and directories for this config,
+// which no plugin may reach through a mount (see rootfs.New): the data
+// directory (sessions, cassettes), the compilation cache, the config file,
+// the files it reads with file(), the prompts directory next to it, every
+// plugin file, the cassettes of --record and --replay, and the running
+// executable.
+func Protected(cfg *config.Config, cacheDir string, opts Options) []rootfs.Protected {
+	ps := []rootfs.Protected{
+		{Path: cfg.Host.DataDir, What: "the data directory (data_dir)"},
+		{Path: cfg.File, What: "the config file"},
+		{Path: filepath.Join(cfg.Dir, "prompts"), What: "the prompts directory next to the config file"},
+	}
+	if cacheDir != "" {
+		ps = append(ps, rootfs.Protected{Path: cacheDir, What: "the compilation cache"})
+	}
+	for _, in := range cfg.Inputs {
+		ps = append(ps, rootfs.Protected{Path: in, What: "a file the config reads with file()"})
+	}
+	for _, p := range cfg.Plugins {
+		if p.Path != "" {
+			ps = append(ps, rootfs.Protected{Path: p.Path, What: fmt.Sprintf("the file of plugin %q", p.Name)})
+		}
+	}
+	if opts.Record != "" {
+		ps = append(ps, rootfs.Protected{Path: opts.Record, What: "the cassette being recorded"})
+	}
+	if opts.Replay != "" {
+		ps = append(ps, rootfs.Protected{Path: opts.Replay, What: "the cassette being replayed"})
+	}
+	if exe, err := os.Executable(); err == nil {
+		ps = append(ps, rootfs.Protected{Path: exe, What: "the agenthost executable"})
+	}
+	for i := range ps {
+		if abs, err := filepath.Abs(ps[i].Path); err == nil {
+			ps[i].Path = abs
+		}
+	}
+	return ps
+}
+
+// prepareProtected makes the protected paths that a run creates exist
+// before any plugin is mounted, so that their identity can be recorded: the
+// data directory and the compilation cache (when a plugin has a mount) and
+// the cassette being recorded. cleanup removes what it made for the
+// cassette, for when the host fails to start.
+func prepareProtected(cfg *config.Config, cacheDir string, opts Options) (cleanup func(), err error) {
+	cleanup = func() {}
+	mounts := false
+	for _, p := range cfg.Plugins {
+		mounts = mounts || len(p.Mounts) > 0
+	}
+	if mounts {
+		for _, d := range []string{cfg.Host.DataDir, cacheDir} {
+			if d == "" {
+				continue
+			}
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return cleanup, fmt.Errorf("create %s before mounting plugins: %w", d, err)
+			}
+		}
+	}
+	if opts.Record != "" {
+		if err := os.MkdirAll(filepath.Dir(opts.Record), 0o755); err != nil {
+			return cleanup, fmt.Errorf("cassette: create directory for %s: %w", opts.Record, err)
+		}
+		f, err := os.OpenFile(opts.Record, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		switch {
+		case err == nil:
+			f.Close()
+			cleanup = func() { os.Remove(opts.Record) }
+		case !errors.Is(err, os.ErrExist):
+			return cleanup, fmt.Errorf("cassette: create %s: %w", opts.Record, err)
+		}
+	}
+	return cleanup, nil
 }
 
 // models builds one loop.Model per model block, wrapped by cassettes.

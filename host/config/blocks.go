@@ -29,6 +29,8 @@ const (
 	DefaultMemory         = 256 << 20
 	DefaultTimeout        = 30 * time.Second
 	DefaultMaxOutput      = 1 << 20
+	DefaultMaxWrite       = 64 << 20
+	DefaultMaxFiles       = 10000
 	DefaultDoomThreshold  = 3
 	DefaultDoomAction     = "warn"
 	DefaultFinalStepTools = "omit"

@@ -45,6 +45,8 @@ plugin "core" {
     memory     = "128MiB"
     timeout    = "10s"
     max_output = "1MiB"
+    max_write  = "32MiB"
+    max_files  = 500
   }
   mount "workspace" {
     host  = "."
@@ -148,7 +150,7 @@ func TestExampleDecodes(t *testing.T) {
 		Source:  "builtin:core",
 		Builtin: "core",
 		Kind:    KindAgenthost,
-		Limits:  Limits{Memory: 128 << 20, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
+		Limits:  Limits{Memory: 128 << 20, Timeout: 10 * time.Second, MaxOutput: 1 << 20, MaxWrite: 32 << 20, MaxFiles: 500},
 		Mounts:  []Mount{{Name: "workspace", Host: dir, Guest: "/workspace", Mode: "rw"}},
 		Env:     map[string]string{"TZ": "UTC"},
 		Clock:   true,
@@ -165,7 +167,7 @@ func TestExampleDecodes(t *testing.T) {
 	if jq.Path != filepath.Join(dir, "plugins", "jq.wasm") || jq.Kind != KindWASICLI || jq.Builtin != "" {
 		t.Errorf("jq = path %q kind %q builtin %q", jq.Path, jq.Kind, jq.Builtin)
 	}
-	if want := (Limits{Memory: 256 << 20, Timeout: 30 * time.Second, MaxOutput: 1 << 20}); jq.Limits != want {
+	if want := (Limits{Memory: 256 << 20, Timeout: 30 * time.Second, MaxOutput: 1 << 20, MaxWrite: 64 << 20, MaxFiles: 10000}); jq.Limits != want {
 		t.Errorf("jq limits = %+v, want defaults %+v", jq.Limits, want)
 	}
 	if len(jq.Tools) != 1 {
@@ -197,8 +199,8 @@ func TestExampleDecodes(t *testing.T) {
 	if !reflect.DeepEqual(build.Tools, []string{"read_file", "list_dir", "jq"}) || !reflect.DeepEqual(build.Subagents, []string{"explore"}) {
 		t.Errorf("tools %q subagents %q", build.Tools, build.Subagents)
 	}
-	if r := build.ToolRanges[2]; r.Start.Line != 63 || r.Start.Column != 43 {
-		t.Errorf("ToolRanges[2] at %d:%d, want 63:43", r.Start.Line, r.Start.Column)
+	if r := build.ToolRanges[2]; r.Start.Line != 65 || r.Start.Column != 43 {
+		t.Errorf("ToolRanges[2] at %d:%d, want 65:43", r.Start.Line, r.Start.Column)
 	}
 	if build.DoomLoop != (DoomLoop{Threshold: 3, Action: "warn"}) {
 		t.Errorf("doom loop %+v", build.DoomLoop)
@@ -538,4 +540,41 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestInputsRecorded: the files read with file() are listed in Inputs,
+// absolute, sorted and once each, for the host to protect.
+func TestInputsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"prompts/a.md": "A", "b.txt": "B"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := `provider "p" {
+  base_url = "http://127.0.0.1:1/v1"
+}
+model "m" {
+  provider = "p"
+}
+agent "a" {
+  prompt      = file("prompts/a.md")
+  description = file("./b.txt")
+}
+agent "b" {
+  prompt = file("prompts/../prompts/a.md")
+}
+`
+	cfg, diags := Parse([]byte(src), filepath.Join(dir, "agents.hcl"), Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := []string{filepath.Join(dir, "b.txt"), filepath.Join(dir, "prompts", "a.md")}
+	if !reflect.DeepEqual(cfg.Inputs, want) {
+		t.Errorf("Inputs = %q, want %q", cfg.Inputs, want)
+	}
 }

@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/function"
 )
 
 // Options tune Load and Parse.
@@ -74,22 +77,51 @@ func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics)
 	if err != nil {
 		absFile = filename
 	}
+	fns := Functions(filepath.Dir(absFile), opts.LookupEnv)
+	var inputs []string
+	fns["file"] = recordReads(fns["file"], filepath.Dir(absFile), &inputs)
 	b := &builder{
 		dir:  filepath.Dir(absFile),
 		file: filename,
-		ctx: &hcl.EvalContext{
-			Functions: Functions(filepath.Dir(absFile), opts.LookupEnv),
-		},
+		ctx:  &hcl.EvalContext{Functions: fns},
 	}
 	b.diags = diags
 	cfg := b.build(file.Body)
 	cfg.File = absFile
 	cfg.Dir = b.dir
 	cfg.Files = map[string]*hcl.File{filename: file}
+	sort.Strings(inputs)
+	cfg.Inputs = inputs
 	if b.diags.HasErrors() {
 		return nil, sortDiags(b.diags)
 	}
 	return cfg, sortDiags(b.diags)
+}
+
+// recordReads wraps the file function: every file it reads is appended to
+// *read (absolute, once), so the host can keep plugins from changing what
+// the next run will read.
+func recordReads(file function.Function, baseDir string, read *[]string) function.Function {
+	return function.New(&function.Spec{
+		Description: file.Description(),
+		Params:      file.Params(),
+		Type:        function.StaticReturnType(cty.String),
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, err := file.Call(args)
+			if err != nil {
+				return v, err
+			}
+			p := args[0].AsString()
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(baseDir, p)
+			}
+			p = filepath.Clean(p)
+			if !slices.Contains(*read, p) {
+				*read = append(*read, p)
+			}
+			return v, nil
+		},
+	})
 }
 
 // sortDiags orders diagnostics by file and position; those without a

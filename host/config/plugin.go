@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -51,6 +52,8 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 			Memory:    DefaultMemory,
 			Timeout:   DefaultTimeout,
 			MaxOutput: DefaultMaxOutput,
+			MaxWrite:  DefaultMaxWrite,
+			MaxFiles:  DefaultMaxFiles,
 		},
 	}
 	if b.set(rp.KindRange) {
@@ -85,6 +88,18 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 			b.errorf(l.MaxOutputRange, "Invalid max_output", "max_output must be at least 1 byte, like \"1MiB\", not %q.", l.MaxOutput)
 		} else {
 			p.Limits.MaxOutput = int64(out)
+		}
+		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", DefaultMaxWrite); w < 1 || w > math.MaxInt64 {
+			b.errorf(l.MaxWriteRange, "Invalid max_write", "max_write is the bytes one call may write to the plugin's read-write mounts and must be at least 1 byte, like \"64MiB\", not %q; to forbid writing, make the mounts read-only (mode = \"ro\").", l.MaxWrite)
+		} else {
+			p.Limits.MaxWrite = int64(w)
+		}
+		if l.MaxFiles != nil && b.set(l.MaxFilesRange) {
+			if *l.MaxFiles < 1 {
+				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", DefaultMaxFiles, *l.MaxFiles)
+			} else {
+				p.Limits.MaxFiles = *l.MaxFiles
+			}
 		}
 	}
 	b.mounts(p, rp.Mounts)
@@ -203,6 +218,14 @@ func suggestionOnly(name string, candidates []string) string {
 func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 	names := map[string]hcl.Range{}
 	guests := map[string]hcl.Range{}
+	// dirs holds the mounts whose host directory exists, with its real
+	// path, to find read-only mounts a read-write one exposes.
+	type dir struct {
+		m    Mount
+		real string
+		r    hcl.Range
+	}
+	var dirs []dir
 	for _, rm := range raws {
 		if !b.declared("mount", rm.Name, rm.NameRange, names) {
 			continue
@@ -218,6 +241,10 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 				b.errorf(rm.HostRange, "Cannot read mount path", "Mount %q: %v.", rm.Name, err)
 			case !fi.IsDir():
 				b.errorf(rm.HostRange, "Mount path is not a directory", "Mount %q: %s is a file; a mount grants a directory.", rm.Name, m.Host)
+			default:
+				if real, err := filepath.EvalSymlinks(m.Host); err == nil {
+					dirs = append(dirs, dir{real: real, r: rm.HostRange})
+				}
 			}
 		}
 		if b.set(rm.GuestRange) {
@@ -233,6 +260,35 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 		}
 		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", "ro", "ro", "rw")
 		p.Mounts = append(p.Mounts, m)
+		if len(dirs) > 0 && dirs[len(dirs)-1].r == rm.HostRange {
+			dirs[len(dirs)-1].m = m
+		}
+	}
+	// A read-only mount is only read-only if no read-write mount of the
+	// same plugin shows the same files.
+	for _, ro := range dirs {
+		if !ro.m.ReadOnly() {
+			continue
+		}
+		for _, rw := range dirs {
+			if rw.m.ReadOnly() {
+				continue
+			}
+			rel, err := filepath.Rel(rw.real, ro.real)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+				continue
+			}
+			where := "the same directory as"
+			through := rw.m.Guest
+			if rel != "." {
+				where = "inside the directory of"
+				through = path.Join(rw.m.Guest, filepath.ToSlash(rel))
+			}
+			b.errorf(ro.r, "Read-only mount inside a read-write one",
+				"Mount %q is read-only, but its directory %s is %s mount %q (line %d), which is read-write: the plugin could change it through %s. Make %q read-only too, or mount directories that do not overlap.",
+				ro.m.Name, ro.m.Host, where, rw.m.Name, rw.r.Start.Line, through, rw.m.Name)
+			break
+		}
 	}
 }
 

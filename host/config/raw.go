@@ -90,6 +90,10 @@ type rawLimits struct {
 	TimeoutRange   hcl.Range `hcl:"timeout,attr_value_range"`
 	MaxOutput      string    `hcl:"max_output,optional"`
 	MaxOutputRange hcl.Range `hcl:"max_output,attr_value_range"`
+	MaxWrite       string    `hcl:"max_write,optional"`
+	MaxWriteRange  hcl.Range `hcl:"max_write,attr_value_range"`
+	MaxFiles       *int64    `hcl:"max_files,optional"`
+	MaxFilesRange  hcl.Range `hcl:"max_files,attr_value_range"`
 }
 
 type rawMount struct {

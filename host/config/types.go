@@ -24,6 +24,9 @@ type Config struct {
 	// Files holds the source of every file parsed (config and file()
 	// targets are not included), for printing diagnostics with snippets.
 	Files map[string]*hcl.File
+	// Inputs are the absolute paths of the files read with file(),
+	// sorted, for the host to protect from plugins.
+	Inputs []string
 }
 
 // Host is the host block.
@@ -114,6 +117,12 @@ type Limits struct {
 	Memory    uint64        // bytes; default 256 MiB
 	Timeout   time.Duration // per call; default 30s
 	MaxOutput int64         // bytes of stdout, and separately of stderr; default 1 MiB
+	// MaxWrite is the bytes a call may write to the plugin's read-write
+	// mounts, all together; default 64 MiB.
+	MaxWrite int64
+	// MaxFiles is the files, directories and links a call may create in
+	// the plugin's read-write mounts, all together; default 10000.
+	MaxFiles int64
 }
 
 // Mount grants a plugin access to a host directory.

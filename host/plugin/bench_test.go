@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -121,21 +122,41 @@ func waitReady(tb testing.TB, p *Plugin, tool string) {
 }
 
 // BenchmarkCallCore measures a read_file call to the embedded core plugin,
-// on a fresh instance (cold) and on a pre-started one (warm).
+// on a fresh instance (cold) and on a pre-started one (warm). The guarded
+// variants mount a directory that also holds agenthost's own files (a
+// config file and a data directory), so every path is resolved component
+// by component.
 func BenchmarkCallCore(b *testing.B) {
 	ws := b.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(ws, "agents.hcl"), []byte("agent \"a\" {}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, ".agenthost", "sessions"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	protected := []rootfs.Protected{
+		{Path: filepath.Join(ws, "agents.hcl"), What: "the config file"},
+		{Path: filepath.Join(ws, ".agenthost"), What: "the data directory"},
+	}
 	for _, mode := range []struct {
 		name     string
 		prestart bool
-	}{{"cold", false}, {"warm", true}} {
+		guarded  bool
+	}{{"cold", false, false}, {"warm", true, false}, {"cold_guarded", false, true}, {"warm_guarded", true, true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			r := newRuntime(b)
+			if mode.guarded {
+				r.SetProtected(protected)
+			}
 			p := load(b, r, &config.Plugin{Name: "core", Builtin: "core",
 				Limits: config.Limits{Memory: DefaultMemory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
-				Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "ro"}}})
+				Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}})
+			if got := p.mounts[0].fs.Guarded(); got != mode.guarded {
+				b.Fatalf("mount guarded = %v", got)
+			}
 			p.SetPrestart(mode.prestart)
 			c := loop.ToolCall{ID: "b", Name: "read_file", Arguments: `{"path":"a.txt"}`}
 			ctx := context.Background()
@@ -152,6 +173,46 @@ func BenchmarkCallCore(b *testing.B) {
 				if err != nil || res.IsError || !strings.Contains(res.Content, "three") {
 					b.Fatal(res, err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkResolve measures the file-system side alone: opening and
+// reading a file two directories deep, in a mount without and with
+// protected entries.
+func BenchmarkResolve(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "src", "pkg"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "pkg", "a.go"), []byte("package pkg\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "agents.hcl"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, guarded := range []bool{false, true} {
+		var protected []rootfs.Protected
+		name := "plain"
+		if guarded {
+			protected = []rootfs.Protected{{Path: filepath.Join(ws, "agents.hcl"), What: "the config file"}}
+			name = "guarded"
+		}
+		b.Run(name, func(b *testing.B) {
+			fs, err := rootfs.New(ws, false, protected)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer fs.Close()
+			buf := make([]byte, 64)
+			for b.Loop() {
+				f, e := fs.OpenFile("src/pkg/a.go", 0, 0)
+				if e != 0 {
+					b.Fatal(e)
+				}
+				f.Read(buf)
+				f.Close()
 			}
 		})
 	}

@@ -39,6 +39,10 @@ const (
 	FailureCanceled FailureKind = "canceled"
 	// FailureStart: the module could not be instantiated.
 	FailureStart FailureKind = "start"
+	// FailureQuota: the guest wrote more than limits.max_write or created
+	// more than limits.max_files entries in its mounts during the call;
+	// what went past the quota failed with EIO.
+	FailureQuota FailureKind = "quota"
 )
 
 // Failure is a plugin that broke during a call, as opposed to a tool that
@@ -123,14 +127,14 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
 		}
 		stdin = in
-		i = newInstance(ctx, p.r, p.compiled, t.cfg.WithArgs(argv...), p.limits, p.grants)
+		i = newInstance(ctx, p.r, p.compiled, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
 		i.runCold(ctx, stdin, p.limits.Timeout)
 	} else {
 		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
 		if i = p.takeWarm(ctx, t); i != nil {
 			i.serve(ctx, stdin, p.limits.Timeout)
 		} else {
-			i = newInstance(ctx, p.r, p.compiled, t.cfg, p.limits, p.grants)
+			i = newInstance(ctx, p.r, p.compiled, t.cfg, p.limits, p.grants, p.mounts)
 			i.runCold(ctx, stdin, p.limits.Timeout)
 		}
 		p.refill(t)
@@ -190,6 +194,12 @@ func validationMessage(ve *jsonschema.ValidationError) string {
 // result turns an ended instance into the call's outcome.
 func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolResult, error) {
 	code, f := i.exitCode(ctx, t.cli != nil)
+	// A quota hit explains the outcome better than what followed it (an
+	// exit or a timeout), and fails the call even if the guest ignored
+	// the errors; only an aborted run says so instead.
+	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != FailureCanceled) {
+		f = qf
+	}
 	if f != nil {
 		f.Plugin, f.Tool = p.cfg.Name, t.spec.Name
 		return loop.ToolResult{}, f
@@ -305,7 +315,7 @@ func (p *Plugin) refill(t *tool) {
 	}
 	r.bg.Add(1)
 	r.mu.Unlock()
-	i := newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants).withPipe()
+	i := newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants, p.mounts).withPipe()
 	// Until the guest waits on stdin, the watchdog bounds its start.
 	i.arm(p.limits.Timeout, errStartTimeout)
 	t.warm <- i
@@ -320,7 +330,7 @@ func (p *Plugin) refill(t *tool) {
 // nothing granted and reads its manifest from stdout.
 func (r *Runtime) describe(ctx context.Context, cm wazero.CompiledModule, name string, limits config.Limits) (*Manifest, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
-	i := newInstance(ctx, r, cm, cfg, limits, Grants{})
+	i := newInstance(ctx, r, cm, cfg, limits, Grants{}, nil)
 	i.runCold(ctx, nil, limits.Timeout)
 	code, f := i.exitCode(ctx, false)
 	if f != nil {

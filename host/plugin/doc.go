@@ -60,6 +60,14 @@
 // same ChaCha8 seed for every instance). Mounts go through internal/rootfs,
 // an os.Root-backed file system that ".." and symlinks cannot leave.
 //
+// No mount reaches agenthost's own files: Runtime.SetProtected (the host
+// passes the data directory, the compilation cache, the config file and
+// the files it reads, the prompts directory, the plugin files, the
+// cassettes and the executable) makes rootfs refuse, by file identity,
+// every path that passes through or ends on one of them, and pin the
+// directories on the way to them. A mount inside a protected directory is
+// refused at load.
+//
 // Limits are always applied: limits.memory becomes the maximum of the
 // module's memory (the module's memory section is rewritten before
 // compiling, since wazero's WithMemoryLimitPages is per runtime and plugins
@@ -69,6 +77,10 @@
 // stdout and stderr each keep the first limits.max_output bytes: a result
 // cut there ends with a "[output truncated: ...]" marker, and a guest that
 // writes more than twice max_output is stopped as an output flood.
+// limits.max_write and limits.max_files bound what one call writes to and
+// creates in the plugin's read-write mounts: each instance mounts views of
+// the shared file systems that charge a quota of its own; past it, writes
+// and creates fail with EIO and the call ends in a quota failure.
 //
 // # Failures
 //
@@ -77,7 +89,8 @@
 // the tool's schema (the plugin is not run). It returns a *Failure when the
 // plugin broke: Kind is trap, timeout, exit (code other than 0 or 1;
 // a Go panic exits 2), memory (failed with its memory at the limit),
-// output (flood), canceled (the call's context was cancelled; wraps
+// output (flood), quota (max_write or max_files exceeded, whatever the
+// guest did next), canceled (the call's context was cancelled; wraps
 // context.Canceled) or start (could not instantiate). Failure.Stderr holds
 // the start and end of the guest's stderr.
 //

@@ -3,13 +3,16 @@ package plugin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -261,4 +264,112 @@ func containsStr(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestHostileProtected: a plugin with a read-write mount of a project
+// directory cannot read, change, move, replace or alias agenthost's own
+// files in it (the config, the data directory with the cache and the
+// sessions, prompts, its own .wasm), and does not see them in listings;
+// the rest of the mount is its own.
+func TestHostileProtected(t *testing.T) {
+	ws := t.TempDir()
+	files := map[string]string{
+		"agents.hcl":                          "plugin {}",
+		".agenthost/cache/wazero-x/code":      "native code",
+		".agenthost/sessions/s1/events.jsonl": "{}\n",
+		"prompts/system.md":                   "You are.",
+		"hostile.wasm":                        string(guests["hostile"]),
+		"notes.txt":                           "the user's",
+	}
+	for name, data := range files {
+		p := filepath.Join(ws, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(data), 0o644))
+	}
+	r := newRuntime(t)
+	r.SetProtected([]rootfs.Protected{
+		{Path: filepath.Join(ws, ".agenthost"), What: "the data directory"},
+		{Path: filepath.Join(ws, "agents.hcl"), What: "the config file"},
+		{Path: filepath.Join(ws, "prompts"), What: "the prompts directory"},
+		{Path: filepath.Join(ws, "hostile.wasm"), What: "the plugin file"},
+	})
+	cp := pluginConfig(t, "hostile", guests["hostile"])
+	cp.Path = filepath.Join(ws, "hostile.wasm")
+	cp.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}
+	p := load(t, r, cp)
+	args := `{"paths": ["agents.hcl", ".agenthost/cache/wazero-x/code", ".agenthost/sessions/s1/events.jsonl", ".agenthost", "prompts/system.md", "prompts", "hostile.wasm"]}`
+	for _, round := range []string{"cold", "warm"} {
+		res := mustCall(t, p, "tamper", args)
+		if !res.IsError || !strings.HasPrefix(res.Content, "all refused:") {
+			t.Fatalf("%s: tamper = %+v", round, res)
+		}
+		if n := strings.Count(res.Content, "Permission denied"); n < 40 {
+			t.Errorf("%s: %d refusals say Permission denied:\n%s", round, n, res.Content)
+		}
+		res = mustCall(t, p, "listdir", `{"path": "."}`)
+		if res.IsError || res.Content != "notes.txt" {
+			t.Errorf("%s: listing of the mount = %+v, want only notes.txt", round, res)
+		}
+	}
+	for name, data := range files {
+		if b, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(b) != data {
+			t.Errorf("%s changed: %.40q, %v", name, b, err)
+		}
+	}
+	// the plugin still works on its own files
+	if res := mustCall(t, p, "tamper", `{"paths": ["notes.txt"]}`); res.IsError || !strings.HasPrefix(res.Content, "TAMPERED") {
+		t.Errorf("tamper with the user's own file: %+v", res)
+	}
+}
+
+// TestHostileQuota: a call that writes more than max_write, or creates more
+// than max_files entries, in its read-write mounts fails with a quota
+// failure even though the guest ignores the errors; what it wrote stops at
+// the quota; each call has its own quota, also when calls run at once.
+func TestHostileQuota(t *testing.T) {
+	ws := t.TempDir()
+	r := newRuntime(t)
+	cp := pluginConfig(t, "hostile", guests["hostile"])
+	cp.Limits.MaxWrite = 1 << 20
+	cp.Limits.MaxFiles = 20
+	cp.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}
+	p := load(t, r, cp)
+	for _, round := range []string{"cold", "warm"} {
+		_, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "bigwrite", Arguments: `{"n": 3145728, "path": "big"}`})
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
+			t.Fatalf("%s: bigwrite: %v, want a quota failure naming max_write", round, err)
+		}
+		if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1<<20 {
+			t.Errorf("%s: big has %d bytes, %v; want 1MiB", round, fi.Size(), err)
+		}
+		dir := "many-" + round
+		must(t, os.Mkdir(filepath.Join(ws, dir), 0o755))
+		_, err = p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "manyfiles", Arguments: `{"n": 200, "path": "` + dir + `"}`})
+		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "created more than max_files (20) files, directories and links") {
+			t.Fatalf("%s: manyfiles: %v, want a quota failure naming max_files", round, err)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(ws, dir)); len(ents) != 20 {
+			t.Errorf("%s: %d entries created, want 20", round, len(ents))
+		}
+	}
+	// Within the quota, calls succeed, each with its own count.
+	var wg sync.WaitGroup
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "bigwrite", Arguments: fmt.Sprintf(`{"n": 786432, "path": "ok%d"}`, i)})
+			if err != nil || res.IsError {
+				t.Errorf("bigwrite of 768KiB: %+v, %v", res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	// A plugin with only read-only mounts has no quota to report.
+	ro := pluginConfig(t, "hostile-ro", guests["hostile"])
+	ro.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "ro"}}
+	if res := mustCall(t, load(t, r, ro), "bigwrite", `{"n": 10, "path": "x"}`); res.IsError {
+		t.Errorf("bigwrite on a read-only mount (errors ignored): %+v", res)
+	}
 }

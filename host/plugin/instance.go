@@ -14,9 +14,11 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
 // Causes of an instance's context being cancelled by the host.
@@ -35,6 +37,10 @@ type instance struct {
 	limits config.Limits
 	clock  bool // real sleeping (the clock grant)
 	random bool // crypto randomness already set in cfg
+	// mounts are the plugin's mounts; quota counts what this instance
+	// writes through them (nil without a rw mount).
+	mounts []mountPoint
+	quota  *rootfs.Quota
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -57,13 +63,20 @@ type instance struct {
 	memBytes     uint64
 }
 
-func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits config.Limits, g Grants) *instance {
+func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits config.Limits, g Grants, mounts []mountPoint) *instance {
 	ctx, cancel := context.WithCancelCause(parent)
 	i := &instance{
 		r: r, cm: cm, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,
-		ctx: ctx, cancel: cancel,
+		mounts: mounts,
+		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),
 		done:  make(chan struct{}),
+	}
+	for _, m := range mounts {
+		if !m.fs.ReadOnly() {
+			i.quota = rootfs.NewQuota(limits.MaxWrite, limits.MaxFiles)
+			break
+		}
 	}
 	flood := func() { cancel(errFlood) }
 	i.stdout = newCapWriter(limits.MaxOutput, flood)
@@ -140,6 +153,9 @@ func (i *instance) exec() (mod api.Module) {
 	if i.clock {
 		cfg = cfg.WithNanosleep(i.sleep)
 	}
+	if len(i.mounts) > 0 {
+		cfg = cfg.WithFSConfig(i.fsConfig())
+	}
 	i.r.started.Add(1)
 	mod, err := i.r.rt.InstantiateModule(i.ctx, i.cm, cfg)
 	if err != nil {
@@ -157,6 +173,38 @@ func (i *instance) exec() (mod api.Module) {
 		i.memBytes = uint64(m.Size())
 	}
 	return mod
+}
+
+// fsConfig mounts the plugin's mounts, the read-write ones through views
+// that charge the instance's quota: the FS is shared by concurrent
+// instances, the quota is per call.
+func (i *instance) fsConfig() wazero.FSConfig {
+	fsc := wazero.NewFSConfig()
+	for _, m := range i.mounts {
+		fs := m.fs
+		if !fs.ReadOnly() {
+			fs = fs.WithQuota(i.quota)
+		}
+		fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fs, m.guest)
+	}
+	return fsc
+}
+
+// quotaFailure reports a quota the instance ran into, or nil.
+func (i *instance) quotaFailure() *Failure {
+	bytes, entries := i.quota.Exceeded()
+	if !bytes && !entries {
+		return nil
+	}
+	var what []string
+	if bytes {
+		what = append(what, fmt.Sprintf("wrote more than max_write (%s)", sizeString(uint64(i.limits.MaxWrite))))
+	}
+	if entries {
+		what = append(what, fmt.Sprintf("created more than max_files (%d) files, directories and links", i.limits.MaxFiles))
+	}
+	return &Failure{Kind: FailureQuota, Stderr: i.stderr.summary(),
+		Err: fmt.Errorf("the call %s in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", strings.Join(what, " and "))}
 }
 
 // sleep is the guest's nanosleep when the real clock is granted: it sleeps

@@ -13,7 +13,6 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/experimental/sysfs"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
@@ -34,10 +33,17 @@ type Plugin struct {
 	manifestSource string
 	grants         Grants
 	limits         config.Limits
-	mounts         []*rootfs.FS
+	mounts         []mountPoint
 	tools          []loop.ToolSpec
 	byName         map[string]*tool
 	prestart       atomic.Bool
+}
+
+// mountPoint is a mount of the plugin: the FS shared by its instances,
+// each of which mounts its own view at guest (see instance.fsConfig).
+type mountPoint struct {
+	fs    *rootfs.FS
+	guest string
 }
 
 // tool is one tool of a plugin, with everything its calls need prepared at
@@ -193,8 +199,9 @@ func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) 
 }
 
 // baseConfig builds the module config every call of the plugin starts from:
-// granted environment, mounts and clock. Stdio, randomness and the sleep
-// function are set per instance.
+// granted environment and clock. It opens the mounts, which every instance
+// mounts through views of its own (see instance.fsConfig). Stdio,
+// randomness, the sleep function and the mounts are set per instance.
 func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
 	keys := make([]string, 0, len(p.grants.Env))
@@ -208,17 +215,13 @@ func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 		}
 		cfg = cfg.WithEnv(k, p.grants.Env[k])
 	}
-	if len(p.grants.Mounts) > 0 {
-		fsc := wazero.NewFSConfig()
-		for _, m := range p.grants.Mounts {
-			fs, err := rootfs.New(m.Host, m.ReadOnly())
-			if err != nil {
-				return nil, fmt.Errorf("mount %q: %w", m.Name, err)
-			}
-			p.mounts = append(p.mounts, fs)
-			fsc = fsc.(sysfs.FSConfig).WithSysFSMount(fs, path.Clean(m.Guest))
+	protected := p.r.protectedPaths()
+	for _, m := range p.grants.Mounts {
+		fs, err := rootfs.New(m.Host, m.ReadOnly(), protected)
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", m.Name, err)
 		}
-		cfg = cfg.WithFSConfig(fsc)
+		p.mounts = append(p.mounts, mountPoint{fs: fs, guest: path.Clean(m.Guest)})
 	}
 	if p.grants.Clock {
 		cfg = cfg.WithSysWalltime().WithSysNanotime()
@@ -260,7 +263,7 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *config.CLITool, 
 
 func (p *Plugin) closeMounts() {
 	for _, m := range p.mounts {
-		m.Close()
+		m.fs.Close()
 	}
 	p.mounts = nil
 }

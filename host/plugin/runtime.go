@@ -19,6 +19,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -47,6 +48,24 @@ type Runtime struct {
 
 	// builtin returns the bytes of a builtin plugin ("core").
 	builtin func(name string) ([]byte, bool)
+
+	// protected are the host's own files, which no mount may reach.
+	protected []rootfs.Protected
+}
+
+// SetProtected sets the host paths no plugin may reach through a mount:
+// agenthost's own files and directories (see rootfs.New). It applies to
+// the plugins loaded afterwards.
+func (r *Runtime) SetProtected(ps []rootfs.Protected) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.protected = append([]rootfs.Protected(nil), ps...)
+}
+
+func (r *Runtime) protectedPaths() []rootfs.Protected {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.protected
 }
 
 // NewRuntime makes the one wazero runtime of the process, with a compilation
@@ -101,7 +120,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	errs := []error{r.rt.Close(ctx), r.cache.Close(ctx)}
 	for _, p := range plugins {
 		for _, m := range p.mounts {
-			errs = append(errs, m.Close())
+			errs = append(errs, m.fs.Close())
 		}
 	}
 	return errors.Join(errs...)
@@ -187,11 +206,14 @@ func sourceName(cp *config.Plugin) string {
 	return cp.Path
 }
 
-// Default limits, as DESIGN §3 states them.
+// Default limits, as DESIGN §3 states them; MaxWrite and MaxFiles are
+// agenthost's own (see config.DefaultMaxWrite).
 const (
 	DefaultMemory    = 256 << 20
 	DefaultTimeout   = 30 * time.Second
 	DefaultMaxOutput = 1 << 20
+	DefaultMaxWrite  = config.DefaultMaxWrite
+	DefaultMaxFiles  = config.DefaultMaxFiles
 )
 
 func withDefaults(l config.Limits) config.Limits {
@@ -203,6 +225,12 @@ func withDefaults(l config.Limits) config.Limits {
 	}
 	if l.MaxOutput <= 0 {
 		l.MaxOutput = DefaultMaxOutput
+	}
+	if l.MaxWrite <= 0 {
+		l.MaxWrite = DefaultMaxWrite
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
 	}
 	return l
 }

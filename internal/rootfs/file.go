@@ -19,6 +19,11 @@ type file struct {
 	dev      uint64
 	ino      sys.Inode
 	closed   bool
+	// quota is charged for what is written; nil: no quota.
+	quota *Quota
+	// hide, for a directory of a guarded mount, is the protected set:
+	// Readdir leaves its members out.
+	hide *idSet
 }
 
 var _ experimentalsys.File = (*file)(nil)
@@ -104,19 +109,34 @@ func (f *file) Readdir(n int) ([]experimentalsys.Dirent, experimentalsys.Errno) 
 	if f.closed || !f.isDir {
 		return nil, experimentalsys.EBADF
 	}
-	entries, err := f.f.ReadDir(n)
-	if err != nil && err != io.EOF {
-		return nil, errno(err)
-	}
-	out := make([]experimentalsys.Dirent, 0, len(entries))
-	for _, e := range entries {
-		d := experimentalsys.Dirent{Name: e.Name(), Type: e.Type()}
-		if fi, err := e.Info(); err == nil {
-			d.Ino = sys.NewStat_t(fi).Ino
+	for {
+		entries, err := f.f.ReadDir(n)
+		if err != nil && err != io.EOF {
+			return nil, errno(err)
 		}
-		out = append(out, d)
+		out := make([]experimentalsys.Dirent, 0, len(entries))
+		for _, e := range entries {
+			d := experimentalsys.Dirent{Name: e.Name(), Type: e.Type()}
+			fi, err := e.Info()
+			if err == nil {
+				d.Ino = sys.NewStat_t(fi).Ino
+			}
+			if f.hide != nil {
+				if err != nil {
+					continue // gone, or cannot be checked
+				}
+				if _, hidden := f.hide.has(fi); hidden {
+					continue
+				}
+			}
+			out = append(out, d)
+		}
+		// An empty batch means the end: read on if every entry of a
+		// non-empty one was hidden.
+		if len(out) > 0 || len(entries) == 0 || n <= 0 {
+			return out, 0
+		}
 	}
-	return out, 0
 }
 
 func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
@@ -129,7 +149,12 @@ func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
-	n, err := f.f.Write(buf)
+	k, e := f.quota.write(len(buf))
+	if e != 0 {
+		return 0, e
+	}
+	n, err := f.f.Write(buf[:k])
+	f.quota.unwrite(int64(k - n))
 	return n, f.ioErrno(err)
 }
 
@@ -143,10 +168,20 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if off < 0 {
 		return 0, experimentalsys.EINVAL
 	}
-	n, err := f.f.WriteAt(buf, off)
+	if len(buf) == 0 {
+		return 0, 0
+	}
+	k, e := f.quota.write(len(buf))
+	if e != 0 {
+		return 0, e
+	}
+	n, err := f.f.WriteAt(buf[:k], off)
+	f.quota.unwrite(int64(k - n))
 	return n, f.ioErrno(err)
 }
 
+// Truncate counts the growth of the file against the quota: a file grown
+// by truncate reads as zeros, as if they had been written.
 func (f *file) Truncate(size int64) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EBADF
@@ -157,7 +192,25 @@ func (f *file) Truncate(size int64) experimentalsys.Errno {
 	if size < 0 {
 		return experimentalsys.EINVAL
 	}
-	return f.ioErrno(f.f.Truncate(size))
+	var grow int64
+	if f.quota != nil {
+		fi, err := f.f.Stat()
+		if err != nil {
+			return f.ioErrno(err)
+		}
+		if grow = size - fi.Size(); grow > 0 {
+			if e := f.quota.grow(grow); e != 0 {
+				return e
+			}
+		}
+	}
+	if err := f.f.Truncate(size); err != nil {
+		if grow > 0 {
+			f.quota.unwrite(grow)
+		}
+		return f.ioErrno(err)
+	}
+	return 0
 }
 
 func (f *file) Sync() experimentalsys.Errno {

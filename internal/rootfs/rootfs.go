@@ -10,6 +10,10 @@
 // programs that later read the directory without os.Root. A read-only FS
 // refuses every operation that would change the tree with EROFS, and files it
 // opens cannot be written.
+//
+// Inside the mount, agenthost's own files (Protected) are out of reach by
+// identity, not by name: see New and guard.go. Views (WithQuota) charge
+// what one guest instance writes and creates to a Quota of its own.
 package rootfs
 
 import (
@@ -19,6 +23,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -30,30 +35,71 @@ import (
 // FS is an experimental sys.FS confined to one host directory. It is safe
 // for concurrent use by many module instances. Close releases the directory
 // handle; the FS must not be used afterwards.
+//
+// Views made by WithQuota share the mount and charge what they write to
+// their own Quota.
 type FS struct {
 	experimentalsys.UnimplementedFS
+	*mount
+	quota *Quota // nil: no quota
+}
+
+// mount is what the views of one FS share.
+type mount struct {
 	root     *os.Root
 	dir      string
 	readOnly bool
+	guard    *guard
 }
 
 var _ experimentalsys.FS = (*FS)(nil)
 
 // New opens dir as the root of a new FS. With readOnly, every write is
 // refused with EROFS.
-func New(dir string, readOnly bool) (*FS, error) {
+//
+// protected lists agenthost's own files and directories. Whatever of them
+// exists when New runs is recorded by identity (device and inode); the
+// guest can then never reach them through the FS, whatever names, symbolic
+// links or renames it uses: opening, stating or listing them fails with
+// EACCES, and they are left out of directory listings. The directory
+// entries the host consults to reach them inside the mount (their parent
+// directories, symbolic links on the way) are pinned: they can be
+// traversed and read, but not renamed, removed, replaced, linked, chmod'ed
+// or touched. Only a mount that holds a protected or pinned entry resolves
+// paths component by component; others keep the direct os.Root path. New
+// fails when dir lies inside a protected directory.
+func New(dir string, readOnly bool, protected []Protected) (*FS, error) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open mount root %q: %w", dir, err)
+	}
+	g, err := newGuard(real, protected)
+	if err != nil {
+		return nil, err
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open mount root %q: %w", dir, err)
 	}
-	return &FS{root: root, dir: dir, readOnly: readOnly}, nil
+	return &FS{mount: &mount{root: root, dir: dir, readOnly: readOnly, guard: g}}, nil
 }
+
+// WithQuota returns a view of the FS whose writes count against q (nil: no
+// quota). Views share the mount; closing any of them closes it.
+func (f *FS) WithQuota(q *Quota) *FS { return &FS{mount: f.mount, quota: q} }
 
 // Close releases the directory handle.
 func (f *FS) Close() error { return f.root.Close() }
 
 // ReadOnly reports whether the FS refuses writes.
 func (f *FS) ReadOnly() bool { return f.readOnly }
+
+// Guarded reports whether a protected entry lies in the mount, so that
+// every path is resolved component by component.
+func (f *FS) Guarded() bool { return f.guard.walk }
 
 // String returns the host directory, for logs.
 func (f *FS) String() string { return f.dir }
@@ -107,20 +153,8 @@ func errno(err error) experimentalsys.Errno {
 const writeFlags = experimentalsys.O_RDWR | experimentalsys.O_WRONLY | experimentalsys.O_CREAT |
 	experimentalsys.O_TRUNC | experimentalsys.O_APPEND
 
-// OpenFile implements sys.FS.
-func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
-	name, e := rel(p)
-	if e != 0 {
-		return nil, e
-	}
-	if f.readOnly && flag&writeFlags != 0 {
-		return nil, experimentalsys.EROFS
-	}
-	if flag&experimentalsys.O_NOFOLLOW != 0 {
-		if fi, err := f.root.Lstat(strings.TrimSuffix(name, "/")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, experimentalsys.ELOOP
-		}
-	}
+// osFlags converts wazero open flags to os flags.
+func osFlags(flag experimentalsys.Oflag) int {
 	var oflag int
 	switch {
 	case flag&experimentalsys.O_RDWR != 0:
@@ -145,7 +179,33 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 	if flag&(experimentalsys.O_SYNC|experimentalsys.O_DSYNC|experimentalsys.O_RSYNC) != 0 {
 		oflag |= os.O_SYNC
 	}
-	osf, err := f.root.OpenFile(name, oflag, perm)
+	return oflag
+}
+
+// OpenFile implements sys.FS.
+func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if f.readOnly && flag&writeFlags != 0 {
+		return nil, experimentalsys.EROFS
+	}
+	if f.guard.walk || flag&experimentalsys.O_CREAT != 0 {
+		// Creating goes through resolve in every mount, to count the
+		// entries created exactly.
+		of, e := f.openResolved(p, flag, perm)
+		if e == experimentalsys.ENOTDIR && flag&experimentalsys.O_DIRECTORY == 0 {
+			e = experimentalsys.ENOENT
+		}
+		return of, e
+	}
+	name, e := rel(p)
+	if e != 0 {
+		return nil, e
+	}
+	if flag&experimentalsys.O_NOFOLLOW != 0 {
+		if fi, err := f.root.Lstat(strings.TrimSuffix(name, "/")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, experimentalsys.ELOOP
+		}
+	}
+	osf, err := f.root.OpenFile(name, osFlags(flag), perm)
 	if err != nil {
 		if e := errno(err); e == experimentalsys.ENOTDIR && flag&experimentalsys.O_DIRECTORY == 0 {
 			return nil, experimentalsys.ENOENT
@@ -158,22 +218,114 @@ func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (e
 		osf.Close()
 		return nil, errno(err)
 	}
+	if _, bad := f.guard.protected.has(fi); bad {
+		// A hard link to a protected file, planted on the host.
+		osf.Close()
+		return nil, experimentalsys.EACCES
+	}
+	return f.wrap(osf, fi, flag)
+}
+
+// wrap checks an opened file against the flags and makes the sys.File.
+func (f *FS) wrap(osf *os.File, fi fs.FileInfo, flag experimentalsys.Oflag) (experimentalsys.File, experimentalsys.Errno) {
 	if flag&experimentalsys.O_DIRECTORY != 0 && !fi.IsDir() {
 		osf.Close()
 		return nil, experimentalsys.ENOTDIR
 	}
-	if fi.IsDir() && oflag&(os.O_WRONLY|os.O_RDWR) != 0 {
+	if fi.IsDir() && flag&(experimentalsys.O_WRONLY|experimentalsys.O_RDWR) != 0 {
 		osf.Close()
 		return nil, experimentalsys.EISDIR
 	}
 	st := sys.NewStat_t(fi)
-	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino}
+	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino, quota: f.quota}
+	if f.guard.walk && of.isDir {
+		of.hide = &f.guard.protected
+	}
 	of.seeker.f = of
 	return of, 0
 }
 
+// openResolved opens a path resolved by resolve. A file is created with
+// O_EXCL in the directory resolve checked (os.Root never follows a link
+// then); an existing entry is opened without O_CREAT or O_TRUNC, which has
+// no effect on it, checked to be the entry resolve saw, and only then
+// truncated.
+func (f *FS) openResolved(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	follow := flag&experimentalsys.O_NOFOLLOW == 0
+	oflag := osFlags(flag) &^ (os.O_CREATE | os.O_EXCL | os.O_TRUNC)
+	for try := 0; try <= maxTries; try++ {
+		r, e := f.resolve(p, follow)
+		if e != 0 {
+			return nil, e
+		}
+		of, e := f.openOnce(r, flag, oflag, perm)
+		r.close()
+		if e != errAgain {
+			return of, e
+		}
+	}
+	return nil, experimentalsys.EAGAIN
+}
+
+func (f *FS) openOnce(r *resolved, flag experimentalsys.Oflag, oflag int, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	if r.fi == nil {
+		if flag&experimentalsys.O_CREAT == 0 {
+			return nil, experimentalsys.ENOENT
+		}
+		if e := f.quota.create(); e != 0 {
+			return nil, e
+		}
+		osf, err := r.parent.OpenFile(r.name, oflag|os.O_CREATE|os.O_EXCL, perm)
+		if err != nil {
+			f.quota.uncreate()
+			if errors.Is(err, fs.ErrExist) && flag&experimentalsys.O_EXCL == 0 {
+				return nil, errAgain // created meanwhile: open it
+			}
+			return nil, errno(err)
+		}
+		fi, err := osf.Stat()
+		if err != nil {
+			osf.Close()
+			return nil, errno(err)
+		}
+		return f.wrap(osf, fi, flag)
+	}
+	if r.fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, experimentalsys.ELOOP // O_NOFOLLOW on a link
+	}
+	if flag&(experimentalsys.O_CREAT|experimentalsys.O_EXCL) == experimentalsys.O_CREAT|experimentalsys.O_EXCL {
+		return nil, experimentalsys.EEXIST
+	}
+	osf, err := r.parent.OpenFile(r.name, oflag, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errAgain
+		}
+		return nil, errno(err)
+	}
+	fi, err := osf.Stat()
+	if err != nil {
+		osf.Close()
+		return nil, errno(err)
+	}
+	if !os.SameFile(fi, r.fi) {
+		osf.Close()
+		return nil, errAgain // replaced between the check and the open
+	}
+	if flag&experimentalsys.O_TRUNC != 0 && oflag&(os.O_WRONLY|os.O_RDWR) != 0 && fi.Mode().IsRegular() {
+		if err := osf.Truncate(0); err != nil {
+			osf.Close()
+			return nil, errno(err)
+		}
+	}
+	return f.wrap(osf, fi, flag)
+}
+
 // Lstat implements sys.FS.
 func (f *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if f.guard.walk {
+		return f.statResolved(p, false)
+	}
 	name, e := rel(p)
 	if e != 0 {
 		return sys.Stat_t{}, e
@@ -187,6 +339,9 @@ func (f *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
 
 // Stat implements sys.FS.
 func (f *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	if f.guard.walk {
+		return f.statResolved(p, true)
+	}
 	name, e := rel(p)
 	if e != 0 {
 		return sys.Stat_t{}, e
@@ -198,20 +353,61 @@ func (f *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
 	return sys.NewStat_t(fi), 0
 }
 
+func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
+	r, e := f.resolve(p, follow)
+	if e != 0 {
+		return sys.Stat_t{}, e
+	}
+	defer r.close()
+	if r.fi == nil {
+		return sys.Stat_t{}, experimentalsys.ENOENT
+	}
+	return sys.NewStat_t(r.fi), 0
+}
+
 // Mkdir implements sys.FS.
 func (f *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
-	name, e := rel(p)
+	var e experimentalsys.Errno
+	if f.guard.walk {
+		e = f.mkdirResolved(p, perm)
+	} else {
+		var name string
+		if name, e = rel(p); e != 0 {
+			return e
+		}
+		if e = f.quota.create(); e != 0 {
+			return e
+		}
+		if e = errno(f.root.Mkdir(strings.TrimSuffix(name, "/"), perm)); e != 0 {
+			f.quota.uncreate()
+		}
+	}
+	if e == experimentalsys.ENOTDIR {
+		return experimentalsys.ENOENT
+	}
+	return e
+}
+
+func (f *FS) mkdirResolved(p string, perm fs.FileMode) experimentalsys.Errno {
+	r, e := f.resolve(p, false)
 	if e != 0 {
 		return e
 	}
-	if e := errno(f.root.Mkdir(strings.TrimSuffix(name, "/"), perm)); e == experimentalsys.ENOTDIR {
-		return experimentalsys.ENOENT
-	} else {
+	defer r.close()
+	if r.fi != nil {
+		return experimentalsys.EEXIST
+	}
+	if e := f.quota.create(); e != 0 {
 		return e
 	}
+	if e := errno(r.parent.Mkdir(r.name, perm)); e != 0 {
+		f.quota.uncreate()
+		return e
+	}
+	return 0
 }
 
 // Chmod implements sys.FS.
@@ -219,11 +415,34 @@ func (f *FS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
+	if f.guard.walk {
+		return f.touchResolved(p, func(r *resolved) error { return r.parent.Chmod(r.name, perm) })
+	}
 	name, e := rel(p)
 	if e != 0 {
 		return e
 	}
 	return errno(f.root.Chmod(name, perm))
+}
+
+// touchResolved runs op (chmod, utimes: os.Root follows a link in the last
+// component) on the entry p ends at, unless it is pinned. nsMu keeps any
+// guest from putting a link in its place meanwhile.
+func (f *FS) touchResolved(p string, op func(*resolved) error) experimentalsys.Errno {
+	nsMu.RLock()
+	defer nsMu.RUnlock()
+	r, e := f.resolve(p, true)
+	if e != 0 {
+		return e
+	}
+	defer r.close()
+	switch {
+	case r.fi == nil:
+		return experimentalsys.ENOENT
+	case f.pinned(r):
+		return experimentalsys.EACCES
+	}
+	return errno(op(r))
 }
 
 // Rename implements sys.FS.
@@ -242,34 +461,43 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 	if a == "." || b == "." {
 		return experimentalsys.EINVAL
 	}
-	return errno(f.root.Rename(a, b))
+	if !f.guard.walk {
+		return errno(f.root.Rename(a, b))
+	}
+	nsMu.Lock()
+	defer nsMu.Unlock()
+	ra, e := f.resolve(from, false)
+	if e != 0 {
+		return e
+	}
+	defer ra.close()
+	if ra.fi == nil {
+		return experimentalsys.ENOENT
+	}
+	rb, e := f.resolve(to, false)
+	if e != 0 {
+		return e
+	}
+	defer rb.close()
+	if f.pinned(ra) || f.pinned(rb) {
+		return experimentalsys.EACCES
+	}
+	// Under nsMu no guest can turn a directory of either path into a
+	// link, so os.Root resolves them as resolve did.
+	return errno(f.root.Rename(ra.rel(), rb.rel()))
 }
 
 // Rmdir implements sys.FS.
 func (f *FS) Rmdir(p string) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	name, e := rel(p)
-	if e != 0 {
-		return e
-	}
-	name = strings.TrimSuffix(name, "/")
-	if name == "." {
-		return experimentalsys.EINVAL
-	}
-	fi, err := f.root.Lstat(name)
-	if err != nil {
-		return errno(err)
-	}
-	if !fi.IsDir() {
-		return experimentalsys.ENOTDIR
-	}
-	return errno(f.root.Remove(name))
+	return f.remove(p, true)
 }
 
 // Unlink implements sys.FS.
 func (f *FS) Unlink(p string) experimentalsys.Errno {
+	return f.remove(p, false)
+}
+
+func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
@@ -278,14 +506,43 @@ func (f *FS) Unlink(p string) experimentalsys.Errno {
 		return e
 	}
 	name = strings.TrimSuffix(name, "/")
-	fi, err := f.root.Lstat(name)
-	if err != nil {
-		return errno(err)
+	if dir && name == "." {
+		return experimentalsys.EINVAL
 	}
-	if fi.IsDir() {
+	parent, fi := f.root, fs.FileInfo(nil)
+	if f.guard.walk {
+		r, e := f.resolve(name, false)
+		if e != 0 {
+			return e
+		}
+		defer r.close()
+		switch {
+		case r.fi == nil:
+			return experimentalsys.ENOENT
+		case r.isRoot() && dir:
+			return experimentalsys.EINVAL
+		case r.isRoot():
+			return experimentalsys.EISDIR
+		}
+		if f.pinned(r) {
+			return experimentalsys.EACCES
+		}
+		// unlinkat does not follow links; a pinned entry cannot be moved
+		// under this name, so the check holds without nsMu.
+		parent, name, fi = r.parent, r.name, r.fi
+	} else {
+		var err error
+		if fi, err = f.root.Lstat(name); err != nil {
+			return errno(err)
+		}
+	}
+	switch {
+	case dir && !fi.IsDir():
+		return experimentalsys.ENOTDIR
+	case !dir && fi.IsDir():
 		return experimentalsys.EISDIR
 	}
-	return errno(f.root.Remove(name))
+	return errno(parent.Remove(name))
 }
 
 // Link implements sys.FS.
@@ -301,45 +558,103 @@ func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
-	return errno(f.root.Link(a, b))
+	if !f.guard.walk {
+		if e := f.quota.create(); e != 0 {
+			return e
+		}
+		e := errno(f.root.Link(a, b))
+		if e != 0 {
+			f.quota.uncreate()
+		}
+		return e
+	}
+	nsMu.Lock()
+	defer nsMu.Unlock()
+	ra, e := f.resolve(oldPath, false)
+	if e != 0 {
+		return e
+	}
+	defer ra.close()
+	if ra.fi == nil {
+		return experimentalsys.ENOENT
+	}
+	rb, e := f.resolve(newPath, false)
+	if e != 0 {
+		return e
+	}
+	defer rb.close()
+	switch {
+	case f.pinned(ra):
+		return experimentalsys.EACCES
+	case rb.fi != nil:
+		return experimentalsys.EEXIST
+	}
+	if e := f.quota.create(); e != 0 {
+		return e
+	}
+	if e := errno(f.root.Link(ra.rel(), rb.rel())); e != 0 {
+		f.quota.uncreate()
+		return e
+	}
+	return 0
 }
 
 // Symlink implements sys.FS. The target must be relative and must stay
-// inside the mount when resolved from the link's directory; otherwise EPERM.
+// inside the mount when resolved from the directory the link is made in
+// (with the links on the way to it resolved); otherwise EPERM.
 func (f *FS) Symlink(target, linkName string) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
-	name, e := rel(linkName)
-	if e != 0 {
-		return e
-	}
-	name = strings.TrimSuffix(name, "/")
 	if target == "" || path.IsAbs(target) || strings.IndexByte(target, 0) >= 0 {
 		return experimentalsys.EPERM
 	}
-	// Resolve lexically from the link's directory, anchored at the mount.
-	depth := 0
-	if dir := path.Dir(name); dir != "." {
-		depth = strings.Count(dir, "/") + 1
+	if f.guard.walk {
+		nsMu.Lock()
+		defer nsMu.Unlock()
 	}
-	for _, part := range strings.Split(target, "/") {
-		switch part {
-		case "", ".":
-		case "..":
-			depth--
-			if depth < 0 {
-				return experimentalsys.EPERM
-			}
-		default:
-			depth++
-		}
+	r, e := f.resolve(linkName, false)
+	if e != 0 {
+		return e
 	}
-	return errno(f.root.Symlink(target, name))
+	defer r.close()
+	if r.isRoot() || r.fi != nil {
+		return experimentalsys.EEXIST
+	}
+	var dir []string
+	if r.dir != "" {
+		dir = strings.Split(r.dir, "/")
+	}
+	if _, ok := splice(dir, target, nil); !ok {
+		return experimentalsys.EPERM
+	}
+	if e := f.quota.create(); e != 0 {
+		return e
+	}
+	if e := errno(r.parent.Symlink(target, r.name)); e != 0 {
+		f.quota.uncreate()
+		return e
+	}
+	return 0
 }
 
 // Readlink implements sys.FS.
 func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
+	if f.guard.walk {
+		r, e := f.resolve(p, false)
+		if e != 0 {
+			return "", e
+		}
+		defer r.close()
+		if r.fi == nil {
+			return "", experimentalsys.ENOENT
+		}
+		dst, err := r.parent.Readlink(r.name)
+		if err != nil {
+			return "", errno(err)
+		}
+		return dst, 0
+	}
 	name, e := rel(p)
 	if e != 0 {
 		return "", e
@@ -355,6 +670,11 @@ func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
 func (f *FS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
+	}
+	if f.guard.walk {
+		return f.touchResolved(p, func(r *resolved) error {
+			return r.parent.Chtimes(r.name, nanosToTime(atim), nanosToTime(mtim))
+		})
 	}
 	name, e := rel(p)
 	if e != 0 {

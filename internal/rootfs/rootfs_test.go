@@ -34,7 +34,7 @@ func tree(t *testing.T) (ws, secretPath string) {
 
 func newFS(t *testing.T, dir string, ro bool) *FS {
 	t.Helper()
-	fs, err := New(dir, ro)
+	fs, err := New(dir, ro, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +95,14 @@ func TestGuestSymlinks(t *testing.T) {
 		if e := fs.Symlink(target, "evil"); e != experimentalsys.EPERM {
 			t.Errorf("symlink evil -> %s: errno %v, want EPERM", target, e)
 		}
+	}
+	// "self/up" lies in the mount root, not one level down: "../x" from
+	// there leaves the mount.
+	if e := fs.Symlink(".", "self"); e != 0 {
+		t.Fatal(e)
+	}
+	if e := fs.Symlink("../secret.txt", "self/up"); e != experimentalsys.EPERM {
+		t.Errorf("symlink self/up -> ../secret.txt: errno %v, want EPERM", e)
 	}
 	if e := fs.Symlink("../a.txt", "sub/good"); e != 0 {
 		t.Fatalf("symlink sub/good -> ../a.txt: %v", e)

@@ -24,7 +24,11 @@ const manifest = `{
     {"name": "abspath", "description": "Read an absolute host path.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
     {"name": "writero", "description": "Write, create, remove and rename in the mount."},
     {"name": "panic", "description": "Panic."},
-    {"name": "exit7", "description": "Exit with code 7."}
+    {"name": "exit7", "description": "Exit with code 7."},
+    {"name": "tamper", "description": "Try every way to change the given paths under /workspace.", "input_schema": {"type": "object", "properties": {"paths": {"type": "array", "items": {"type": "string"}}}}},
+    {"name": "listdir", "description": "List a directory under /workspace.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+    {"name": "bigwrite", "description": "Write n bytes to /workspace/<path>, ignoring errors.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}}}},
+    {"name": "manyfiles", "description": "Create n files (and some directories and links) in /workspace/<path>, ignoring errors.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}}}}
   ],
   "requests": {"fs": [{"guest": "/workspace", "access": "rw", "reason": "attacks"}]}
 }`
@@ -40,8 +44,9 @@ func main() {
 	var req struct {
 		Tool      string `json:"tool"`
 		Arguments struct {
-			Path string `json:"path"`
-			N    int    `json:"n"`
+			Path  string   `json:"path"`
+			N     int      `json:"n"`
+			Paths []string `json:"paths"`
 		} `json:"arguments"`
 	}
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
@@ -128,9 +133,106 @@ func main() {
 	case "exit7":
 		fmt.Fprintln(os.Stderr, "exiting with 7")
 		os.Exit(7)
+	case "tamper":
+		tamper(req.Arguments.Paths)
+	case "listdir":
+		ents, err := os.ReadDir("/workspace/" + req.Arguments.Path)
+		if err != nil {
+			fmt.Print(err)
+			os.Exit(1)
+		}
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		fmt.Print(strings.Join(names, " "))
+		return
+	case "bigwrite":
+		// Ignores every error: the host must still report the quota.
+		f, _ := os.Create("/workspace/" + req.Arguments.Path)
+		chunk := make([]byte, 64<<10)
+		for n := req.Arguments.N; n > 0; n -= len(chunk) {
+			f.Write(chunk[:min(n, len(chunk))])
+		}
+		f.Close()
+		fmt.Print("wrote")
+		return
+	case "manyfiles":
+		dir := "/workspace/" + req.Arguments.Path
+		for i := 0; i < req.Arguments.N; i++ {
+			switch i % 4 {
+			case 0:
+				os.Mkdir(fmt.Sprintf("%s/d%d", dir, i), 0o755)
+			case 1:
+				os.Symlink("d0", fmt.Sprintf("%s/l%d", dir, i))
+			default:
+				os.WriteFile(fmt.Sprintf("%s/f%d", dir, i), nil, 0o644)
+			}
+		}
+		fmt.Print("created")
+		return
 	}
 	fmt.Fprintln(os.Stderr, "hostile: unknown tool", req.Tool)
 	os.Exit(2)
+}
+
+// tamper tries to change each path: write, append, truncate, chmod, rename
+// away and replace, remove and replace, rename over, write through a
+// symbolic or hard link. It prints what worked and exits 0 (a breach), or
+// prints every error and exits 1.
+func tamper(paths []string) {
+	var ok, no []string
+	try := func(what string, err error) {
+		if err == nil {
+			ok = append(ok, what)
+		} else {
+			no = append(no, what+": "+err.Error())
+		}
+	}
+	forged := []byte("forged")
+	for _, rel := range paths {
+		p := "/workspace/" + rel
+		try("read "+rel, func() error { _, err := os.ReadFile(p); return err }())
+		try("write "+rel, os.WriteFile(p, forged, 0o644))
+		if f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0); err != nil {
+			try("append "+rel, err)
+		} else {
+			_, err = f.Write(forged)
+			f.Close()
+			try("append "+rel, err)
+		}
+		try("truncate "+rel, os.Truncate(p, 0))
+		try("chmod "+rel, os.Chmod(p, 0o777))
+		if err := os.Symlink(rel, "/workspace/alias"); err == nil {
+			try("write through a symlink to "+rel, os.WriteFile("/workspace/alias", forged, 0o644))
+			os.Remove("/workspace/alias")
+		}
+		if err := os.Link(p, "/workspace/hard"); err != nil {
+			try("hard link "+rel, err)
+		} else {
+			try("write through a hard link to "+rel, os.WriteFile("/workspace/hard", forged, 0o644))
+			os.Remove("/workspace/hard")
+		}
+		os.WriteFile("/workspace/evil", forged, 0o644)
+		try("rename over "+rel, os.Rename("/workspace/evil", p))
+		os.Remove("/workspace/evil")
+		if err := os.Rename(p, p+".moved"); err != nil {
+			try("rename away "+rel, err)
+		} else {
+			try("replace "+rel, os.WriteFile(p, forged, 0o644))
+		}
+		if err := os.RemoveAll(p); err != nil {
+			try("remove "+rel, err)
+		} else {
+			try("replace removed "+rel, os.WriteFile(p, forged, 0o644))
+		}
+	}
+	if len(ok) > 0 {
+		fmt.Print("TAMPERED: " + strings.Join(ok, "; "))
+		os.Exit(0)
+	}
+	fmt.Print("all refused:\n" + strings.Join(no, "\n"))
+	os.Exit(1)
 }
 
 // tryRead prints the first file it can read and exits 0 (an escape), or
