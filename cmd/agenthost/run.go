@@ -136,13 +136,20 @@ func exitCode(r loop.StopReason) int {
 	}
 }
 
+// maxStdinPrompt is the most `run -` reads from stdin: 16 MiB. A bigger
+// prompt is refused, never cut.
+const maxStdinPrompt = 16 << 20
+
 // readPrompt takes the prompt from the arguments, or from stdin with "-".
 func readPrompt(pos []string, e *env) (string, int) {
 	if len(pos) == 1 && pos[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinPrompt+1))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
 			return "", exitError
+		}
+		if len(b) > maxStdinPrompt {
+			return "", usageErr(e, "run: the prompt on stdin is more than %d MiB, the most 'run -' reads; nothing was run: put the material in a file under a mount and name it in the prompt", maxStdinPrompt>>20)
 		}
 		p := strings.TrimSpace(string(b))
 		if p == "" {
