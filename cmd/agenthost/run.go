@@ -74,19 +74,27 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		history []loop.Message
 	)
 	if *sessionID != "" {
-		meta, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
-		if err != nil {
+		// Open takes the session's lock: a second run of it is refused,
+		// and no other run appends between reading the history and this
+		// run's first event.
+		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
+		switch {
+		case errors.Is(err, session.ErrBusy):
+			return usageErr(e, "--session %s: %v", *sessionID, err)
+		case err != nil:
 			return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *sessionID, err)
 		}
-		if meta.Agent != agent.Name {
-			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, meta.Agent, agent.Name, meta.Agent)
+		if sess.Agent != agent.Name {
+			sess.Close()
+			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, sess.Agent, agent.Name, sess.Agent)
 		}
-		history = session.History(evs)
-		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
+		_, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			sess.Close()
+			fmt.Fprintf(e.stderr, "agenthost: --session %s: %v\n", *sessionID, err)
 			return exitError
 		}
+		history = session.History(evs)
 	} else {
 		sess, err = session.Create(h.Config.Host.DataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
 		if err != nil {

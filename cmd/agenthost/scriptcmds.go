@@ -111,9 +111,10 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 //	fakemodel requests [json] print what the host sent (a line per request, or JSON)
 //	fakemodel count N        assert exactly N requests were received
 //	fakemodel wait N         block until N requests have arrived (at most 30s)
+//	fakemodel release        let the held replies ("hold": true) go on
 func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | count N | wait N")
+		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | count N | wait N | release")
 	}
 	var srv *fakemodel.Server
 	switch args[0] {
@@ -164,6 +165,11 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		if err := srv.WaitRequests(ctx, want); err != nil {
 			ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
 		}
+	case "release":
+		if len(args) != 1 || neg {
+			ts.Fatalf("usage: fakemodel release")
+		}
+		srv.Release()
 	default:
 		ts.Fatalf("fakemodel: unknown subcommand %q", args[0])
 	}

@@ -30,6 +30,8 @@
 //	{"text": "partial answ", "cut": true}
 //	# a stream that stalls until the client goes away (abort tests)
 //	{"text": "thinking", "hang": true}
+//	# a stream that waits for Server.Release (the script's "fakemodel release"), then ends
+//	{"text": "done", "hold": true}
 //	# the same reply three times
 //	{"tool_calls": [{"name": "list_dir", "arguments": {}}], "repeat": 3}
 //
@@ -57,6 +59,11 @@
 //     EOF). A clean close without [DONE] is a raw reply.
 //   - hang: send the headers, the role chunk and the first text chunk, then
 //     block until the client disconnects or the server closes.
+//   - hold: send the headers and the role chunk, then wait until
+//     Server.Release is called (or the client disconnects, or the server
+//     closes), then stream the rest of the reply. Release is once for the
+//     server's life: a hold met after it does not wait. Tests use it to
+//     keep a run busy for as long as they need, without a sleep.
 //   - repeat: serve the reply this many times (default 1).
 //
 // Every chunk has the OpenAI shape (id, object "chat.completion.chunk",

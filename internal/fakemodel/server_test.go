@@ -350,6 +350,41 @@ func TestHangUntilServerCloses(t *testing.T) {
 	}
 }
 
+func TestHoldUntilRelease(t *testing.T) {
+	s := start(t, `{"text": "held answer", "hold": true}
+{"text": "also held", "hold": true}`)
+	resp := post(t, s, streamBody)
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the role chunk
+		t.Fatal(err)
+	}
+	// Nothing more comes before Release: a read waits.
+	next := make(chan string, 1)
+	go func() {
+		line, _ := br.ReadString('\n')
+		next <- line
+	}()
+	select {
+	case line := <-next:
+		t.Fatalf("got %q before Release", line)
+	default:
+	}
+	s.Release()
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, done, err := sse(t, strings.NewReader(<-next+string(rest)))
+	if err != nil || !done || assemble(t, chunks).text != "held answer" {
+		t.Errorf("after Release: text %q, done %v, err %v", assemble(t, chunks).text, done, err)
+	}
+	// A hold after Release does not wait.
+	chunks, done, err = sse(t, post(t, s, streamBody).Body)
+	if err != nil || !done || assemble(t, chunks).text != "also held" {
+		t.Errorf("second hold: done %v, err %v", done, err)
+	}
+}
+
 func TestRepeatAndExhausted(t *testing.T) {
 	s := start(t, `# two replies, the first twice
 {"text": "a", "repeat": 2}
