@@ -4,7 +4,7 @@
 
 host {
   max_steps = 200          # hard ceiling for every agent's steps
-  data_dir  = ".agenthost" # sessions, cassettes, compilation cache
+  data_dir  = ".agenthost" # sessions and cassettes
   max_depth = 3            # how deep subagents may nest
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"sync"
 
@@ -28,8 +27,9 @@ type Options struct {
 	Replay string
 	// NoCache disables the on-disk compilation cache.
 	NoCache bool
-	// CacheDir overrides where compiled modules are cached (default
-	// data_dir/cache). Compiled code is keyed by the module's bytes and the
+	// CacheDir is where compiled modules are cached; "" means
+	// DefaultCacheDir(). It must be private to the user (ResolveCacheDir
+	// checks it). Compiled code is keyed by the module's bytes and the
 	// wazero version, so one directory can serve many configs.
 	CacheDir string
 }
@@ -44,6 +44,7 @@ type Host struct {
 	agents   map[string]*loop.Agent
 	recorder *cassette.Recorder
 	player   *cassette.Player
+	cacheDir string
 }
 
 type toolRef struct {
@@ -51,25 +52,23 @@ type toolRef struct {
 	spec   loop.ToolSpec
 }
 
-// CacheDir is where compiled modules are cached under a data dir.
-func CacheDir(dataDir string) string { return filepath.Join(dataDir, "cache") }
-
 // New loads every plugin (compiling each once, concurrently), checks that
 // every tool an agent names exists, and builds the agents. Problems located
-// in the config are returned as diagnostics; other failures as an error.
+// in the config are returned as diagnostics; other failures (a compilation
+// cache that is not private among them) as an error.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
-	cache := CacheDir(cfg.Host.DataDir)
-	if opts.CacheDir != "" {
-		cache = opts.CacheDir
-	}
-	if opts.NoCache {
-		cache = ""
+	cache := ""
+	if !opts.NoCache {
+		var err error
+		if cache, err = ResolveCacheDir(opts.CacheDir); err != nil {
+			return nil, nil, err
+		}
 	}
 	rt, err := plugin.NewRuntime(ctx, cache)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}}
+	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache}
 	ok := false
 	defer func() {
 		if !ok {
@@ -267,6 +266,10 @@ func agentPrompts(a *config.Agent) loop.Prompts {
 	}
 	return p
 }
+
+// CacheDir is the compilation cache in use: absolute, checked private; ""
+// when Options.NoCache kept it in memory.
+func (h *Host) CacheDir() string { return h.cacheDir }
 
 // Agent returns the built agent with this name, or nil.
 func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }
