@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // The compilation cache holds native code that wazero compiled from the
@@ -68,12 +70,30 @@ func ResolveCacheDir(dir string) (string, error) {
 			return "", fmt.Errorf("compilation cache %s: %w", s, err)
 		}
 		for _, e := range ents {
-			if err := checkPrivate(filepath.Join(s, e.Name()), false); err != nil {
+			p := filepath.Join(s, e.Name())
+			if err := checkPrivate(p, false); err != nil {
 				return "", err
 			}
+			removeStaleTemp(p)
 		}
 	}
 	return abs, nil
+}
+
+// staleTemp is the age after which a temporary file in the cache is
+// garbage: wazero writes an entry to NAME.*.tmp and renames it when
+// complete, so a .tmp file stays only when a process was stopped while
+// writing (agenthost exits without waiting for a compilation it was
+// interrupted in). No write takes this long.
+const staleTemp = time.Hour
+
+func removeStaleTemp(path string) {
+	if !strings.HasSuffix(path, ".tmp") {
+		return
+	}
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleTemp {
+		os.Remove(path)
+	}
 }
 
 // errNotPrivate marks a cache path refused by checkPrivate.

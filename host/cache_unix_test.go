@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestResolveCacheDirCreatesPrivate(t *testing.T) {
@@ -93,5 +94,35 @@ func TestResolveCacheDirRefusesOtherOwner(t *testing.T) {
 	}
 	if _, err := ResolveCacheDir(dir); !errors.Is(err, errNotPrivate) || !strings.Contains(err.Error(), "0123 is owned by uid 65534") {
 		t.Errorf("entry of another user: %v", err)
+	}
+}
+
+// TestResolveCacheDirRemovesStaleTemp: a temporary file an interrupted
+// process left in the cache is removed once it is old; a recent one (a
+// write in progress) is kept.
+func TestResolveCacheDirRemovesStaleTemp(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	sub := filepath.Join(dir, "wazero-v1-amd64-linux")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, recent := filepath.Join(sub, "0a.123.tmp"), filepath.Join(sub, "0b.456.tmp")
+	for _, p := range []string{old, recent} {
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * staleTemp)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ResolveCacheDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("stale %s still there (%v)", old, err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("recent %s removed: %v", recent, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
@@ -81,6 +82,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	errs := make([]error, len(cfg.Plugins))
 	var wg sync.WaitGroup
 	for i, p := range cfg.Plugins {
+		zerolog.Ctx(ctx).Debug().Str("plugin", p.Name).Str("cache", cache).Msg("loading plugin (compiling it unless cached)")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

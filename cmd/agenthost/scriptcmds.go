@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"fakemodel": cmdFakeModel,
 		"status":    cmdStatus,
 		"buildwasm": cmdBuildWasm,
+		"waitmatch": cmdWaitMatch,
 	}
 }
 
@@ -205,6 +207,35 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// cmdWaitMatch blocks until a file (the log of a command run in the
+// background) matches a regular expression, for at most 30 seconds:
+//
+//	waitmatch stderr.log '"message":"loading plugin'
+//
+// It looks again each time the file may have grown (every 10 ms): the
+// file's content is what it waits for, never a fixed delay.
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: waitmatch FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitmatch: %s does not match %q after 30s; it holds:\n%s", args[0], args[1], b)
+		}
+		<-tick.C
 	}
 }
 
