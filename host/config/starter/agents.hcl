@@ -28,7 +28,9 @@ model "default" {
 }
 
 # The builtin tools (read_file, write_file, list_dir, search, ...). A plugin
-# sees nothing but what it is granted here.
+# sees nothing but what it is granted here: the agents work in workspace/
+# (made by `agenthost init`), and this file, prompts/ and data_dir stay out
+# of their reach. Add a read-only mount (mode = "ro") to show them more.
 plugin "core" {
   source = "builtin:core"
   limits {
@@ -37,7 +39,7 @@ plugin "core" {
     max_output = "1MiB"
   }
   mount "workspace" {
-    host  = "."          # this directory
+    host  = "workspace"  # the folder next to this file
     guest = "/workspace" # where the tools see it
     mode  = "rw"         # "ro" refuses every write
   }
