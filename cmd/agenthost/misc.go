@@ -57,7 +57,7 @@ func agentNames(c *config.Config) string {
 // starterWorkspace is the folder 'agenthost init' makes for the starter's
 // mount: the only one its tools see, read-write. The project's own files
 // (agents.hcl, prompts/, data_dir) stay out of their reach.
-const starterWorkspace = "workspace"
+const starterWorkspace = config.StarterWorkspace
 
 // cmdInit writes a starter agents.hcl and prompts/ in the current directory,
 // and makes workspace/ unless it is a directory already, refusing to
