@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 func TestMain(m *testing.M) {
@@ -14,8 +16,9 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// cleanup removes the test process's private temporary directory (its
-// compilation cache and wasm builds) after the tests.
+// cleanup removes the test process's private temporary directory (its wasm
+// builds, and the compilation cache when it had to be there) after the
+// tests.
 type cleanup struct{ m *testing.M }
 
 func (c cleanup) Run() int {
@@ -29,13 +32,16 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "../../testdata/script"))
 }
 
-// scriptParams share one compilation cache between every script of the
-// test process: $AGENTHOST_CACHE_DIR when set, else a directory in the
-// process's private temporary directory. Each script has its own HOME, so
-// the user cache directory would be cold for each.
+// scriptParams share one compilation cache between every script: the one
+// agenthost itself would use ($AGENTHOST_CACHE_DIR, else the user's cache
+// directory), so it stays warm from one 'go test' to the next. Each script
+// has its own HOME, so without this its cache would be cold. When that
+// cache cannot be used (no home directory, or not private), a directory in
+// the process's private temporary directory serves instead.
 func scriptParams(t *testing.T, dir string) testscript.Params {
-	cache := os.Getenv("AGENTHOST_CACHE_DIR")
-	if cache == "" {
+	cache, err := host.ResolveCacheDir(os.Getenv("AGENTHOST_CACHE_DIR"))
+	if err != nil {
+		t.Logf("compilation cache for the scripts: %v; using a private temporary one", err)
 		priv, err := privateTemp()
 		if err != nil {
 			t.Fatal(err)
