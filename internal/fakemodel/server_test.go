@@ -2,6 +2,7 @@ package fakemodel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -358,23 +359,28 @@ func TestHoldUntilRelease(t *testing.T) {
 	if _, err := br.ReadString('\n'); err != nil { // the role chunk
 		t.Fatal(err)
 	}
-	// Nothing more comes before Release: a read waits.
-	next := make(chan string, 1)
+	// The rest of the stream is read in the background: it cannot end
+	// before Release.
+	type result struct {
+		rest []byte
+		err  error
+	}
+	rest := make(chan result, 1)
 	go func() {
-		line, _ := br.ReadString('\n')
-		next <- line
+		b, err := io.ReadAll(br)
+		rest <- result{b, err}
 	}()
 	select {
-	case line := <-next:
-		t.Fatalf("got %q before Release", line)
+	case r := <-rest:
+		t.Fatalf("stream ended before Release: %q, %v", r.rest, r.err)
 	default:
 	}
 	s.Release()
-	rest, err := io.ReadAll(br)
-	if err != nil {
-		t.Fatal(err)
+	r := <-rest
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	chunks, done, err := sse(t, strings.NewReader(<-next+string(rest)))
+	chunks, done, err := sse(t, bytes.NewReader(r.rest))
 	if err != nil || !done || assemble(t, chunks).text != "held answer" {
 		t.Errorf("after Release: text %q, done %v, err %v", assemble(t, chunks).text, done, err)
 	}
