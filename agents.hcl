@@ -4,7 +4,7 @@
 
 host {
   max_steps = 200          # hard ceiling for every agent's steps
-  data_dir  = ".agenthost" # sessions, cassettes, compilation cache
+  data_dir  = ".agenthost" # sessions and cassettes
   max_depth = 3            # how deep subagents may nest
 }
 
@@ -28,7 +28,9 @@ model "default" {
 }
 
 # The builtin tools (read_file, write_file, list_dir, search, ...). A plugin
-# sees nothing but what it is granted here.
+# sees nothing but what it is granted here: the agents work in workspace/
+# (made by `agenthost init`), and this file, prompts/ and data_dir stay out
+# of their reach. Add a read-only mount (mode = "ro") to show them more.
 plugin "core" {
   source = "builtin:core"
   limits {
@@ -41,7 +43,7 @@ plugin "core" {
   # agenthost's own files here (this file, prompts/, .agenthost/) stay out
   # of the plugin's reach.
   mount "workspace" {
-    host  = "."          # this directory
+    host  = "workspace"  # the folder next to this file
     guest = "/workspace" # where the tools see it
     mode  = "rw"         # "ro" refuses every write
   }

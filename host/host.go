@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
@@ -30,8 +31,9 @@ type Options struct {
 	Replay string
 	// NoCache disables the on-disk compilation cache.
 	NoCache bool
-	// CacheDir overrides where compiled modules are cached (default
-	// data_dir/cache). Compiled code is keyed by the module's bytes and the
+	// CacheDir is where compiled modules are cached; "" means
+	// DefaultCacheDir(). It must be private to the user (ResolveCacheDir
+	// checks it). Compiled code is keyed by the module's bytes and the
 	// wazero version, so one directory can serve many configs.
 	CacheDir string
 }
@@ -46,6 +48,7 @@ type Host struct {
 	agents   map[string]*loop.Agent
 	recorder *cassette.Recorder
 	player   *cassette.Player
+	cacheDir string
 }
 
 type toolRef struct {
@@ -53,19 +56,17 @@ type toolRef struct {
 	spec   loop.ToolSpec
 }
 
-// CacheDir is where compiled modules are cached under a data dir.
-func CacheDir(dataDir string) string { return filepath.Join(dataDir, "cache") }
-
 // New loads every plugin (compiling each once, concurrently), checks that
 // every tool an agent names exists, and builds the agents. Problems located
-// in the config are returned as diagnostics; other failures as an error.
+// in the config are returned as diagnostics; other failures (a compilation
+// cache that is not private among them) as an error.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
-	cache := CacheDir(cfg.Host.DataDir)
-	if opts.CacheDir != "" {
-		cache = opts.CacheDir
-	}
-	if opts.NoCache {
-		cache = ""
+	cache := ""
+	if !opts.NoCache {
+		var err error
+		if cache, err = ResolveCacheDir(opts.CacheDir); err != nil {
+			return nil, nil, err
+		}
 	}
 	cleanup, err := prepareProtected(cfg, cache, opts)
 	if err != nil {
@@ -77,7 +78,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		return nil, nil, err
 	}
 	rt.SetProtected(Protected(cfg, cache, opts))
-	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}}
+	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache}
 	ok := false
 	defer func() {
 		if !ok {
@@ -91,6 +92,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	errs := make([]error, len(cfg.Plugins))
 	var wg sync.WaitGroup
 	for i, p := range cfg.Plugins {
+		zerolog.Ctx(ctx).Debug().Str("plugin", p.Name).Str("cache", cache).Msg("loading plugin (compiling it unless cached)")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -354,6 +356,10 @@ func agentPrompts(a *config.Agent) loop.Prompts {
 	}
 	return p
 }
+
+// CacheDir is the compilation cache in use: absolute, checked private; ""
+// when Options.NoCache kept it in memory.
+func (h *Host) CacheDir() string { return h.cacheDir }
 
 // Agent returns the built agent with this name, or nil.
 func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }

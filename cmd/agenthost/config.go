@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,57 @@ func loadConfig(path string, e *env) (*config.Config, int) {
 // loadHost loads the config and builds the host (plugins loaded and
 // compiled). Config problems found while loading plugins are printed as
 // diagnostics too.
+//
+// A signal (ctx done) stops it at once with exitAborted, whatever stage
+// the load is in: wazero does not stop a compilation midway (a big plugin
+// compiles cold in a second or more), so the load goes on in a goroutine
+// that the process's exit ends. The compilation cache is not damaged by
+// that: wazero writes an entry to a temporary file and renames it into
+// place only once complete.
 func loadHost(ctx context.Context, path string, opts host.Options, e *env) (*host.Host, int) {
+	if ctx.Err() != nil {
+		return nil, loadInterrupted(e)
+	}
+	type loaded struct {
+		h      *host.Host
+		code   int
+		stderr bytes.Buffer // printed once the load is over, not after an abort
+	}
+	done := make(chan *loaded, 1)
+	go func() {
+		l := &loaded{}
+		le := *e
+		le.stderr = &l.stderr
+		l.h, l.code = loadHostNow(ctx, path, opts, &le)
+		done <- l
+	}()
+	select {
+	case l := <-done:
+		if ctx.Err() == nil {
+			e.stderr.Write(l.stderr.Bytes())
+			return l.h, l.code
+		}
+		// Interrupted as the load ended: its errors may be the signal's.
+		if l.h != nil {
+			l.h.Close(context.WithoutCancel(ctx))
+		}
+	case <-ctx.Done():
+		go func() {
+			if l := <-done; l.h != nil {
+				l.h.Close(context.WithoutCancel(ctx))
+			}
+		}()
+	}
+	return nil, loadInterrupted(e)
+}
+
+func loadInterrupted(e *env) int {
+	fmt.Fprintln(e.stderr, "agenthost: interrupted while loading the config and plugins; nothing ran")
+	return exitAborted
+}
+
+// loadHostNow is loadHost without the watch for signals.
+func loadHostNow(ctx context.Context, path string, opts host.Options, e *env) (*host.Host, int) {
 	cfg, code := loadConfig(path, e)
 	if code != exitOK {
 		return nil, code

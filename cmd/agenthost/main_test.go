@@ -2,13 +2,16 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanup{m}, map[string]func(){
 		"agenthost": func() { os.Exit(Main()) },
 		// ptyrun CMD ARGS... runs CMD with stdout and stderr on terminals
 		// (pty_linux_test.go).
@@ -16,18 +19,40 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// cleanup removes the test process's private temporary directory (its wasm
+// builds, and the compilation cache when it had to be there) after the
+// tests.
+type cleanup struct{ m *testing.M }
+
+func (c cleanup) Run() int {
+	defer removePrivateTemp()
+	return c.m.Run()
+}
+
 // TestScript runs testdata/script/*.txtar against the real agenthost
 // command, run as a separate process from $PATH.
 func TestScript(t *testing.T) {
-	testscript.Run(t, scriptParams("../../testdata/script"))
+	testscript.Run(t, scriptParams(t, "../../testdata/script"))
 }
 
-func scriptParams(dir string) testscript.Params {
-	p := scenarioParams(nil)
+// scriptParams share one compilation cache between every script: the one
+// agenthost itself would use ($AGENTHOST_CACHE_DIR, else the user's cache
+// directory), so it stays warm from one 'go test' to the next. Each script
+// has its own HOME, so without this its cache would be cold. When that
+// cache cannot be used (no home directory, or not private), a directory in
+// the process's private temporary directory serves instead.
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	cache, err := host.ResolveCacheDir(os.Getenv("AGENTHOST_CACHE_DIR"))
+	if err != nil {
+		t.Logf("compilation cache for the scripts: %v; using a private temporary one", err)
+		priv, err := privateTemp()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache = filepath.Join(priv, "wazero")
+	}
+	p := scenarioParams(cache, nil)
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p
 }
-
-// scriptSetup makes a script hermetic: its own HOME, no provider settings
-// from the environment, no colour, UTC.

@@ -54,8 +54,14 @@ func agentNames(c *config.Config) string {
 	return strings.Join(ns, ", ")
 }
 
+// starterWorkspace is the folder 'agenthost init' makes for the starter's
+// mount: the only one its tools see, read-write. The project's own files
+// (agents.hcl, prompts/, data_dir) stay out of their reach.
+const starterWorkspace = config.StarterWorkspace
+
 // cmdInit writes a starter agents.hcl and prompts/ in the current directory,
-// refusing to overwrite anything.
+// and makes workspace/ unless it is a directory already, refusing to
+// overwrite anything.
 func cmdInit(_ context.Context, args []string, e *env) int {
 	fs := newFlags("init", e)
 	pos, err := parseFlags(fs, args)
@@ -76,6 +82,13 @@ func cmdInit(_ context.Context, args []string, e *env) int {
 		if _, err := os.Lstat(n); !errors.Is(err, os.ErrNotExist) {
 			exist = append(exist, n)
 		}
+	}
+	haveWorkspace := false
+	if st, err := os.Lstat(starterWorkspace); err == nil {
+		if !st.IsDir() {
+			exist = append(exist, starterWorkspace)
+		}
+		haveWorkspace = st.IsDir()
 	}
 	if len(exist) > 0 {
 		fmt.Fprintf(e.stderr, "agenthost: init would overwrite %s; nothing written (move them away or edit them by hand)\n", strings.Join(exist, ", "))
@@ -98,6 +111,14 @@ func cmdInit(_ context.Context, args []string, e *env) int {
 			return exitError
 		}
 		fmt.Fprintf(e.stdout, "wrote %s\n", n)
+	}
+	if haveWorkspace {
+		fmt.Fprintf(e.stdout, "kept %s/ (the folder the agents work in)\n", starterWorkspace)
+	} else if err := os.Mkdir(starterWorkspace, 0o755); err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+		return exitError
+	} else {
+		fmt.Fprintf(e.stdout, "made %s/ (the folder the agents work in)\n", starterWorkspace)
 	}
 	fmt.Fprintln(e.stdout, "next: set OPENAI_BASE_URL (and OPENAI_API_KEY), then: agenthost run \"your task\"")
 	return exitOK

@@ -75,19 +75,27 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		history []loop.Message
 	)
 	if *sessionID != "" {
-		meta, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
-		if err != nil {
+		// Open takes the session's lock: a second run of it is refused,
+		// and no other run appends between reading the history and this
+		// run's first event.
+		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
+		switch {
+		case errors.Is(err, session.ErrBusy):
+			return usageErr(e, "--session %s: %v", *sessionID, err)
+		case err != nil:
 			return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *sessionID, err)
 		}
-		if meta.Agent != agent.Name {
-			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, meta.Agent, agent.Name, meta.Agent)
+		if sess.Agent != agent.Name {
+			sess.Close()
+			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, sess.Agent, agent.Name, sess.Agent)
 		}
-		history = session.History(evs)
-		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
+		_, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			sess.Close()
+			fmt.Fprintf(e.stderr, "agenthost: --session %s: %v\n", *sessionID, err)
 			return exitError
 		}
+		history = session.History(evs)
 	} else {
 		sess, err = session.Create(h.Config.Host.DataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
 		if err != nil {
@@ -137,13 +145,20 @@ func exitCode(r loop.StopReason) int {
 	}
 }
 
+// maxStdinPrompt is the most `run -` reads from stdin: 16 MiB. A bigger
+// prompt is refused, never cut.
+const maxStdinPrompt = 16 << 20
+
 // readPrompt takes the prompt from the arguments, or from stdin with "-".
 func readPrompt(pos []string, e *env) (string, int) {
 	if len(pos) == 1 && pos[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+		b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinPrompt+1))
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
 			return "", exitError
+		}
+		if len(b) > maxStdinPrompt {
+			return "", usageErr(e, "run: the prompt on stdin is more than %d MiB, the most 'run -' reads; nothing was run: put the material in a file under a mount and name it in the prompt", maxStdinPrompt>>20)
 		}
 		p := strings.TrimSpace(string(b))
 		if p == "" {

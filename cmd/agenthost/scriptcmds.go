@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,8 +23,11 @@ import (
 )
 
 // scenarioParams are the testscript parameters shared by the project's own
-// script tests and by 'agenthost test'. extra is added to the environment.
-func scenarioParams(extra map[string]string) testscript.Params {
+// script tests and by 'agenthost test'. cacheDir is the compilation cache
+// every scenario shares (compiling the core plugin cold takes a second or
+// more, from the cache milliseconds): a private directory, never one in a
+// shared temporary directory. extra is added to the environment.
+func scenarioParams(cacheDir string, extra map[string]string) testscript.Params {
 	return testscript.Params{
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
@@ -31,6 +35,7 @@ func scenarioParams(extra map[string]string) testscript.Params {
 			if err := scriptSetup(env); err != nil {
 				return err
 			}
+			env.Setenv("AGENTHOST_CACHE_DIR", cacheDir)
 			for k, v := range extra {
 				env.Setenv(k, v)
 			}
@@ -40,25 +45,21 @@ func scenarioParams(extra map[string]string) testscript.Params {
 	}
 }
 
-// scriptSetup makes a script hermetic: its own HOME, no provider settings
-// from the environment, no colour, UTC.
+// scriptSetup makes a script hermetic: its own HOME (and no
+// XDG_CACHE_HOME: the user cache directory is under it), no provider
+// settings from the environment, no colour, UTC.
 func scriptSetup(env *testscript.Env) error {
 	home := filepath.Join(env.WorkDir, ".home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		return err
 	}
 	env.Setenv("HOME", home)
+	env.Setenv("XDG_CACHE_HOME", "")
 	env.Setenv("NO_COLOR", "1")
 	env.Setenv("TZ", "UTC")
-	// One compilation cache for every scenario of this process: compiling
-	// the core plugin cold takes seconds, from the cache milliseconds.
-	// A cache dir given by the environment (an outer script running
-	// 'agenthost test', or the user's own) is shared too.
-	cache := os.Getenv("AGENTHOST_CACHE_DIR")
-	if cache == "" {
-		cache = sharedCacheDir()
+	for k, v := range scriptGoEnv() {
+		env.Setenv(k, v)
 	}
-	env.Setenv("AGENTHOST_CACHE_DIR", cache)
 	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR"} {
 		env.Setenv(k, "")
 	}
@@ -68,13 +69,19 @@ func scriptSetup(env *testscript.Env) error {
 	// failing (quickstart_record.txtar re-records the quickstart cassette).
 	env.Setenv("REPO", repoRoot())
 	env.Setenv("AGENTHOST_UPDATE", os.Getenv("AGENTHOST_UPDATE"))
-	// buildwasm runs the go command: give it the real caches, not $HOME's.
+	return nil
+}
+
+// scriptGoEnv is what buildwasm's go command needs of the real
+// environment: its caches, not $HOME's.
+func scriptGoEnv() map[string]string {
+	m := map[string]string{}
 	for k, v := range goEnvs() {
 		if v != "" {
-			env.Setenv(k, v)
+			m[k] = v
 		}
 	}
-	return nil
+	return m
 }
 
 // repoRoot is the nearest directory at or above the working directory
@@ -102,6 +109,7 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 		"fakemodel": cmdFakeModel,
 		"status":    cmdStatus,
 		"buildwasm": cmdBuildWasm,
+		"waitmatch": cmdWaitMatch,
 	}
 }
 
@@ -113,9 +121,10 @@ func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []st
 //	fakemodel urls           print "#N METHOD URI" per request (path and query sent)
 //	fakemodel count N        assert exactly N requests were received
 //	fakemodel wait N         block until N requests have arrived (at most 30s)
+//	fakemodel release        let the held replies ("hold": true) go on
 func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
-		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | urls | count N | wait N")
+		ts.Fatalf("usage: fakemodel start SCRIPT | requests [json] | urls | count N | wait N | release")
 	}
 	var srv *fakemodel.Server
 	switch args[0] {
@@ -171,6 +180,11 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		if err := srv.WaitRequests(ctx, want); err != nil {
 			ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
 		}
+	case "release":
+		if len(args) != 1 || neg {
+			ts.Fatalf("usage: fakemodel release")
+		}
+		srv.Release()
 	default:
 		ts.Fatalf("fakemodel: unknown subcommand %q", args[0])
 	}
@@ -203,6 +217,35 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// cmdWaitMatch blocks until a file (the log of a command run in the
+// background) matches a regular expression, for at most 30 seconds:
+//
+//	waitmatch stderr.log '"message":"loading plugin'
+//
+// It looks again each time the file may have grown (every 10 ms): the
+// file's content is what it waits for, never a fixed delay.
+func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: waitmatch FILE REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && re.Match(b) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("waitmatch: %s does not match %q after 30s; it holds:\n%s", args[0], args[1], b)
+		}
+		<-tick.C
+	}
+}
+
 // cmdBuildWasm builds a Go main package to a wasip1 module:
 //
 //	buildwasm DIR OUT.wasm
@@ -215,7 +258,9 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	dir, out := ts.MkAbs(args[0]), ts.MkAbs(args[1])
 	key, err := hashDir(dir)
 	ts.Check(err)
-	cached := filepath.Join(wasmCacheDir(), key+".wasm")
+	priv, err := privateTemp()
+	ts.Check(err)
+	cached := filepath.Join(priv, "buildwasm", key+".wasm")
 	if _, err := os.Stat(cached); err != nil {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", cached, ".")
 		cmd.Dir = dir
@@ -229,23 +274,44 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(out, b, 0o644))
 }
 
-var sharedCacheDir = sync.OnceValue(func() string {
-	d := filepath.Join(os.TempDir(), "agenthost-test-cache")
-	_ = os.MkdirAll(d, 0o755)
-	return d
-})
+// privTemp is this process's private temporary directory for running
+// scenarios: made by os.MkdirTemp (mode 0700, a fresh name, so no other
+// user can have planted anything in it), removed by removePrivateTemp. It
+// holds buildwasm's builds (shared by the scenarios of the process) and,
+// for 'agenthost test', the agenthost link put on PATH.
+var privTemp struct {
+	mu  sync.Mutex
+	dir string
+}
 
-var (
-	wasmCacheOnce sync.Once
-	wasmCache     string
-)
+// privateTemp returns the process's private temporary directory, making it
+// on first use.
+func privateTemp() (string, error) {
+	privTemp.mu.Lock()
+	defer privTemp.mu.Unlock()
+	if privTemp.dir == "" {
+		d, err := os.MkdirTemp("", "agenthost-test-")
+		if err != nil {
+			return "", fmt.Errorf("private temporary directory: %w", err)
+		}
+		privTemp.dir = d
+	}
+	for _, sub := range []string{"buildwasm", "bin"} {
+		if err := os.MkdirAll(filepath.Join(privTemp.dir, sub), 0o700); err != nil {
+			return "", err
+		}
+	}
+	return privTemp.dir, nil
+}
 
-func wasmCacheDir() string {
-	wasmCacheOnce.Do(func() {
-		wasmCache = filepath.Join(os.TempDir(), "agenthost-test-wasm")
-		_ = os.MkdirAll(wasmCache, 0o755)
-	})
-	return wasmCache
+// removePrivateTemp removes the private temporary directory, if made.
+func removePrivateTemp() {
+	privTemp.mu.Lock()
+	defer privTemp.mu.Unlock()
+	if privTemp.dir != "" {
+		os.RemoveAll(privTemp.dir)
+		privTemp.dir = ""
+	}
 }
 
 func hashDir(dir string) (string, error) {

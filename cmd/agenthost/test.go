@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agenthost/agenthost/host"
 )
 
 // cmdTest runs txtar scenario files with the testscript engine: each file
@@ -69,18 +71,29 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 	}
 	sort.Strings(files)
 
-	// Scenarios run 'exec agenthost': put this very executable on PATH.
+	// Every scenario shares the compilation cache 'agenthost run' would
+	// use (the user's, or $AGENTHOST_CACHE_DIR), checked private here
+	// once: each scenario has its own HOME.
+	cache, err := host.ResolveCacheDir(e.getenv("AGENTHOST_CACHE_DIR"))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
+		return exitUsage
+	}
+
+	// Scenarios run 'exec agenthost': put this very executable on PATH,
+	// linked from a private temporary directory removed at the end.
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
 		return exitError
 	}
-	bin, err := os.MkdirTemp("", "agenthost-test-bin")
+	priv, err := privateTemp()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
 		return exitError
 	}
-	defer os.RemoveAll(bin)
+	defer removePrivateTemp()
+	bin := filepath.Join(priv, "bin")
 	if err := os.Symlink(self, filepath.Join(bin, "agenthost")); err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: test: %v\n", err)
 		return exitError
@@ -88,7 +101,7 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	wd, _ := os.Getwd()
 
-	p := scenarioParams(map[string]string{"AGENTHOST_PROJECT": wd})
+	p := scenarioParams(cache, map[string]string{"AGENTHOST_PROJECT": wd})
 	p.Files = files
 	p.UpdateScripts = *update
 	if *timeout > 0 {
@@ -112,7 +125,7 @@ func cmdTest(ctx context.Context, args []string, e *env) int {
 		if done {
 			return // cancelled because we returned
 		}
-		os.RemoveAll(bin)
+		removePrivateTemp()
 		fmt.Fprintln(e.stderr, "agenthost: test: interrupted")
 		os.Exit(exitAborted)
 	}()

@@ -467,6 +467,9 @@ func TestStarterLoads(t *testing.T) {
 		tree[name] = string(b)
 	}
 	dir := writeTree(t, tree)
+	if err := os.Mkdir(filepath.Join(dir, StarterWorkspace), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	cfg, diags := Load(filepath.Join(dir, "agents.hcl"), Options{LookupEnv: noEnv})
 	if len(diags) > 0 {
 		t.Fatalf("starter diagnostics:%s", dump(diags))

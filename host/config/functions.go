@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,7 +18,8 @@ import (
 //
 //	env(name)           the variable's value; an error when it is unset or empty
 //	env(name, default)  the variable's value, or default when it is unset or empty
-//	file(path)          the content of a file, path relative to baseDir
+//	file(path)          the content of a regular file of at most MaxFileSize
+//	                    (4 MiB), path relative to baseDir
 //
 // lookupEnv is os.LookupEnv when nil; tests inject their own.
 func Functions(baseDir string, lookupEnv func(string) (string, bool)) map[string]function.Function {
@@ -69,11 +71,15 @@ func fileFunc(baseDir string) function.Function {
 			if !filepath.IsAbs(abs) {
 				abs = filepath.Join(baseDir, p)
 			}
-			b, err := os.ReadFile(abs)
+			b, size, mode, err := readConfigFile(abs)
 			if err != nil {
 				switch {
 				case os.IsNotExist(err):
 					return cty.NilVal, function.NewArgErrorf(0, "no file %q (looked for %s; relative paths start at the config file's directory)", p, abs)
+				case errors.Is(err, errNotRegular):
+					return cty.NilVal, function.NewArgErrorf(0, "%q is %s, not a regular file: file() reads regular files only", p, kindOf(mode))
+				case errors.Is(err, errTooBig):
+					return cty.NilVal, function.NewArgErrorf(0, "file %q is %d bytes, more than the %d MiB file() reads: agents.hcl is for configuration and prompts; keep big data in a mounted directory the tools read", p, size, MaxFileSize>>20)
 				default:
 					return cty.NilVal, function.NewArgErrorf(0, "reading %q: %v", p, err)
 				}

@@ -9,6 +9,10 @@ import (
 //go:embed starter
 var starterFS embed.FS
 
+// StarterWorkspace is the folder the starter config mounts read-write, the
+// only one its tools see; "agenthost init" makes it beside agents.hcl.
+const StarterWorkspace = "workspace"
+
 // Starter returns the files "agenthost init" writes: a commented
 // agents.hcl and the prompts it reads, by slash-separated path relative to
 // the directory of agents.hcl ("agents.hcl", "prompts/build.md", ...).

@@ -33,8 +33,9 @@ type Config struct {
 type Host struct {
 	// MaxSteps is the hard step ceiling for every agent (default 200).
 	MaxSteps int
-	// DataDir holds sessions, cassettes and the compilation cache
-	// (default ".agenthost", absolute after loading).
+	// DataDir holds sessions and cassettes (default ".agenthost",
+	// absolute after loading). The compilation cache is not here: see
+	// host.DefaultCacheDir.
 	DataDir string
 	// MaxDepth is the subagent nesting limit (default 3).
 	MaxDepth int

@@ -33,6 +33,8 @@
 //	{"text": "thinking", "hang": true}
 //	# a model that trickles: a pause before each chunk
 //	{"text": "one two three four five six", "chunk_delay": "100ms"}
+//	# a stream that waits for Server.Release (the script's "fakemodel release"), then ends
+//	{"text": "done", "hold": true}
 //	# the same reply three times
 //	{"tool_calls": [{"name": "list_dir", "arguments": {}}], "repeat": 3}
 //
@@ -63,6 +65,11 @@
 //   - chunk_delay: a pause before every chunk of a stream (a Go duration
 //     up to 1m, "100ms"), cut short when the client goes away. The headers
 //     are sent at once.
+//   - hold: send the headers and the role chunk, then wait until
+//     Server.Release is called (or the client disconnects, or the server
+//     closes), then stream the rest of the reply. Release is once for the
+//     server's life: a hold met after it does not wait. Tests use it to
+//     keep a run busy for as long as they need, without a sleep.
 //   - repeat: serve the reply this many times (default 1).
 //
 // Every chunk has the OpenAI shape (id, object "chat.completion.chunk",

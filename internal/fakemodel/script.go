@@ -24,6 +24,7 @@ type Reply struct {
 	Raw          string            `json:"raw,omitempty"`
 	Cut          bool              `json:"cut,omitempty"`
 	Hang         bool              `json:"hang,omitempty"`
+	Hold         bool              `json:"hold,omitempty"`
 	// ChunkDelay is a pause before each streamed chunk, as a Go duration
 	// ("100ms"): a slow or trickling model.
 	ChunkDelay string `json:"chunk_delay,omitempty"`
@@ -88,16 +89,18 @@ func (r *Reply) validate() error {
 		return fmt.Errorf("repeat %d is negative", r.Repeat)
 	case r.Status != 0 && (r.Status < 400 || r.Status > 599):
 		return fmt.Errorf("status %d is not an HTTP error status (400-599)", r.Status)
-	case r.Status != 0 && (streamed || r.Raw != "" || r.Cut || r.Hang):
-		return fmt.Errorf("status %d answers with an error: it cannot be combined with a stream (text, tool_calls, raw, cut, hang)", r.Status)
+	case r.Status != 0 && (streamed || r.Raw != "" || r.Cut || r.Hang || r.Hold):
+		return fmt.Errorf("status %d answers with an error: it cannot be combined with a stream (text, tool_calls, raw, cut, hang, hold)", r.Status)
 	case len(r.Body) > 0 && r.Status == 0:
 		return errors.New("body needs a status")
-	case r.Raw != "" && (streamed || r.Cut || r.Hang):
-		return errors.New("raw is sent verbatim: it cannot be combined with text, tool_calls, finish_reason, usage, cut or hang")
+	case r.Raw != "" && (streamed || r.Cut || r.Hang || r.Hold):
+		return errors.New("raw is sent verbatim: it cannot be combined with text, tool_calls, finish_reason, usage, cut, hang or hold")
 	case r.Cut && r.Hang:
 		return errors.New("cut and hang cannot be combined")
 	case r.ChunkDelay != "" && (r.Status != 0 || r.Raw != ""):
 		return errors.New("chunk_delay paces a stream: it cannot be combined with status or raw")
+	case r.Hold && r.Hang:
+		return errors.New("hold and hang cannot be combined: hang never ends, hold ends at Release")
 	}
 	if r.ChunkDelay != "" {
 		if d, err := time.ParseDuration(r.ChunkDelay); err != nil || d < 0 || d > time.Minute {

@@ -32,6 +32,9 @@ type Server struct {
 	hmu    sync.Mutex // guards closed and wg.Add from handlers
 	closed bool
 
+	released    chan struct{} // closed by Release: held replies go on
+	releaseOnce sync.Once
+
 	mu        sync.Mutex
 	replies   []Reply
 	next      int // index of the reply to serve next
@@ -57,10 +60,11 @@ func Start(replies []Reply) (*Server, error) {
 		return nil, fmt.Errorf("fakemodel: listen on 127.0.0.1: %w", err)
 	}
 	s := &Server{
-		url:     "http://" + ln.Addr().String() + "/v1",
-		done:    make(chan struct{}),
-		arrived: make(chan struct{}),
-		replies: append([]Reply(nil), replies...),
+		url:      "http://" + ln.Addr().String() + "/v1",
+		done:     make(chan struct{}),
+		released: make(chan struct{}),
+		arrived:  make(chan struct{}),
+		replies:  append([]Reply(nil), replies...),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
@@ -141,6 +145,12 @@ func (s *Server) WaitRequests(ctx context.Context, n int) error {
 			return fmt.Errorf("fakemodel: server closed after %d requests, waiting for %d", got, n)
 		}
 	}
+}
+
+// Release lets every held reply (hold: true) go on, now and later. It is
+// safe to call more than once.
+func (s *Server) Release() {
+	s.releaseOnce.Do(func() { close(s.released) })
 }
 
 // Remaining is the number of scripted responses not served yet, repeats
@@ -400,6 +410,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, n i
 	empty := ""
 	if one(delta{Role: "assistant", Content: &empty}) != nil {
 		return
+	}
+	if reply.Hold {
+		select {
+		case <-s.released:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			panic(http.ErrAbortHandler)
+		}
 	}
 	var deltas []delta
 	if reply.Reasoning != "" {

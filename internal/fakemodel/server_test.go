@@ -2,6 +2,7 @@ package fakemodel
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -377,6 +378,46 @@ func TestHangUntilServerCloses(t *testing.T) {
 	s.Close() // must release the handler, or the test times out
 	if _, err := io.ReadAll(br); err == nil {
 		t.Errorf("stream ended cleanly after Close, want an error")
+	}
+}
+
+func TestHoldUntilRelease(t *testing.T) {
+	s := start(t, `{"text": "held answer", "hold": true}
+{"text": "also held", "hold": true}`)
+	resp := post(t, s, streamBody)
+	br := bufio.NewReader(resp.Body)
+	if _, err := br.ReadString('\n'); err != nil { // the role chunk
+		t.Fatal(err)
+	}
+	// The rest of the stream is read in the background: it cannot end
+	// before Release.
+	type result struct {
+		rest []byte
+		err  error
+	}
+	rest := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(br)
+		rest <- result{b, err}
+	}()
+	select {
+	case r := <-rest:
+		t.Fatalf("stream ended before Release: %q, %v", r.rest, r.err)
+	default:
+	}
+	s.Release()
+	r := <-rest
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	chunks, done, err := sse(t, bytes.NewReader(r.rest))
+	if err != nil || !done || assemble(t, chunks).text != "held answer" {
+		t.Errorf("after Release: text %q, done %v, err %v", assemble(t, chunks).text, done, err)
+	}
+	// A hold after Release does not wait.
+	chunks, done, err = sse(t, post(t, s, streamBody).Body)
+	if err != nil || !done || assemble(t, chunks).text != "also held" {
+		t.Errorf("second hold: done %v, err %v", done, err)
 	}
 }
 

@@ -2,7 +2,9 @@
 // session holding meta.json and events.jsonl. Every event (messages
 // included) is appended and synced as it happens, so a crash loses at most
 // the event in flight. A session can be continued: its top-level messages
-// become the history of the next run.
+// become the history of the next run. One run at a time writes a session:
+// an open Session holds an exclusive lock on the session's lock file, and a
+// second Open or Create of it fails with ErrBusy.
 package session
 
 import (
@@ -36,9 +38,10 @@ type Session struct {
 	Meta
 	dir string
 
-	mu  sync.Mutex
-	f   *os.File
-	err error // first write error; later writes are skipped
+	mu   sync.Mutex
+	f    *os.File
+	lock *os.File // holds the session's lock until Close
+	err  error    // first write error; later writes are skipped
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
@@ -56,7 +59,8 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Create makes a new session directory and opens it for appending.
+// Create makes a new session directory and opens it for appending, holding
+// its lock until Close.
 func Create(dataDir string, m Meta) (*Session, error) {
 	if m.ID == "" {
 		m.ID = NewID(time.Now())
@@ -71,14 +75,22 @@ func Create(dataDir string, m Meta) (*Session, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
+	lk, err := lock(dir, m.ID)
+	if err != nil {
+		return nil, err
+	}
 	meta, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(meta, '\n'), 0o644); err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("create session: %w", err)
 	}
-	return open(dir, m)
+	return open(dir, m, lk)
 }
 
-// Open opens an existing session for appending (to continue it).
+// Open opens an existing session for appending (to continue it), holding
+// its lock until Close. It fails with ErrBusy (a *BusyError naming the
+// holder) while another run has the session open; read the events after
+// Open, so that no other run appends in between.
 func Open(dataDir, id string) (*Session, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("invalid session id %q", id)
@@ -88,15 +100,20 @@ func Open(dataDir, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return open(dir, m)
+	lk, err := lock(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	return open(dir, m, lk)
 }
 
-func open(dir string, m Meta) (*Session, error) {
+func open(dir string, m Meta, lk *os.File) (*Session, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
+		lk.Close()
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	return &Session{Meta: m, dir: dir, f: f}, nil
+	return &Session{Meta: m, dir: dir, f: f, lock: lk}, nil
 }
 
 func readMeta(dir string) (Meta, error) {
@@ -137,7 +154,8 @@ func (s *Session) Emit(e loop.Event) {
 	}
 }
 
-// Close flushes and closes the session. It reports the first write error.
+// Close flushes and closes the session and releases its lock. It reports
+// the first write error.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +164,10 @@ func (s *Session) Close() error {
 	}
 	err := s.f.Close()
 	s.f = nil
+	if s.lock != nil {
+		s.lock.Close() // after the last write: the next run sees every event
+		s.lock = nil
+	}
 	if s.err != nil {
 		return fmt.Errorf("session %s: %w", s.ID, s.err)
 	}

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +103,38 @@ func TestOpenUnknownAndBadIDs(t *testing.T) {
 	if id := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); !idPattern.MatchString(id) || id[:15] != "20260102-030405" {
 		t.Fatalf("NewID = %q", id)
 	}
+}
+
+// TestLockOneRunAtATime: while a session is open (created or continued) a
+// second Open fails with ErrBusy naming this process; Close releases it.
+func TestLockOneRunAtATime(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "a", ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(dir, "s1")
+	var busy *BusyError
+	if !errors.Is(err, ErrBusy) || !errors.As(err, &busy) {
+		t.Fatalf("Open while created: %v, want ErrBusy", err)
+	}
+	if busy.Holder == nil || busy.Holder.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Errorf("busy error %q names holder %+v, want this process", err, busy.Holder)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dir, "s1")
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	if _, err := Open(dir, "s1"); !errors.Is(err, ErrBusy) {
+		t.Errorf("second Open: %v, want ErrBusy", err)
+	}
+	s2.Close()
+	s3, err := Open(dir, "s1")
+	if err != nil {
+		t.Fatalf("Open after the second Close: %v", err)
+	}
+	s3.Close()
 }
