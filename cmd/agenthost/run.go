@@ -14,7 +14,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
@@ -59,76 +59,42 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 
-	var ca *config.Agent
-	if *agentFlag != "" {
-		if ca = h.Config.Agent(*agentFlag); ca == nil {
-			return usageErr(e, "no agent %q in %s; agents: %s", *agentFlag, path, agentNames(h.Config))
-		}
-	} else if ca, err = h.Config.DefaultAgent(); err != nil {
-		return usageErr(e, "%v", err)
-	}
-	agent := h.Agent(ca.Name)
-
-	// The session: new, or continued.
-	var (
-		sess    *session.Session
-		history []loop.Message
-	)
-	if *sessionID != "" {
-		// Open takes the session's lock: a second run of it is refused,
-		// and no other run appends between reading the history and this
-		// run's first event.
-		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
-		switch {
-		case errors.Is(err, session.ErrBusy):
-			return usageErr(e, "--session %s: %v", *sessionID, err)
-		case err != nil:
-			return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *sessionID, err)
-		}
-		if sess.Agent != agent.Name {
-			sess.Close()
-			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, sess.Agent, agent.Name, sess.Agent)
-		}
-		_, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
-		if err != nil {
-			sess.Close()
-			fmt.Fprintf(e.stderr, "agenthost: --session %s: %v\n", *sessionID, err)
-			return exitError
-		}
-		history = session.History(evs)
-	} else {
-		sess, err = session.Create(h.Config.Host.DataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return exitError
-		}
-	}
-
 	out := newOutput(e, *asJSON, *events)
-	r := &loop.Runner{
-		Sink: loop.SinkFunc(func(ev loop.Event) {
-			if ev.Type == loop.EventRunEnd && ev.Depth == 0 && ev.Result != nil {
-				// The loop does not know the session; run.end carries it
-				// like --json does, in the session file and in --events.
-				ev.Result.Session = sess.ID
-			}
-			sess.Emit(ev)
-			out.event(ev)
-		}),
-		OnText: out.text,
-	}
+	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
-		r.Asker = a
+		req.Asker = a
 		defer a.close()
 	}
-	res := r.Run(ctx, agent, loop.Input{Prompt: prompt, History: history})
-	res.Session = sess.ID
-	if err := sess.Close(); err != nil {
-		logger.Error().Err(err).Msg("session not fully written")
-		res.Errors = append(res.Errors, err.Error())
+	res, err := h.Run(ctx, req)
+	if err != nil {
+		return runError(e, err, path)
 	}
 	out.finish(res)
 	return exitCode(res.StopReason)
+}
+
+// runError reports a run that host.Run refused, and returns the exit code:
+// usage errors (an unknown agent, a session that cannot be continued) exit 2.
+func runError(e *env, err error, path string) int {
+	var (
+		ue *host.UsageError
+		ua *host.UnknownAgentError
+		sa *host.SessionAgentError
+	)
+	switch {
+	case errors.As(err, &ua):
+		return usageErr(e, "no agent %q in %s; agents: %s", ua.Name, path, strings.Join(ua.Agents, ", "))
+	case errors.As(err, &sa):
+		return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", sa.Session, sa.Agent, sa.Asked, sa.Agent)
+	case errors.As(err, &ue) && ue.Session != "" && errors.Is(err, session.ErrBusy):
+		return usageErr(e, "--session %s: %v", ue.Session, ue.Err)
+	case errors.As(err, &ue) && ue.Session != "":
+		return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", ue.Session, ue.Err)
+	case errors.As(err, &ue):
+		return usageErr(e, "%v", ue.Err)
+	}
+	fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+	return exitError
 }
 
 // exitCode maps a stop reason to the process exit code (DESIGN §6).
