@@ -134,7 +134,9 @@ func readMeta(dir string) (Meta, error) {
 // Path is the session's directory.
 func (s *Session) Path() string { return s.dir }
 
-// Emit appends one event and syncs it to disk. It implements loop.Sink.
+// Emit appends one event, in its wire form (the JSON of loop.Event, the
+// same as `run --events` prints), and syncs it to disk. It implements
+// loop.Sink.
 func (s *Session) Emit(e loop.Event) {
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -175,7 +177,8 @@ func (s *Session) Close() error {
 }
 
 // Events reads every event of a session. A torn last line (a crash while
-// writing) is skipped.
+// writing) is skipped. Events stored by older versions, with the result
+// nested, are read too (loop.Event's UnmarshalJSON reads both forms).
 func Events(dataDir, id string) (Meta, []loop.Event, error) {
 	if !idPattern.MatchString(id) {
 		return Meta{}, nil, fmt.Errorf("invalid session id %q", id)
