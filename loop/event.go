@@ -60,7 +60,7 @@ type Event struct {
 	// compaction: how many older messages the summary replaced, and how
 	// many recent messages (after the system message) were kept verbatim.
 	// The history after compaction is [system] + summary (Msg) + the last
-	// Kept messages; session.History replays it from these fields.
+	// Kept messages: ApplyCompaction, which session.History uses too.
 	Replaced int `json:"replaced,omitempty"`
 	Kept     int `json:"kept,omitempty"`
 
