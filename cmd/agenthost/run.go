@@ -15,6 +15,9 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
+// cmdRun is `agenthost run`: it reads the flags and the prompt, builds the
+// host, runs the agent with host.Run, renders the run (output.go,
+// events.go) and maps its end to the exit code.
 func cmdRun(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("run", e)
 	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
