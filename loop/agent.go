@@ -76,10 +76,14 @@ type Input struct {
 	// History, when continuing a session, holds earlier messages (without
 	// the system message, which the loop adds from the agent).
 	History []Message
+	// Session is the id of the session the run is recorded in, if any. The
+	// run's Result carries it (run.end included); subagents' results do not.
+	Session string
 }
 
 // Result is the outcome of a run. Its JSON form is the --json contract.
 type Result struct {
+	// Session is Input.Session.
 	Session    string     `json:"session,omitempty"`
 	Agent      string     `json:"agent"`
 	StopReason StopReason `json:"stop_reason"`

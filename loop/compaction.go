@@ -77,13 +77,32 @@ func (ru *run) compaction(ctx context.Context) StopReason {
 		return ""
 	}
 	sm := Message{Role: RoleUser, Content: summaryPrefix + summary}
-	h := make([]Message, 0, start+1+len(body)-cut)
-	h = append(h, ru.history[:start]...)
-	h = append(h, sm)
-	h = append(h, body[cut:]...)
-	ru.history = h
+	ru.history, _ = ApplyCompaction(ru.history, sm, len(body)-cut)
 	ru.log.Info().Int("replaced", cut).Int("kept", len(body)-cut).Msg("history compacted")
 	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.stepsMax, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
 		Message: fmt.Sprintf("%d older messages replaced by a summary; %d recent messages kept", cut, len(body)-cut), Msg: &sm})
 	return ""
+}
+
+// ApplyCompaction returns history compacted: its system message (when it
+// starts with one), then summary, then its last kept messages. It is the
+// one rule for the history after a compaction: the run applies it when it
+// compacts, and a session's history is rebuilt with it from the compaction
+// event (Msg is the summary, Kept the count). A kept below 1 or beyond the
+// messages after the system message (an event written by an older version,
+// or one that does not fit the history) leaves history as it is, and ok is
+// false. history itself is not modified.
+func ApplyCompaction(history []Message, summary Message, kept int) (compacted []Message, ok bool) {
+	start := 0
+	if len(history) > 0 && history[0].Role == RoleSystem {
+		start = 1
+	}
+	if kept < 1 || kept > len(history)-start {
+		return history, false
+	}
+	h := make([]Message, 0, start+1+kept)
+	h = append(h, history[:start]...)
+	h = append(h, summary)
+	h = append(h, history[len(history)-kept:]...)
+	return h, true
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestCompaction(t *testing.T) {
@@ -120,5 +122,40 @@ func TestCompactionCut(t *testing.T) {
 		if got := compactionCut(body(tt.roles)); got != tt.want {
 			t.Errorf("compactionCut(%s) = %d, want %d", tt.roles, got, tt.want)
 		}
+	}
+}
+
+// TestApplyCompaction: the system message stays first, the summary follows,
+// then the last kept messages; a kept that does not fit changes nothing.
+func TestApplyCompaction(t *testing.T) {
+	sys := Message{Role: RoleSystem, Content: "sys"}
+	sum := Message{Role: RoleUser, Content: summaryPrefix + "s"}
+	u := func(s string) Message { return Message{Role: RoleUser, Content: s} }
+	body := []Message{u("1"), u("2"), u("3"), u("4")}
+	withSys := append([]Message{sys}, body...)
+	for _, tc := range []struct {
+		name    string
+		history []Message
+		kept    int
+		want    []Message
+		ok      bool
+	}{
+		{"with system", withSys, 2, []Message{sys, sum, u("3"), u("4")}, true},
+		{"without system (a session's history)", body, 3, []Message{sum, u("2"), u("3"), u("4")}, true},
+		{"everything kept", withSys, 4, []Message{sys, sum, u("1"), u("2"), u("3"), u("4")}, true},
+		{"kept 0 (an older event)", withSys, 0, withSys, false},
+		{"kept beyond the history", withSys, 5, withSys, false},
+		{"empty", nil, 1, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]Message(nil), tc.history...)
+			got, ok := ApplyCompaction(tc.history, sum, tc.kept)
+			if diff := cmp.Diff(tc.want, got); diff != "" || ok != tc.ok {
+				t.Errorf("ok %v (want %v), history (-want +got):\n%s", ok, tc.ok, diff)
+			}
+			if diff := cmp.Diff(before, tc.history); diff != "" {
+				t.Errorf("the input was modified (-before +after):\n%s", diff)
+			}
+		})
 	}
 }

@@ -120,7 +120,8 @@
 // compaction event carries the summary message (Msg), the number of messages
 // it replaced (Replaced) and the number of recent messages kept (Kept); no
 // message event is emitted for it, because it replaces messages rather than
-// following them.
+// following them: ApplyCompaction rebuilds the compacted history from those
+// fields, for the run and for a session being continued alike.
 // A failed or empty summary leaves the history as it was (a failure is listed
 // in Result.Errors). Compaction is not a step and is not streamed to OnText.
 //

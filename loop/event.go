@@ -2,8 +2,9 @@ package loop
 
 import "time"
 
-// Event types. The JSON form of Event is what `agenthost run --events`
-// prints, one line per event, and what a session stores.
+// Event types. The JSON form of Event, its wire form (wire.go), is what
+// `agenthost run --events` prints, one line per event, and what a session
+// stores.
 const (
 	EventRunStart        = "run.start"
 	EventStepStart       = "step.start"
@@ -24,7 +25,7 @@ const (
 )
 
 // Event is one thing that happened in a run. Fields not relevant to a type
-// are left zero and omitted from JSON.
+// are left zero and omitted from JSON (wire.go lists the exceptions).
 type Event struct {
 	Type string    `json:"type"`
 	Time time.Time `json:"time"`
@@ -59,7 +60,7 @@ type Event struct {
 	// compaction: how many older messages the summary replaced, and how
 	// many recent messages (after the system message) were kept verbatim.
 	// The history after compaction is [system] + summary (Msg) + the last
-	// Kept messages; session.History replays it from these fields.
+	// Kept messages: ApplyCompaction, which session.History uses too.
 	Replaced int `json:"replaced,omitempty"`
 	Kept     int `json:"kept,omitempty"`
 
@@ -69,8 +70,8 @@ type Event struct {
 	// of a step whose request failed (step.end).
 	Message string `json:"message,omitempty"`
 
-	// run.end and subagent.end: the result (its fields are flattened in the
-	// CLI's JSON output).
+	// run.end and subagent.end: the result (on the wire its fields are at
+	// the top level, like --json).
 	Result *Result `json:"result,omitempty"`
 
 	// message: the appended message.

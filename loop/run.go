@@ -53,7 +53,7 @@ type run struct {
 
 func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result {
 	if a == nil {
-		res := &Result{StopReason: StopError, Errors: []string{"loop: agent is nil"}}
+		res := &Result{Session: in.Session, StopReason: StopError, Errors: []string{"loop: agent is nil"}}
 		r.emit(Event{Type: EventRunEnd, Depth: depth, Time: time.Now(), Result: res})
 		return res
 	}
@@ -69,8 +69,9 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		retry:     a.Retry.withDefaults(),
 		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
 		res: &Result{
-			Agent:  a.Name,
-			Errors: []string{},
+			Session: in.Session,
+			Agent:   a.Name,
+			Errors:  []string{},
 		},
 	}
 	ru.res.StepsMax = ru.stepsMax

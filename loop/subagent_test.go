@@ -129,3 +129,35 @@ func TestNestedSubagentDepth(t *testing.T) {
 		t.Errorf("output %q", res.Output)
 	}
 }
+
+// TestSessionInResult: Input.Session is the Result's session and run.end's,
+// set by the loop itself; a subagent's result carries none (its run is part
+// of the parent's session, not a session of its own).
+func TestSessionInResult(t *testing.T) {
+	child := &Agent{Name: "explore", Model: &fakeModel{script: []reply{text("found")}}, Steps: 2, Prompts: testPrompts, MaxDepth: 3}
+	m := &fakeModel{script: []reply{calls("", tc("p1", "explore", `{"prompt":"look"}`)), text("done")}}
+	a := testAgent(m, nil, 3)
+	a.Subagents = []*Agent{child}
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task", Session: "s-1"})
+	if res.Session != "s-1" {
+		t.Errorf("Result.Session = %q, want s-1", res.Session)
+	}
+	var top, sub []string
+	for _, e := range rec.of(EventRunEnd) {
+		if e.Depth == 0 {
+			top = append(top, e.Result.Session)
+		} else {
+			sub = append(sub, e.Result.Session)
+		}
+	}
+	if diff := cmp.Diff([]string{"s-1"}, top); diff != "" {
+		t.Errorf("top-level run.end sessions (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{""}, sub); diff != "" {
+		t.Errorf("subagent run.end sessions (-want +got):\n%s", diff)
+	}
+	if ends := rec.of(EventSubagentEnd); len(ends) != 1 || ends[0].Result.Session != "" {
+		t.Errorf("subagent.end %+v, want one without a session", ends)
+	}
+}

@@ -111,7 +111,3 @@ func loadHostNow(ctx context.Context, path string, opts host.Options, e *env) (*
 	}
 	return h, exitOK
 }
-
-func useColor(e *env) bool {
-	return e.stderrTTY && e.getenv("NO_COLOR") == ""
-}

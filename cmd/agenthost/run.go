@@ -1,25 +1,23 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
-	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
 
+// cmdRun is `agenthost run`: it reads the flags and the prompt, builds the
+// host, runs the agent with host.Run, renders the run (output.go,
+// events.go) and maps its end to the exit code.
 func cmdRun(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("run", e)
 	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
@@ -59,76 +57,42 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	}
 	defer h.Close(context.WithoutCancel(ctx))
 
-	var ca *config.Agent
-	if *agentFlag != "" {
-		if ca = h.Config.Agent(*agentFlag); ca == nil {
-			return usageErr(e, "no agent %q in %s; agents: %s", *agentFlag, path, agentNames(h.Config))
-		}
-	} else if ca, err = h.Config.DefaultAgent(); err != nil {
-		return usageErr(e, "%v", err)
-	}
-	agent := h.Agent(ca.Name)
-
-	// The session: new, or continued.
-	var (
-		sess    *session.Session
-		history []loop.Message
-	)
-	if *sessionID != "" {
-		// Open takes the session's lock: a second run of it is refused,
-		// and no other run appends between reading the history and this
-		// run's first event.
-		sess, err = session.Open(h.Config.Host.DataDir, *sessionID)
-		switch {
-		case errors.Is(err, session.ErrBusy):
-			return usageErr(e, "--session %s: %v", *sessionID, err)
-		case err != nil:
-			return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *sessionID, err)
-		}
-		if sess.Agent != agent.Name {
-			sess.Close()
-			return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", *sessionID, sess.Agent, agent.Name, sess.Agent)
-		}
-		_, evs, err := session.Events(h.Config.Host.DataDir, *sessionID)
-		if err != nil {
-			sess.Close()
-			fmt.Fprintf(e.stderr, "agenthost: --session %s: %v\n", *sessionID, err)
-			return exitError
-		}
-		history = session.History(evs)
-	} else {
-		sess, err = session.Create(h.Config.Host.DataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return exitError
-		}
-	}
-
 	out := newOutput(e, *asJSON, *events)
-	r := &loop.Runner{
-		Sink: loop.SinkFunc(func(ev loop.Event) {
-			if ev.Type == loop.EventRunEnd && ev.Depth == 0 && ev.Result != nil {
-				// The loop does not know the session; run.end carries it
-				// like --json does, in the session file and in --events.
-				ev.Result.Session = sess.ID
-			}
-			sess.Emit(ev)
-			out.event(ev)
-		}),
-		OnText: out.text,
-	}
+	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
-		r.Asker = a
+		req.Asker = a
 		defer a.close()
 	}
-	res := r.Run(ctx, agent, loop.Input{Prompt: prompt, History: history})
-	res.Session = sess.ID
-	if err := sess.Close(); err != nil {
-		logger.Error().Err(err).Msg("session not fully written")
-		res.Errors = append(res.Errors, err.Error())
+	res, err := h.Run(ctx, req)
+	if err != nil {
+		return runError(e, err, path)
 	}
 	out.finish(res)
 	return exitCode(res.StopReason)
+}
+
+// runError reports a run that host.Run refused, and returns the exit code:
+// usage errors (an unknown agent, a session that cannot be continued) exit 2.
+func runError(e *env, err error, path string) int {
+	var (
+		ue *host.UsageError
+		ua *host.UnknownAgentError
+		sa *host.SessionAgentError
+	)
+	switch {
+	case errors.As(err, &ua):
+		return usageErr(e, "no agent %q in %s; agents: %s", ua.Name, path, strings.Join(ua.Agents, ", "))
+	case errors.As(err, &sa):
+		return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", sa.Session, sa.Agent, sa.Asked, sa.Agent)
+	case errors.As(err, &ue) && ue.Session != "" && errors.Is(err, session.ErrBusy):
+		return usageErr(e, "--session %s: %v", ue.Session, ue.Err)
+	case errors.As(err, &ue) && ue.Session != "":
+		return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", ue.Session, ue.Err)
+	case errors.As(err, &ue):
+		return usageErr(e, "%v", ue.Err)
+	}
+	fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+	return exitError
 }
 
 // exitCode maps a stop reason to the process exit code (DESIGN §6).
@@ -191,319 +155,4 @@ func newLogger(level string, e *env) (zerolog.Logger, int) {
 		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: escapeLogEvent}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), exitOK
-}
-
-// output renders a run to the terminal, as --json, or as --events.
-//
-// The top-level agent's text goes to stdout. On a terminal it streams as it
-// arrives, with control characters escaped (termtext); when a request that
-// already showed text is retried, a marker line says so before the answer
-// starts again. Otherwise (a pipe, a file) stdout is exact and holds each
-// response's text only once the response is kept: the text of a request is
-// buffered and printed when its assistant message is appended, and dropped
-// when the request is retried or fails, so a retried stream never prints
-// twice.
-type output struct {
-	e        *env
-	json     bool
-	events   bool
-	progress bool
-	live     bool             // stdout is a terminal: stream text as it arrives
-	term     *termtext.Writer // live: stdout, escaped
-
-	mu       sync.Mutex
-	pending  strings.Builder // not live: text of the request in flight
-	partial  bool            // live: text of the request in flight is on the screen
-	streamed strings.Builder // top-level text printed since the last step started
-	lastNL   bool            // whether stdout ends with a newline
-	wrote    bool
-}
-
-// streamRetried is printed on a terminal when a request whose text was
-// already shown is retried: the answer starts again below it.
-const streamRetried = "[agenthost] stream interrupted; retrying\n"
-
-func newOutput(e *env, asJSON, events bool) *output {
-	o := &output{e: e, json: asJSON, events: events, progress: e.stderrTTY && !events && !asJSON, live: e.stdoutTTY}
-	if o.live {
-		o.term = termtext.NewWriter(e.stdout)
-	}
-	return o
-}
-
-func (o *output) text(agent string, depth int, s string) {
-	if depth != 0 || o.json || o.events || s == "" {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if !o.live {
-		o.pending.WriteString(s)
-		return
-	}
-	o.print(s)
-	o.partial = true
-}
-
-// print writes model text to stdout, escaped on a terminal.
-func (o *output) print(s string) {
-	if o.live {
-		o.term.WriteString(s)
-	} else {
-		io.WriteString(o.e.stdout, s)
-	}
-	o.streamed.WriteString(s)
-	o.wrote = true
-	o.lastNL = strings.HasSuffix(s, "\n")
-}
-
-// endLine ends the text on stdout with a newline if it has none.
-func (o *output) endLine() {
-	if o.term != nil {
-		o.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
-	}
-	if o.wrote && !o.lastNL {
-		io.WriteString(o.e.stdout, "\n")
-		o.lastNL = true
-	}
-}
-
-func (o *output) event(ev loop.Event) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if ev.Depth == 0 && !o.json && !o.events {
-		switch ev.Type {
-		case loop.EventStepStart:
-			o.endLine()
-			o.streamed.Reset()
-			o.pending.Reset()
-			o.partial = false
-		case loop.EventRetry:
-			o.pending.Reset()
-			if o.partial {
-				o.endLine()
-				io.WriteString(o.e.stdout, streamRetried)
-				o.streamed.Reset()
-				o.partial = false
-			}
-		case loop.EventMessage:
-			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
-				if o.pending.Len() > 0 {
-					o.print(o.pending.String())
-					o.pending.Reset()
-				}
-				if o.term != nil {
-					o.term.Flush()
-				}
-				o.partial = false
-			}
-		case loop.EventStepEnd:
-			o.pending.Reset() // a request that failed: its text is not kept
-			o.partial = false
-		}
-	}
-	if o.events && ev.Type != loop.EventMessage {
-		writeJSONLine(o.e.stdout, eventJSON(ev))
-	}
-	if o.progress {
-		o.progressLine(ev)
-	}
-}
-
-// progressLine prints a short human line on stderr for the events a person
-// watching a terminal cares about. Names and messages may come from the
-// model or a plugin: they are escaped (the display is for a terminal only).
-func (o *output) progressLine(ev loop.Event) {
-	w := o.e.stderr
-	indent := strings.Repeat("  ", ev.Depth)
-	ev.Agent, ev.Tool, ev.Message = termtext.Escape(ev.Agent), termtext.Escape(ev.Tool), termtext.Escape(ev.Message)
-	switch ev.Type {
-	case loop.EventStepStart:
-		final := ""
-		if ev.Final != nil && *ev.Final {
-			final = " (final: tools off, asking for a summary)"
-		}
-		fmt.Fprintf(w, "%s· %s step %d/%d%s\n", indent, ev.Agent, ev.Step, ev.StepsMax, final)
-		if left := ev.StepsMax - ev.Step; left > 0 && left <= max((ev.StepsMax+4)/5, 2) {
-			fmt.Fprintf(w, "%s  %d %s left\n", indent, left, plural(left, "step", "steps"))
-		}
-	case loop.EventToolEnd:
-		status := "ok"
-		if ev.IsError != nil && *ev.IsError {
-			status = "error"
-		}
-		var ms int64
-		if ev.DurationMS != nil {
-			ms = *ev.DurationMS
-		}
-		fmt.Fprintf(w, "%s  ↳ %s %s (%d ms)\n", indent, ev.Tool, status, ms)
-	case loop.EventToolDropped:
-		fmt.Fprintf(w, "%s  ↳ %s dropped: %s\n", indent, ev.Tool, ev.Message)
-	case loop.EventRetry:
-		var d time.Duration
-		if ev.DelayMS != nil {
-			d = time.Duration(*ev.DelayMS) * time.Millisecond
-		}
-		fmt.Fprintf(w, "%s  retry %d in %s: %s\n", indent, ev.Attempt, d, ev.Message)
-	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
-		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
-	}
-}
-
-// finish prints the end of the run.
-func (o *output) finish(res *loop.Result) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if res.Errors == nil {
-		res.Errors = []string{}
-	}
-	switch {
-	case o.json:
-		enc := json.NewEncoder(o.e.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(res)
-	case o.events:
-		// run.end was printed as an event.
-	default:
-		// The final text is normally streamed already; a host-written
-		// sentinel, or text from a replay, is printed here.
-		if res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
-			o.endLine()
-			o.print(res.Output)
-		}
-		o.endLine()
-		for _, err := range res.Errors {
-			// Provider messages quote the server: escaped on a terminal.
-			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
-		}
-		if res.StopReason != loop.StopCompleted {
-			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls (session %s)\n",
-				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, res.Session)
-		}
-	}
-}
-
-// eventJSON flattens an event for --events: run.end and subagent.end carry
-// the result's fields at the top level, like --json, after the common ones.
-//
-// The fields DESIGN §6 names for an event type are always present, even when
-// zero: step.start's tools_offered is [] on a final step, and retry's status
-// is 0 for a network error.
-func eventJSON(ev loop.Event) any {
-	switch ev.Type {
-	case loop.EventStepStart:
-		offered := ev.Offered
-		if offered == nil {
-			offered = []string{}
-		}
-		return struct {
-			loop.Event
-			Offered []string `json:"tools_offered"`
-		}{ev, offered}
-	case loop.EventRetry:
-		return struct {
-			Type     string    `json:"type"`
-			Time     time.Time `json:"time"`
-			Agent    string    `json:"agent"`
-			Depth    int       `json:"depth"`
-			Step     int       `json:"step,omitempty"`
-			StepsMax int       `json:"steps_max,omitempty"`
-			Attempt  int       `json:"attempt"`
-			DelayMS  *int64    `json:"delay_ms"`
-			Status   int       `json:"status"`
-			Message  string    `json:"message,omitempty"`
-		}{ev.Type, ev.Time, ev.Agent, ev.Depth, ev.Step, ev.StepsMax, ev.Attempt, ev.DelayMS, ev.Status, ev.Message}
-	}
-	if ev.Result == nil {
-		return ev
-	}
-	res := *ev.Result
-	if res.Errors == nil {
-		res.Errors = []string{}
-	}
-	return struct {
-		Type  string    `json:"type"`
-		Time  time.Time `json:"time"`
-		Agent string    `json:"agent"`
-		Depth int       `json:"depth"`
-		loop.Result
-	}{ev.Type, ev.Time, ev.Agent, ev.Depth, res}
-}
-
-func writeJSONLine(w io.Writer, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	w.Write(append(b, '\n'))
-}
-
-// ttyAsker asks about doom loops on an interactive terminal.
-type ttyAsker struct {
-	in    *bufio.Reader
-	out   io.Writer
-	close func() error
-}
-
-// terminalAsker returns an asker when a person can answer: standard input is
-// a terminal. Like ssh and sudo it talks to the controlling terminal
-// (/dev/tty), so the question is seen even when stderr is redirected to a
-// log; without one it falls back to stdin and a terminal stderr. It returns
-// nil when nobody can answer (ask then acts as stop).
-func terminalAsker(e *env) *ttyAsker {
-	if !e.stdinTTY {
-		return nil
-	}
-	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
-		return &ttyAsker{in: bufio.NewReader(f), out: f, close: f.Close}
-	}
-	if e.stderrTTY {
-		return &ttyAsker{in: bufio.NewReader(e.stdin), out: e.stderr, close: func() error { return nil }}
-	}
-	return nil
-}
-
-// AskDoomLoop prints the question and reads one line: o (once), a (always)
-// or s (stop, also the answer to an empty line, end of input or an abort).
-func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.ToolCall, count int) loop.Answer {
-	args := clip(call.Arguments, 200)
-	// The terminal shows the model's call: escaped.
-	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ",
-		termtext.Escape(agent), termtext.Escape(call.Name), termtext.Escape(args), count)
-	type reply struct {
-		line string
-		err  error
-	}
-	ch := make(chan reply, 1)
-	go func() {
-		line, err := a.in.ReadString('\n')
-		ch <- reply{line, err}
-	}()
-	var r reply
-	select {
-	case r = <-ch:
-	case <-ctx.Done():
-		// The reading goroutine ends with the process; an aborted run
-		// stops anyway.
-		fmt.Fprintln(a.out)
-		return loop.AnswerStop
-	}
-	if r.err != nil && !errors.Is(r.err, io.EOF) {
-		return loop.AnswerStop
-	}
-	switch strings.ToLower(strings.TrimSpace(r.line)) {
-	case "o", "once", "c", "continue":
-		return loop.AnswerOnce
-	case "a", "always":
-		return loop.AnswerAlways
-	default:
-		return loop.AnswerStop
-	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -12,6 +12,12 @@ import (
 // screen, a line overwritten by \r). Output that is not a terminal stays
 // exact, and --json / --events are JSON-escaped anyway.
 
+// useColor tells whether diagnostics and logs on stderr use colours: on a
+// terminal, unless $NO_COLOR is set.
+func useColor(e *env) bool {
+	return e.stderrTTY && e.getenv("NO_COLOR") == ""
+}
+
 // outText is s for stdout: escaped when stdout is a terminal.
 func outText(e *env, s string) string {
 	if e.stdoutTTY {

@@ -134,7 +134,9 @@ func readMeta(dir string) (Meta, error) {
 // Path is the session's directory.
 func (s *Session) Path() string { return s.dir }
 
-// Emit appends one event and syncs it to disk. It implements loop.Sink.
+// Emit appends one event, in its wire form (the JSON of loop.Event, the
+// same as `run --events` prints), and syncs it to disk. It implements
+// loop.Sink.
 func (s *Session) Emit(e loop.Event) {
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -175,7 +177,8 @@ func (s *Session) Close() error {
 }
 
 // Events reads every event of a session. A torn last line (a crash while
-// writing) is skipped.
+// writing) is skipped. Events stored by older versions, with the result
+// nested, are read too (loop.Event's UnmarshalJSON reads both forms).
 func Events(dataDir, id string) (Meta, []loop.Event, error) {
 	if !idPattern.MatchString(id) {
 		return Meta{}, nil, fmt.Errorf("invalid session id %q", id)
@@ -203,12 +206,13 @@ func Events(dataDir, id string) (Meta, []loop.Event, error) {
 
 // History returns the top-level (depth 0) messages of a session, without
 // system messages, for continuing it: the history the next request of the
-// session would carry. Compaction events are applied as the loop applied
-// them: the messages before the last Kept ones are replaced by the summary
-// (a compaction event without Kept, written by an older version, or whose
-// Kept does not fit, leaves the messages as they were). Tool calls without a
-// tool message (a run killed mid-step) are answered with an "aborted" error
-// result so the history stays valid for providers; this repair is also
+// session would carry. Compaction events are applied by the loop's own rule,
+// loop.ApplyCompaction: the messages before the last Kept ones are replaced
+// by the summary (a compaction event without Kept, written by an older
+// version, or whose Kept does not fit, leaves the messages as they were).
+// Tool calls without a tool message (a run killed mid-step) are answered
+// with loop.AbortedAnswer so the history stays valid for providers; this
+// repair is also
 // applied where each continued run started, because that run was given the
 // repaired history and its compaction counts refer to it.
 func History(evs []loop.Event) []loop.Message {
@@ -225,10 +229,8 @@ func History(evs []loop.Event) []loop.Message {
 				msgs = append(msgs, *e.Msg)
 			}
 		case loop.EventCompaction:
-			if e.Msg != nil && e.Kept > 0 && e.Kept <= len(msgs) {
-				h := make([]loop.Message, 0, 1+e.Kept)
-				h = append(h, *e.Msg)
-				msgs = append(h, msgs[len(msgs)-e.Kept:]...)
+			if e.Msg != nil {
+				msgs, _ = loop.ApplyCompaction(msgs, *e.Msg, e.Kept)
 			}
 		}
 	}
@@ -253,8 +255,7 @@ func repair(msgs []loop.Message) []loop.Message {
 		}
 		for _, c := range m.ToolCalls {
 			if !answered[c.ID] {
-				out = append(out, loop.Message{Role: loop.RoleTool, ToolCallID: c.ID, Name: c.Name,
-					Content: "aborted: the run was interrupted before this call finished", IsError: true})
+				out = append(out, loop.AbortedAnswer(c))
 			}
 		}
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// ttyAsker asks about doom loops on an interactive terminal.
+type ttyAsker struct {
+	in    *bufio.Reader
+	out   io.Writer
+	close func() error
+}
+
+// terminalAsker returns an asker when a person can answer: standard input is
+// a terminal. Like ssh and sudo it talks to the controlling terminal
+// (/dev/tty), so the question is seen even when stderr is redirected to a
+// log; without one it falls back to stdin and a terminal stderr. It returns
+// nil when nobody can answer (ask then acts as stop).
+func terminalAsker(e *env) *ttyAsker {
+	if !e.stdinTTY {
+		return nil
+	}
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		return &ttyAsker{in: bufio.NewReader(f), out: f, close: f.Close}
+	}
+	if e.stderrTTY {
+		return &ttyAsker{in: bufio.NewReader(e.stdin), out: e.stderr, close: func() error { return nil }}
+	}
+	return nil
+}
+
+// AskDoomLoop prints the question and reads one line: o (once), a (always)
+// or s (stop, also the answer to an empty line, end of input or an abort).
+func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.ToolCall, count int) loop.Answer {
+	args := clip(call.Arguments, 200)
+	// The terminal shows the model's call: escaped.
+	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ",
+		termtext.Escape(agent), termtext.Escape(call.Name), termtext.Escape(args), count)
+	type reply struct {
+		line string
+		err  error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		line, err := a.in.ReadString('\n')
+		ch <- reply{line, err}
+	}()
+	var r reply
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		// The reading goroutine ends with the process; an aborted run
+		// stops anyway.
+		fmt.Fprintln(a.out)
+		return loop.AnswerStop
+	}
+	if r.err != nil && !errors.Is(r.err, io.EOF) {
+		return loop.AnswerStop
+	}
+	switch strings.ToLower(strings.TrimSpace(r.line)) {
+	case "o", "once", "c", "continue":
+		return loop.AnswerOnce
+	case "a", "always":
+		return loop.AnswerAlways
+	default:
+		return loop.AnswerStop
+	}
+}

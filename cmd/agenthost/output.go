@@ -1,0 +1,204 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// output renders a run to the terminal, as --json, or as --events.
+//
+// The top-level agent's text goes to stdout. On a terminal it streams as it
+// arrives, with control characters escaped (termtext); when a request that
+// already showed text is retried, a marker line says so before the answer
+// starts again. Otherwise (a pipe, a file) stdout is exact and holds each
+// response's text only once the response is kept: the text of a request is
+// buffered and printed when its assistant message is appended, and dropped
+// when the request is retried or fails, so a retried stream never prints
+// twice.
+type output struct {
+	e        *env
+	json     bool
+	events   bool
+	progress bool
+	live     bool             // stdout is a terminal: stream text as it arrives
+	term     *termtext.Writer // live: stdout, escaped
+
+	mu       sync.Mutex
+	pending  strings.Builder // not live: text of the request in flight
+	partial  bool            // live: text of the request in flight is on the screen
+	streamed strings.Builder // top-level text printed since the last step started
+	lastNL   bool            // whether stdout ends with a newline
+	wrote    bool
+}
+
+// streamRetried is printed on a terminal when a request whose text was
+// already shown is retried: the answer starts again below it.
+const streamRetried = "[agenthost] stream interrupted; retrying\n"
+
+func newOutput(e *env, asJSON, events bool) *output {
+	o := &output{e: e, json: asJSON, events: events, progress: e.stderrTTY && !events && !asJSON, live: e.stdoutTTY}
+	if o.live {
+		o.term = termtext.NewWriter(e.stdout)
+	}
+	return o
+}
+
+func (o *output) text(agent string, depth int, s string) {
+	if depth != 0 || o.json || o.events || s == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.live {
+		o.pending.WriteString(s)
+		return
+	}
+	o.print(s)
+	o.partial = true
+}
+
+// print writes model text to stdout, escaped on a terminal.
+func (o *output) print(s string) {
+	if o.live {
+		o.term.WriteString(s)
+	} else {
+		io.WriteString(o.e.stdout, s)
+	}
+	o.streamed.WriteString(s)
+	o.wrote = true
+	o.lastNL = strings.HasSuffix(s, "\n")
+}
+
+// endLine ends the text on stdout with a newline if it has none.
+func (o *output) endLine() {
+	if o.term != nil {
+		o.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
+	}
+	if o.wrote && !o.lastNL {
+		io.WriteString(o.e.stdout, "\n")
+		o.lastNL = true
+	}
+}
+
+func (o *output) event(ev loop.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ev.Depth == 0 && !o.json && !o.events {
+		switch ev.Type {
+		case loop.EventStepStart:
+			o.endLine()
+			o.streamed.Reset()
+			o.pending.Reset()
+			o.partial = false
+		case loop.EventRetry:
+			o.pending.Reset()
+			if o.partial {
+				o.endLine()
+				io.WriteString(o.e.stdout, streamRetried)
+				o.streamed.Reset()
+				o.partial = false
+			}
+		case loop.EventMessage:
+			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+				if o.pending.Len() > 0 {
+					o.print(o.pending.String())
+					o.pending.Reset()
+				}
+				if o.term != nil {
+					o.term.Flush()
+				}
+				o.partial = false
+			}
+		case loop.EventStepEnd:
+			o.pending.Reset() // a request that failed: its text is not kept
+			o.partial = false
+		}
+	}
+	if o.events && ev.Type != loop.EventMessage {
+		writeEvent(o.e.stdout, ev)
+	}
+	if o.progress {
+		o.progressLine(ev)
+	}
+}
+
+// progressLine prints a short human line on stderr for the events a person
+// watching a terminal cares about. Names and messages may come from the
+// model or a plugin: they are escaped (the display is for a terminal only).
+func (o *output) progressLine(ev loop.Event) {
+	w := o.e.stderr
+	indent := strings.Repeat("  ", ev.Depth)
+	ev.Agent, ev.Tool, ev.Message = termtext.Escape(ev.Agent), termtext.Escape(ev.Tool), termtext.Escape(ev.Message)
+	switch ev.Type {
+	case loop.EventStepStart:
+		final := ""
+		if ev.Final != nil && *ev.Final {
+			final = " (final: tools off, asking for a summary)"
+		}
+		fmt.Fprintf(w, "%s· %s step %d/%d%s\n", indent, ev.Agent, ev.Step, ev.StepsMax, final)
+		if left := ev.StepsMax - ev.Step; left > 0 && left <= max((ev.StepsMax+4)/5, 2) {
+			fmt.Fprintf(w, "%s  %d %s left\n", indent, left, plural(left, "step", "steps"))
+		}
+	case loop.EventToolEnd:
+		status := "ok"
+		if ev.IsError != nil && *ev.IsError {
+			status = "error"
+		}
+		var ms int64
+		if ev.DurationMS != nil {
+			ms = *ev.DurationMS
+		}
+		fmt.Fprintf(w, "%s  ↳ %s %s (%d ms)\n", indent, ev.Tool, status, ms)
+	case loop.EventToolDropped:
+		fmt.Fprintf(w, "%s  ↳ %s dropped: %s\n", indent, ev.Tool, ev.Message)
+	case loop.EventRetry:
+		var d time.Duration
+		if ev.DelayMS != nil {
+			d = time.Duration(*ev.DelayMS) * time.Millisecond
+		}
+		fmt.Fprintf(w, "%s  retry %d in %s: %s\n", indent, ev.Attempt, d, ev.Message)
+	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
+		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
+	}
+}
+
+// finish prints the end of the run.
+func (o *output) finish(res *loop.Result) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.json:
+		writeResult(o.e.stdout, res)
+	case o.events:
+		// run.end was printed as an event.
+	default:
+		// The final text is normally streamed already; a host-written
+		// sentinel, or text from a replay, is printed here.
+		if res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
+			o.endLine()
+			o.print(res.Output)
+		}
+		o.endLine()
+		for _, err := range res.Errors {
+			// Provider messages quote the server: escaped on a terminal.
+			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
+		}
+		if res.StopReason != loop.StopCompleted {
+			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, res.Session)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,160 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// RunRequest is one run of an agent, as a front end asks for it.
+type RunRequest struct {
+	// Agent names the agent to run; "" runs the default one (the agent with
+	// default = true, else the only one).
+	Agent string
+	// Prompt is the task.
+	Prompt string
+	// Session, when set, continues that session: its history is given to
+	// the agent and the run's events are appended to it. "" starts a new
+	// session.
+	Session string
+	// Sink receives every event of the run, each once the session has
+	// recorded it; nil discards them.
+	Sink loop.Sink
+	// OnText receives the text of the agents' answers as it streams (see
+	// loop.Runner.OnText); nil discards it.
+	OnText func(agent string, depth int, text string)
+	// Asker answers doom-loop questions; nil makes "ask" act as "stop".
+	Asker loop.Asker
+}
+
+// UsageError is a run refused for what was asked: an agent that does not
+// exist, no default agent, or a session that cannot be continued (not
+// found, not a valid id, in use by another run, or another agent's).
+// Nothing ran and nothing was appended to a session. Err is the cause:
+// an *UnknownAgentError, a *SessionAgentError, session.ErrNotFound,
+// session.ErrBusy (a *session.BusyError) or another error saying what is
+// wrong; errors.Is and errors.As see through to it.
+type UsageError struct {
+	// Session is RunRequest.Session when the error is about the session.
+	Session string
+	Err     error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// UnknownAgentError is RunRequest.Agent naming no agent of the config.
+type UnknownAgentError struct {
+	Name string
+	// Agents are the names of the config's agents, sorted.
+	Agents []string
+}
+
+func (e *UnknownAgentError) Error() string {
+	return fmt.Sprintf("no agent %q; agents: %s", e.Name, strings.Join(e.Agents, ", "))
+}
+
+// SessionAgentError is a session continued with another agent than the
+// one that started it.
+type SessionAgentError struct {
+	Session string
+	// Agent is the session's agent; Asked the agent the request selected.
+	Agent, Asked string
+}
+
+func (e *SessionAgentError) Error() string {
+	return fmt.Sprintf("session %s belongs to agent %q, not %q", e.Session, e.Agent, e.Asked)
+}
+
+// Run runs one agent the way every front end does: it selects the agent,
+// creates a session or continues one (holding its lock for the whole run
+// and reading its history under the lock, so no other run appends in
+// between), runs the loop with every event recorded in the session before
+// it reaches req.Sink, and closes the session. The result names the session
+// (run.end carries it too); a failure to write the session is listed in
+// Result.Errors (the run itself went on).
+//
+// A request that cannot run returns a *UsageError and no result; a failure
+// to create or read the session returns another error. Once the loop has
+// run, the error is nil and Result.StopReason says how the run ended.
+func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
+	agent, err := h.selectAgent(req.Agent)
+	if err != nil {
+		return nil, err
+	}
+	sess, history, err := h.openSession(agent, req.Session)
+	if err != nil {
+		return nil, err
+	}
+	r := &loop.Runner{
+		Sink: loop.SinkFunc(func(ev loop.Event) {
+			sess.Emit(ev)
+			if req.Sink != nil {
+				req.Sink.Emit(ev)
+			}
+		}),
+		OnText: req.OnText,
+		Asker:  req.Asker,
+	}
+	res := r.Run(ctx, agent, loop.Input{Prompt: req.Prompt, History: history, Session: sess.ID})
+	if err := sess.Close(); err != nil {
+		zerolog.Ctx(ctx).Error().Err(err).Msg("session not fully written")
+		res.Errors = append(res.Errors, err.Error())
+	}
+	return res, nil
+}
+
+// selectAgent returns the agent named name, or the default agent when name
+// is "".
+func (h *Host) selectAgent(name string) (*loop.Agent, error) {
+	if name == "" {
+		ca, err := h.Config.DefaultAgent()
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		name = ca.Name
+	}
+	if a := h.agents[name]; a != nil {
+		return a, nil
+	}
+	names := make([]string, 0, len(h.agents))
+	for n := range h.agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return nil, &UsageError{Err: &UnknownAgentError{Name: name, Agents: names}}
+}
+
+// openSession creates a session for agent, or opens session id and reads
+// its history. The session is returned open (locked); on error nothing is
+// left open.
+func (h *Host) openSession(agent *loop.Agent, id string) (*session.Session, []loop.Message, error) {
+	dataDir := h.Config.Host.DataDir
+	if id == "" {
+		sess, err := session.Create(dataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
+		return sess, nil, err
+	}
+	// Open takes the session's lock: a second run of it is refused, and no
+	// other run appends between reading the history and this run's first
+	// event.
+	sess, err := session.Open(dataDir, id)
+	if err != nil {
+		return nil, nil, &UsageError{Session: id, Err: err}
+	}
+	if sess.Agent != agent.Name {
+		sess.Close()
+		return nil, nil, &UsageError{Session: id, Err: &SessionAgentError{Session: id, Agent: sess.Agent, Asked: agent.Name}}
+	}
+	_, evs, err := session.Events(dataDir, id)
+	if err != nil {
+		sess.Close()
+		return nil, nil, fmt.Errorf("session %s: reading its history: %w", id, err)
+	}
+	return sess, session.History(evs), nil
+}

@@ -1,0 +1,272 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// The tests of Run use the real host, loop, provider and session files; the
+// model's answers are the one thing faked, by a fakemodel server on
+// loopback.
+
+const runConfig = `provider "fake" {
+  base_url = "%s"
+  retry {
+    attempts = 2
+    initial  = "1ms"
+  }
+}
+model "m" {
+  provider = "fake"
+  name     = "fake-model"
+}
+agent "main" {
+  prompt  = "You are main."
+  default = true
+  steps   = 3
+}
+agent "explore" {
+  prompt = "You explore."
+}
+`
+
+// runHost starts a fake model serving script (JSON lines) and builds a host
+// whose provider is that server.
+func runHost(t *testing.T, script string) (*Host, *fakemodel.Server) {
+	t.Helper()
+	replies, err := fakemodel.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(replies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cfg := project(t, map[string]string{"agents.hcl": fmt.Sprintf(runConfig, srv.URL())})
+	ctx := context.Background()
+	h, diags, err := New(ctx, cfg, Options{NoCache: true})
+	if err != nil || diags.HasErrors() {
+		t.Fatal(err, diags)
+	}
+	t.Cleanup(func() { h.Close(ctx) })
+	return h, srv
+}
+
+// events is a sink recording what it is given.
+type events struct {
+	mu  sync.Mutex
+	evs []loop.Event
+}
+
+func (s *events) Emit(e loop.Event) {
+	s.mu.Lock()
+	s.evs = append(s.evs, e)
+	s.mu.Unlock()
+}
+
+// types lists the event types of evs, in order.
+func types(evs []loop.Event) []string {
+	var ts []string
+	for _, e := range evs {
+		ts = append(ts, e.Type)
+	}
+	return ts
+}
+
+// runEnd returns the top-level run.end events of evs.
+func runEnds(evs []loop.Event) []loop.Event {
+	var out []loop.Event
+	for _, e := range evs {
+		if e.Type == loop.EventRunEnd && e.Depth == 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestRunNewSession: without a session, Run runs the default agent in a new
+// session that records every event the caller's sink receives, in the same
+// order, and the session id is in the result and in run.end (the same one
+// in both places).
+func TestRunNewSession(t *testing.T) {
+	h, srv := runHost(t, `{"text": "Nice to meet you, Ada."}`)
+	var sink events
+	var text strings.Builder
+	res, err := h.Run(context.Background(), RunRequest{Prompt: "My name is Ada.", Sink: &sink,
+		OnText: func(agent string, depth int, s string) { text.WriteString(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != loop.StopCompleted || res.Agent != "main" || res.Output != "Nice to meet you, Ada." || res.Session == "" {
+		t.Fatalf("result %+v", res)
+	}
+	if text.String() != "Nice to meet you, Ada." {
+		t.Errorf("OnText got %q", text.String())
+	}
+	meta, stored, err := session.Events(h.Config.Host.DataDir, res.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Agent != "main" || meta.Config != h.Config.File {
+		t.Errorf("session meta %+v", meta)
+	}
+	if diff := cmp.Diff(types(sink.evs), types(stored)); diff != "" || len(stored) == 0 {
+		t.Errorf("the session and the sink got different events (-sink +session):\n%s", diff)
+	}
+	for _, evs := range [][]loop.Event{sink.evs, stored} {
+		ends := runEnds(evs)
+		if len(ends) != 1 || ends[0].Result == nil || ends[0].Result.Session != res.Session {
+			t.Errorf("run.end %+v, want one carrying session %s", ends, res.Session)
+		}
+	}
+	if got := srv.Format("summary"); !strings.Contains(got, `msgs=system,user last_user="My name is Ada."`) {
+		t.Errorf("request:\n%s", got)
+	}
+}
+
+// TestRunContinuedSession: with a session, Run sends its history with the
+// new prompt, appends to it, and reports the same session id.
+func TestRunContinuedSession(t *testing.T) {
+	h, srv := runHost(t, `{"text": "Nice to meet you, Ada."}
+{"text": "Your name is Ada."}`)
+	ctx := context.Background()
+	first, err := h.Run(ctx, RunRequest{Prompt: "My name is Ada."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink events
+	res, err := h.Run(ctx, RunRequest{Agent: "main", Prompt: "What is my name?", Session: first.Session, Sink: &sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Session != first.Session || res.Output != "Your name is Ada." {
+		t.Errorf("continued run: session %q (want %q), output %q", res.Session, first.Session, res.Output)
+	}
+	if ends := runEnds(sink.evs); len(ends) != 1 || ends[0].Result.Session != first.Session {
+		t.Errorf("run.end %+v, want session %s", ends, first.Session)
+	}
+	want := "#1 model=fake-model tools=- tool_choice=- msgs=system,user last_user=\"My name is Ada.\"\n" +
+		"#2 model=fake-model tools=- tool_choice=- msgs=system,user,assistant,user last_user=\"What is my name?\"\n"
+	if diff := cmp.Diff(want, srv.Format("summary")); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	_, stored, err := session.Events(h.Config.Host.DataDir, first.Session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends := runEnds(stored); len(ends) != 2 {
+		t.Errorf("the session holds %d top-level run.end events, want 2 (one per run)", len(ends))
+	}
+	hist := session.History(stored)
+	var contents []string
+	for _, m := range hist {
+		contents = append(contents, m.Content)
+	}
+	if diff := cmp.Diff([]string{"My name is Ada.", "Nice to meet you, Ada.", "What is my name?", "Your name is Ada."}, contents); diff != "" {
+		t.Errorf("session history (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunRefused: requests that cannot run are usage errors, with the
+// cause for errors.As / errors.Is; nothing reaches the model and the
+// session is left as it was.
+func TestRunRefused(t *testing.T) {
+	h, srv := runHost(t, `{"text": "Hello."}`)
+	ctx := context.Background()
+	first, err := h.Run(ctx, RunRequest{Prompt: "Hi."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, before, _ := session.Events(h.Config.Host.DataDir, first.Session)
+
+	t.Run("unknown agent", func(t *testing.T) {
+		res, err := h.Run(ctx, RunRequest{Agent: "mian", Prompt: "Hi.", Session: first.Session})
+		var ue *UsageError
+		var ua *UnknownAgentError
+		if res != nil || !errors.As(err, &ue) || !errors.As(err, &ua) {
+			t.Fatalf("Run = %v, %v; want a usage error for the agent", res, err)
+		}
+		if diff := cmp.Diff(&UnknownAgentError{Name: "mian", Agents: []string{"explore", "main"}}, ua); diff != "" {
+			t.Errorf("error (-want +got):\n%s", diff)
+		}
+		if ue.Session != "" {
+			t.Errorf("an agent error names session %q", ue.Session)
+		}
+	})
+	t.Run("session of another agent", func(t *testing.T) {
+		res, err := h.Run(ctx, RunRequest{Agent: "explore", Prompt: "Hi.", Session: first.Session})
+		var ue *UsageError
+		var sa *SessionAgentError
+		if res != nil || !errors.As(err, &ue) || !errors.As(err, &sa) {
+			t.Fatalf("Run = %v, %v; want a usage error for the session's agent", res, err)
+		}
+		if diff := cmp.Diff(&SessionAgentError{Session: first.Session, Agent: "main", Asked: "explore"}, sa); diff != "" {
+			t.Errorf("error (-want +got):\n%s", diff)
+		}
+		if ue.Session != first.Session {
+			t.Errorf("UsageError.Session = %q, want %q", ue.Session, first.Session)
+		}
+		// The refused run let the session go: it can be opened again.
+		s, err := session.Open(h.Config.Host.DataDir, first.Session)
+		if err != nil {
+			t.Fatalf("session still locked after the refused run: %v", err)
+		}
+		s.Close()
+	})
+	t.Run("session not found", func(t *testing.T) {
+		_, err := h.Run(ctx, RunRequest{Prompt: "Hi.", Session: "nosuch"})
+		var ue *UsageError
+		if !errors.As(err, &ue) || !errors.Is(err, session.ErrNotFound) || ue.Session != "nosuch" {
+			t.Fatalf("Run: %v; want a usage error wrapping session.ErrNotFound", err)
+		}
+	})
+	t.Run("locked session", func(t *testing.T) {
+		if !lockingSystem() {
+			t.Skip("sessions are not locked on this system")
+		}
+		holder, err := session.Open(h.Config.Host.DataDir, first.Session)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Close()
+		res, err := h.Run(ctx, RunRequest{Prompt: "Hi.", Session: first.Session})
+		var ue *UsageError
+		var be *session.BusyError
+		if res != nil || !errors.As(err, &ue) || !errors.Is(err, session.ErrBusy) || !errors.As(err, &be) {
+			t.Fatalf("Run = %v, %v; want a usage error wrapping session.ErrBusy", res, err)
+		}
+		if ue.Session != first.Session || be.ID != first.Session {
+			t.Errorf("busy error names %q / %q, want %q", ue.Session, be.ID, first.Session)
+		}
+	})
+
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests reached the model, want only the first run's", n)
+	}
+	_, after, _ := session.Events(h.Config.Host.DataDir, first.Session)
+	if diff := cmp.Diff(types(before), types(after)); diff != "" {
+		t.Errorf("a refused run changed the session (-before +after):\n%s", diff)
+	}
+}
+
+// lockingSystem tells whether sessions are locked here (see
+// internal/session: flock or LockFileEx).
+func lockingSystem() bool {
+	switch runtime.GOOS {
+	case "darwin", "dragonfly", "freebsd", "linux", "netbsd", "openbsd", "windows":
+		return true
+	}
+	return false
+}
