@@ -15,10 +15,9 @@ import (
 //   - step.start always has tools_offered ([] on a final step);
 //   - retry always has attempt, delay_ms and status (0 for a network error);
 //   - run.end and subagent.end carry the fields of their Result at the top
-//     level, like --json (errors [] when none), and nothing else: on
-//     subagent.end the call's id, tool, outcome and duration are those of
-//     the subagent.start before it, the tool message after it and the two
-//     events' times.
+//     level, like --json (errors [] when none); subagent.end also carries
+//     the parent's step and the call's call_id, tool, is_error and
+//     duration_ms (steps and steps_max are the subagent's, from its Result).
 //
 // UnmarshalJSON also reads the form sessions were written in before the
 // wire form was the same for both: the Event's fields as tagged, with the
@@ -46,7 +45,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		if res.Errors == nil {
 			res.Errors = []string{}
 		}
-		return json.Marshal(resultWire{e.Type, e.Time, e.Agent, e.Depth, res})
+		return json.Marshal(resultWire{e.Type, e.Time, e.Agent, e.Depth, e.Step, e.CallID, e.Tool, e.IsError, e.DurationMS, res})
 	}
 	return json.Marshal(eventFields(e))
 }
@@ -67,19 +66,25 @@ type retryWire struct {
 
 // resultWire is the wire form of an event with a result: the result's
 // fields follow the common ones (Result.Agent is hidden by the event's
-// agent, the shallower field).
+// agent, the shallower field). The call fields are set on subagent.end
+// only.
 type resultWire struct {
-	Type  string    `json:"type"`
-	Time  time.Time `json:"time"`
-	Agent string    `json:"agent"`
-	Depth int       `json:"depth"`
+	Type       string    `json:"type"`
+	Time       time.Time `json:"time"`
+	Agent      string    `json:"agent"`
+	Depth      int       `json:"depth"`
+	Step       int       `json:"step,omitempty"`
+	CallID     string    `json:"call_id,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	IsError    *bool     `json:"is_error,omitempty"`
+	DurationMS *int64    `json:"duration_ms,omitempty"`
 	Result
 }
 
 // UnmarshalJSON reads an event in the wire form, or in the older session
-// form (see above). A run.end or subagent.end read from the wire form has
-// only Type, Time, Agent, Depth and Result set; the Result of a
-// subagent.end has no Agent (the wire does not carry it).
+// form (see above). A run.end read from the wire form has only Type, Time,
+// Agent, Depth and Result set, a subagent.end also its call fields; the
+// Result of a subagent.end has no Agent (the wire does not carry it).
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var f eventFields
 	if err := json.Unmarshal(b, &f); err != nil {
@@ -94,7 +99,8 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 			if f.Type == EventSubagentEnd {
 				res.Agent = "" // the agent on the wire is the parent
 			}
-			*e = Event{Type: f.Type, Time: f.Time, Agent: f.Agent, Depth: f.Depth, Result: &res}
+			*e = Event{Type: f.Type, Time: f.Time, Agent: f.Agent, Depth: f.Depth, Step: f.Step,
+				CallID: f.CallID, Tool: f.Tool, IsError: f.IsError, DurationMS: f.DurationMS, Result: &res}
 			return nil
 		}
 	}

@@ -74,7 +74,7 @@ const wantWire = `{"type":"run.start","time":"2025-01-02T03:04:05.123456789Z","a
 {"type":"budget.exhausted","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":4,"steps_max":6,"message":"4 of 4 tool calls used"}
 {"type":"compaction","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":3,"steps_max":6,"usage":{"prompt_tokens":300,"completion_tokens":5,"total_tokens":305},"replaced":3,"kept":5,"message":"3 older messages replaced","msg":{"role":"user","content":"Summary of earlier conversation: x"}}
 {"type":"subagent.start","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"call_id":"p1","tool":"explore","arguments":"{\"prompt\":\"look\"}"}
-{"type":"subagent.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"stop_reason":"budget","steps":2,"steps_max":4,"tool_calls":1,"budget":4,"output":"child out","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3},"errors":[]}
+{"type":"subagent.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"call_id":"p1","tool":"explore","is_error":false,"duration_ms":7,"stop_reason":"budget","steps":2,"steps_max":4,"tool_calls":1,"budget":4,"output":"child out","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3},"errors":[]}
 {"type":"run.end","time":"2025-01-02T03:04:05.123456789Z","agent":"explore","depth":1,"stop_reason":"budget","steps":2,"steps_max":4,"tool_calls":1,"budget":4,"output":"child out","usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3},"errors":[]}
 {"type":"run.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"session":"20250102-030405-abcdef","stop_reason":"completed","steps":3,"steps_max":6,"tool_calls":2,"budget":null,"output":"done \"quoted\" \u003chtml\u003e","usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15},"errors":[]}
 {"type":"run.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"stop_reason":"provider_error","steps":1,"steps_max":1,"tool_calls":0,"budget":null,"output":"","usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0},"errors":["provider: HTTP 401: no"]}
@@ -140,7 +140,11 @@ func wireView(e Event) Event {
 	if e.Type == EventSubagentEnd {
 		res.Agent = ""
 	}
-	return Event{Type: e.Type, Time: e.Time, Agent: e.Agent, Depth: e.Depth, Result: &res}
+	v := Event{Type: e.Type, Time: e.Time, Agent: e.Agent, Depth: e.Depth, Result: &res}
+	if e.Type == EventSubagentEnd {
+		v.Step, v.CallID, v.Tool, v.IsError, v.DurationMS = e.Step, e.CallID, e.Tool, e.IsError, e.DurationMS
+	}
+	return v
 }
 
 // TestWireReadBack: reading the wire form gives back what it keeps of each
