@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,8 +14,6 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
-	"github.com/agenthost/agenthost/host/plugin"
-	"github.com/agenthost/agenthost/plugins"
 )
 
 func isTerminal(f *os.File) bool {
@@ -122,62 +118,4 @@ func cmdInit(_ context.Context, args []string, e *env) int {
 	}
 	fmt.Fprintln(e.stdout, "next: set OPENAI_BASE_URL (and OPENAI_API_KEY), then: agenthost run \"your task\"")
 	return exitOK
-}
-
-// cmdPlugin handles `agenthost plugin inspect FILE.wasm`.
-func cmdPlugin(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 || args[0] != "inspect" {
-		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME")
-	}
-	fs := newFlags("plugin inspect", e)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args[1:])
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) != 1 {
-		return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME")
-	}
-	b, code := readPlugin(pos[0], e)
-	if code != exitOK {
-		return code
-	}
-	rt, err := plugin.NewRuntime(ctx, "")
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-		return exitError
-	}
-	defer rt.Close(ctx)
-	info, err := plugin.Inspect(ctx, rt, b)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: %s: %v\n", pos[0], err)
-		return exitUsage
-	}
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(info)
-		return exitOK
-	}
-	fmt.Fprint(e.stdout, outText(e, info.String())) // the manifest is the plugin's
-	return exitOK
-}
-
-// readPlugin reads a .wasm file, or an embedded plugin named builtin:NAME.
-func readPlugin(name string, e *env) ([]byte, int) {
-	if b, ok := strings.CutPrefix(name, "builtin:"); ok {
-		wasm, found := plugins.Builtin(b)
-		if !found {
-			return nil, usageErr(e, "plugin inspect: no builtin plugin %q; builtins: %s", b, strings.Join(plugins.BuiltinNames(), ", "))
-		}
-		return wasm, exitOK
-	}
-	wasm, err := os.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, usageErr(e, "plugin inspect: %s does not exist", name)
-	}
-	if err != nil {
-		return nil, usageErr(e, "plugin inspect: %v", err)
-	}
-	return wasm, exitOK
 }

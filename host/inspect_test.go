@@ -1,0 +1,125 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agenthost/agenthost/host/plugin"
+)
+
+// cacheEntries lists the files of a compilation cache directory.
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestInspectUsesTheCompilationCache: Inspect compiles into the cache of
+// its options, as New does, and a second Inspect of the same plugin reuses
+// that entry instead of adding one.
+func TestInspectUsesTheCompilationCache(t *testing.T) {
+	ctx := context.Background()
+	cache := filepath.Join(t.TempDir(), "cache")
+	info, err := Inspect(ctx, "builtin:core", Options{CacheDir: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Kind != "agenthost" || info.ManifestSource != "custom section" {
+		t.Errorf("kind %q, manifest from %q; want agenthost, custom section", info.Kind, info.ManifestSource)
+	}
+	var names []string
+	for _, tool := range info.Tools {
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(" "+strings.Join(names, " ")+" ", " read_file ") {
+		t.Errorf("tools %v, want read_file among them", names)
+	}
+	first := cacheEntries(t, cache)
+	if len(first) == 0 {
+		t.Fatalf("nothing in the compilation cache %s after Inspect", cache)
+	}
+	if _, err := Inspect(ctx, "builtin:core", Options{CacheDir: cache}); err != nil {
+		t.Fatal(err)
+	}
+	if again := cacheEntries(t, cache); len(again) != len(first) {
+		t.Errorf("cache entries %d after a second Inspect, want the same %d: %v", len(again), len(first), again)
+	}
+
+	// NoCache keeps compiled code in memory: no directory is made.
+	none := filepath.Join(t.TempDir(), "none")
+	if _, err := Inspect(ctx, "builtin:core", Options{NoCache: true, CacheDir: none}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(none); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("NoCache: %s exists (%v)", none, err)
+	}
+}
+
+func TestInspectErrors(t *testing.T) {
+	dir := t.TempDir()
+	notWasm := filepath.Join(dir, "notwasm.wasm")
+	if err := os.WriteFile(notWasm, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, src string
+		want      []string
+		is        error
+	}{
+		{"unknown builtin", "builtin:nope", []string{`no builtin plugin "nope"; builtins: core`}, nil},
+		{"missing file", filepath.Join(dir, "missing.wasm"), []string{"missing.wasm does not exist"}, nil},
+		{"not wasm", notWasm, []string{notWasm + ": "}, plugin.ErrNotWasm},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			_, err := Inspect(context.Background(), tc.src, Options{CacheDir: cache})
+			if err == nil {
+				t.Fatal("Inspect succeeded")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %v is not %v", err, tc.is)
+			}
+		})
+	}
+}
+
+// TestInspectRefusesASharedCache: the cache of the options is checked as
+// New checks it, before any code is compiled into it or read from it.
+func TestInspectRefusesASharedCache(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the cache's privacy is its access control list on Windows")
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cache, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Inspect(context.Background(), "builtin:core", Options{CacheDir: cache})
+	if !errors.Is(err, errNotPrivate) {
+		t.Fatalf("Inspect with a cache others may write: %v, want the cache refused", err)
+	}
+	if got := cacheEntries(t, cache); len(got) != 0 {
+		t.Errorf("compiled into a refused cache: %v", got)
+	}
+}
