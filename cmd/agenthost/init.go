@@ -6,49 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 
-	"github.com/mattn/go-isatty"
-
-	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 )
-
-func isTerminal(f *os.File) bool {
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
-// hostOptions are the defaults for commands that do not run a model.
-// $AGENTHOST_CACHE_DIR moves the compilation cache out of data_dir (to share
-// it between projects, or between test scenarios).
-func hostOptions(e *env) host.Options {
-	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR")}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func agentNames(c *config.Config) string {
-	var ns []string
-	for _, a := range c.Agents {
-		ns = append(ns, a.Name)
-	}
-	sort.Strings(ns)
-	return strings.Join(ns, ", ")
-}
 
 // starterWorkspace is the folder 'agenthost init' makes for the starter's
 // mount: the only one its tools see, read-write. The project's own files
