@@ -106,3 +106,12 @@ func unsafeCache(path, what, chfix string) error {
 		"Fix: remove %s (it is only a cache; agenthost makes it again, private), or %s if nobody else has written there, "+
 		"or set AGENTHOST_CACHE_DIR to a private directory", errNotPrivate, path, what, path, chfix)
 }
+
+// cacheDir is the compilation cache o asks for: "" (in memory) when
+// NoCache, else ResolveCacheDir(o.CacheDir).
+func (o Options) cacheDir() (string, error) {
+	if o.NoCache {
+		return "", nil
+	}
+	return ResolveCacheDir(o.CacheDir)
+}

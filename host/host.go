@@ -61,12 +61,9 @@ type toolRef struct {
 // in the config are returned as diagnostics; other failures (a compilation
 // cache that is not private among them) as an error.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
-	cache := ""
-	if !opts.NoCache {
-		var err error
-		if cache, err = ResolveCacheDir(opts.CacheDir); err != nil {
-			return nil, nil, err
-		}
+	cache, err := opts.cacheDir()
+	if err != nil {
+		return nil, nil, err
 	}
 	cleanup, err := prepareProtected(cfg, cache, opts)
 	if err != nil {

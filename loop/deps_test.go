@@ -7,8 +7,8 @@ import (
 )
 
 // TestDeps enforces the import policy: loop depends on small interfaces,
-// never on the sandbox, the provider client, the config language or the host
-// that builds agents.
+// never on the sandbox, the provider client, the config language, the host
+// that builds agents or the scenario runner's test machinery.
 func TestDeps(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -23,6 +23,8 @@ func TestDeps(t *testing.T) {
 		"github.com/sashabaranov/go-openai",
 		"github.com/hashicorp/hcl",
 		"github.com/agenthost/agenthost/host",
+		"github.com/agenthost/agenthost/internal/scenario",
+		"github.com/rogpeppe/go-internal",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
+
+	"github.com/mattn/go-isatty"
 )
 
 // Exit codes (DESIGN §6).
@@ -57,6 +60,20 @@ func Main() int {
 		stderrTTY: isTerminal(os.Stderr),
 	}
 	return run(ctx, os.Args[1:], e)
+}
+
+// isTerminal reports whether f is a terminal (a Cygwin or MSYS one too).
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// version is the module version agenthost was built as (go install
+// ...@vX.Y.Z), or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
 }
 
 const usage = `agenthost runs LLM agents declared in HCL, with sandboxed WebAssembly tools.

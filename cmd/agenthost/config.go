@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
@@ -21,6 +23,24 @@ func configPath(flagValue string, e *env) string {
 		return v
 	}
 	return "agents.hcl"
+}
+
+// hostOptions are the host options every command starts from: the
+// compilation cache is $AGENTHOST_CACHE_DIR when set (one kept elsewhere,
+// or shared by test scenarios that each have their own HOME), else the
+// user's (host.DefaultCacheDir). run adds its cassettes.
+func hostOptions(e *env) host.Options {
+	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR")}
+}
+
+// agentNames lists the config's agents, sorted, for an error message.
+func agentNames(c *config.Config) string {
+	var ns []string
+	for _, a := range c.Agents {
+		ns = append(ns, a.Name)
+	}
+	sort.Strings(ns)
+	return strings.Join(ns, ", ")
 }
 
 // loadConfig loads and validates the config, printing every diagnostic.

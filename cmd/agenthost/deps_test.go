@@ -9,7 +9,10 @@ import (
 // TestImportPolicy enforces the layering of STYLE.md (config → host → loop →
 // cmd) beyond package loop's own TestDeps: host/config never reaches the
 // sandbox, the provider client, the loop or the host; the command line never
-// imports wazero or go-openai itself; plugins and prompts are leaves.
+// imports wazero or go-openai itself, nor the testscript engine (the
+// scenario runner of 'agenthost test' is internal/scenario); the scenario
+// runner drives the agenthost executable from outside and never links the
+// host, the loop or the sandbox; plugins and prompts are leaves.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -29,7 +32,8 @@ func TestImportPolicy(t *testing.T) {
 		forbidden []string
 	}{
 		{"../../host/config", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/loop", mod + "/host/plugin", mod + "/host/provider", mod + "/cmd"}},
-		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai"}},
+		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/rogpeppe/go-internal"}},
+		{"../../internal/scenario", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/hashicorp/hcl", mod + "/host", mod + "/loop", mod + "/cmd"}},
 		{"../../plugins", false, []string{mod + "/"}},
 		{"../../prompts", false, []string{mod + "/"}},
 	}

@@ -8,8 +8,12 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/scenario"
 )
 
+// TestMain makes this test binary the programs the scripts run: agenthost
+// itself, and ptyrun, a test-only program that 'agenthost test' does not
+// ship.
 func TestMain(m *testing.M) {
 	testscript.Main(cleanup{m}, map[string]func(){
 		"agenthost": func() { os.Exit(Main()) },
@@ -25,12 +29,13 @@ func TestMain(m *testing.M) {
 type cleanup struct{ m *testing.M }
 
 func (c cleanup) Run() int {
-	defer removePrivateTemp()
+	defer scenario.RemovePrivateTemp()
 	return c.m.Run()
 }
 
 // TestScript runs testdata/script/*.txtar against the real agenthost
-// command, run as a separate process from $PATH.
+// command, run as a separate process from $PATH, with the commands and the
+// environment of an 'agenthost test' scenario (scenario.Params).
 func TestScript(t *testing.T) {
 	testscript.Run(t, scriptParams(t, "../../testdata/script"))
 }
@@ -45,13 +50,13 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	cache, err := host.ResolveCacheDir(os.Getenv("AGENTHOST_CACHE_DIR"))
 	if err != nil {
 		t.Logf("compilation cache for the scripts: %v; using a private temporary one", err)
-		priv, err := privateTemp()
+		priv, err := scenario.PrivateTemp()
 		if err != nil {
 			t.Fatal(err)
 		}
 		cache = filepath.Join(priv, "wazero")
 	}
-	p := scenarioParams(cache, nil)
+	p := scenario.Params(cache, nil)
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agenthost/agenthost/host"
@@ -61,4 +62,12 @@ func cmdTools(ctx context.Context, args []string, e *env) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

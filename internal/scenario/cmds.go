@@ -1,4 +1,4 @@
-package main
+package scenario
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,89 +21,11 @@ import (
 	"github.com/agenthost/agenthost/internal/fakemodel"
 )
 
-// scenarioParams are the testscript parameters shared by the project's own
-// script tests and by 'agenthost test'. cacheDir is the compilation cache
-// every scenario shares (compiling the core plugin cold takes a second or
-// more, from the cache milliseconds): a private directory, never one in a
-// shared temporary directory. extra is added to the environment.
-func scenarioParams(cacheDir string, extra map[string]string) testscript.Params {
-	return testscript.Params{
-		RequireExplicitExec: true,
-		RequireUniqueNames:  true,
-		Setup: func(env *testscript.Env) error {
-			if err := scriptSetup(env); err != nil {
-				return err
-			}
-			env.Setenv("AGENTHOST_CACHE_DIR", cacheDir)
-			for k, v := range extra {
-				env.Setenv(k, v)
-			}
-			return nil
-		},
-		Cmds: scriptCmds(),
-	}
-}
-
-// scriptSetup makes a script hermetic: its own HOME (and no
-// XDG_CACHE_HOME: the user cache directory is under it), no provider
-// settings from the environment, no colour, UTC.
-func scriptSetup(env *testscript.Env) error {
-	home := filepath.Join(env.WorkDir, ".home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
-		return err
-	}
-	env.Setenv("HOME", home)
-	env.Setenv("XDG_CACHE_HOME", "")
-	env.Setenv("NO_COLOR", "1")
-	env.Setenv("TZ", "UTC")
-	for k, v := range scriptGoEnv() {
-		env.Setenv(k, v)
-	}
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR"} {
-		env.Setenv(k, "")
-	}
-	// $REPO is the agenthost checkout the tests run in (empty outside one),
-	// so a script can use the project's own examples; $AGENTHOST_UPDATE is
-	// passed on so such a script can rewrite a file there instead of
-	// failing (quickstart_record.txtar re-records the quickstart cassette).
-	env.Setenv("REPO", repoRoot())
-	env.Setenv("AGENTHOST_UPDATE", os.Getenv("AGENTHOST_UPDATE"))
-	return nil
-}
-
-// scriptGoEnv is what buildwasm's go command needs of the real
-// environment: its caches, not $HOME's.
-func scriptGoEnv() map[string]string {
-	m := map[string]string{}
-	for k, v := range goEnvs() {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-// repoRoot is the nearest directory at or above the working directory
-// whose go.mod declares the agenthost module, or "".
-var repoRoot = sync.OnceValue(func() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(b), "module github.com/agenthost/agenthost\n") {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-})
-
-func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+// Cmds are the commands a scenario has beside testscript's own: fakemodel,
+// status, buildwasm and waitmatch. Test-only programs (the script tests'
+// ptyrun) are not among them: they are registered by the tests that need
+// them.
+func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"fakemodel": cmdFakeModel,
 		"status":    cmdStatus,
@@ -250,7 +171,8 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 //
 //	buildwasm DIR OUT.wasm
 //
-// Builds are cached by the content of DIR for the life of the test binary.
+// Builds are cached by the content of DIR in the private temporary
+// directory, for the life of the process.
 func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: buildwasm DIR OUT.wasm")
@@ -258,7 +180,7 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	dir, out := ts.MkAbs(args[0]), ts.MkAbs(args[1])
 	key, err := hashDir(dir)
 	ts.Check(err)
-	priv, err := privateTemp()
+	priv, err := PrivateTemp()
 	ts.Check(err)
 	cached := filepath.Join(priv, "buildwasm", key+".wasm")
 	if _, err := os.Stat(cached); err != nil {
@@ -272,46 +194,6 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	b, err := os.ReadFile(cached)
 	ts.Check(err)
 	ts.Check(os.WriteFile(out, b, 0o644))
-}
-
-// privTemp is this process's private temporary directory for running
-// scenarios: made by os.MkdirTemp (mode 0700, a fresh name, so no other
-// user can have planted anything in it), removed by removePrivateTemp. It
-// holds buildwasm's builds (shared by the scenarios of the process) and,
-// for 'agenthost test', the agenthost link put on PATH.
-var privTemp struct {
-	mu  sync.Mutex
-	dir string
-}
-
-// privateTemp returns the process's private temporary directory, making it
-// on first use.
-func privateTemp() (string, error) {
-	privTemp.mu.Lock()
-	defer privTemp.mu.Unlock()
-	if privTemp.dir == "" {
-		d, err := os.MkdirTemp("", "agenthost-test-")
-		if err != nil {
-			return "", fmt.Errorf("private temporary directory: %w", err)
-		}
-		privTemp.dir = d
-	}
-	for _, sub := range []string{"buildwasm", "bin"} {
-		if err := os.MkdirAll(filepath.Join(privTemp.dir, sub), 0o700); err != nil {
-			return "", err
-		}
-	}
-	return privTemp.dir, nil
-}
-
-// removePrivateTemp removes the private temporary directory, if made.
-func removePrivateTemp() {
-	privTemp.mu.Lock()
-	defer privTemp.mu.Unlock()
-	if privTemp.dir != "" {
-		os.RemoveAll(privTemp.dir)
-		privTemp.dir = ""
-	}
 }
 
 func hashDir(dir string) (string, error) {
@@ -341,18 +223,3 @@ func hashDir(dir string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:32], nil
 }
-
-var goEnvs = sync.OnceValue(func() map[string]string {
-	m := map[string]string{}
-	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
-	if err != nil {
-		return m // no Go toolchain: buildwasm will say so
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-		if i < len(lines) {
-			m[k] = strings.TrimSpace(lines[i])
-		}
-	}
-	return m
-})
