@@ -237,7 +237,8 @@ func (f *FS) wrap(osf *os.File, fi fs.FileInfo, flag experimentalsys.Oflag) (exp
 		return nil, experimentalsys.EISDIR
 	}
 	st := sys.NewStat_t(fi)
-	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino, quota: f.quota}
+	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino, quota: f.quota,
+		openedAppend: flag&experimentalsys.O_APPEND != 0}
 	if f.guard.walk && of.isDir {
 		of.hide = &f.guard.protected
 	}
