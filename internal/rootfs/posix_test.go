@@ -139,3 +139,144 @@ func TestPwriteAppend(t *testing.T) {
 		}
 	})
 }
+
+// TestRenameOverDirectory renames a directory over an empty one, which
+// rename(2) allows (os.Root does not), and checks the errors of the cases
+// it refuses.
+func TestRenameOverDirectory(t *testing.T) {
+	eachMount(t, func(t *testing.T, f *FS, dir string) {
+		for _, d := range []string{"src", "dst", "full", "other"} {
+			must(t, os.Mkdir(filepath.Join(dir, d), 0o755))
+		}
+		must(t, os.WriteFile(filepath.Join(dir, "src", "kept"), nil, 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, "full", "f"), nil, 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+		if e := f.Rename("src", "dst"); e != 0 {
+			t.Fatalf("rename over an empty directory: %v", e)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "dst", "kept")); err != nil {
+			t.Errorf("the directory did not move: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "src")); !os.IsNotExist(err) {
+			t.Errorf("src still there: %v", err)
+		}
+		if e := f.Rename("dst/", "other/"); e != 0 {
+			t.Errorf("rename with trailing slashes: %v", e)
+		}
+		for _, c := range []struct {
+			from, to string
+			want     []experimentalsys.Errno
+		}{
+			{"other", "full", []experimentalsys.Errno{experimentalsys.ENOTEMPTY, experimentalsys.EEXIST}},
+			{"file", "full", []experimentalsys.Errno{experimentalsys.EISDIR}},
+			{"other", "full/f", []experimentalsys.Errno{experimentalsys.ENOTDIR}},
+			{"file/", "full", []experimentalsys.Errno{experimentalsys.ENOTDIR}},
+			{"other", "other/sub", []experimentalsys.Errno{experimentalsys.EINVAL}},
+		} {
+			e := f.Rename(c.from, c.to)
+			ok := false
+			for _, w := range c.want {
+				ok = ok || e == w
+			}
+			if !ok {
+				t.Errorf("rename %s to %s: %v, want %v", c.from, c.to, e, c.want)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "full", "f")); err != nil {
+			t.Errorf("a refused rename changed full/: %v", err)
+		}
+	})
+}
+
+// TestRenameOverPinnedDirectory: a guarded mount still refuses to replace a
+// directory that holds a protected entry, even an empty-looking one.
+func TestRenameOverPinnedDirectory(t *testing.T) {
+	pr := newProject(t)
+	f := pr.fs(t)
+	must(t, os.Mkdir(filepath.Join(pr.ws, "empty"), 0o755))
+	for _, to := range []string{"conf/inner", "conf", ".agenthost"} {
+		if e := f.Rename("empty", to); e != experimentalsys.EACCES {
+			t.Errorf("rename empty to %s: %v, want EACCES", to, e)
+		}
+	}
+	pr.unchanged(t)
+}
+
+// TestUnlinkTrailingSlash: "file/" names a directory, so unlinking or
+// removing it fails with ENOTDIR and leaves the file.
+func TestUnlinkTrailingSlash(t *testing.T) {
+	eachMount(t, func(t *testing.T, f *FS, dir string) {
+		must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+		must(t, os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+		must(t, os.Symlink("file", filepath.Join(dir, "link")))
+		for _, c := range []struct {
+			p    string
+			dir  bool
+			want experimentalsys.Errno
+		}{
+			{"file/", false, experimentalsys.ENOTDIR},
+			{"link/", false, experimentalsys.ENOTDIR},
+			{"file/", true, experimentalsys.ENOTDIR},
+			{"dir/", false, experimentalsys.EISDIR},
+			{"dir", false, experimentalsys.EISDIR},
+		} {
+			rm, op := f.Unlink, "unlink"
+			if c.dir {
+				rm, op = f.Rmdir, "rmdir"
+			}
+			if e := rm(c.p); e != c.want {
+				t.Errorf("%s %s: %v, want %v", op, c.p, e, c.want)
+			}
+		}
+		for _, p := range []string{"file", "link"} {
+			if _, err := os.Lstat(filepath.Join(dir, p)); err != nil {
+				t.Errorf("%s is gone: %v", p, err)
+			}
+		}
+		if e := f.Unlink("file"); e != 0 {
+			t.Errorf("unlink file: %v", e)
+		}
+		if e := f.Rmdir("dir/"); e != 0 {
+			t.Errorf("rmdir dir/: %v", e)
+		}
+	})
+}
+
+// TestNewLinkTrailingSlash: a symbolic or hard link cannot be made at a
+// name with a trailing slash, which names a directory.
+func TestNewLinkTrailingSlash(t *testing.T) {
+	eachMount(t, func(t *testing.T, f *FS, dir string) {
+		must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+		must(t, os.Mkdir(filepath.Join(dir, "dir"), 0o755))
+		for _, c := range []struct {
+			op, name string
+			want     []experimentalsys.Errno
+		}{
+			{"symlink", "new/", []experimentalsys.Errno{experimentalsys.ENOENT}},
+			{"symlink", "dir/", []experimentalsys.Errno{experimentalsys.EEXIST}},
+			{"symlink", "file/", []experimentalsys.Errno{experimentalsys.ENOTDIR, experimentalsys.EEXIST}},
+			{"symlink", "dir", []experimentalsys.Errno{experimentalsys.EEXIST}},
+			{"link", "new/", []experimentalsys.Errno{experimentalsys.ENOENT}},
+		} {
+			var e experimentalsys.Errno
+			if c.op == "symlink" {
+				e = f.Symlink("file", c.name)
+			} else {
+				e = f.Link("file", c.name)
+			}
+			ok := false
+			for _, w := range c.want {
+				ok = ok || e == w
+			}
+			if !ok {
+				t.Errorf("%s at %s: %v, want %v", c.op, c.name, e, c.want)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join(dir, "new")); !os.IsNotExist(err) {
+			t.Errorf("new was made: %v", err)
+		}
+		if e := f.Symlink("file", "new"); e != 0 {
+			t.Errorf("symlink at new: %v", e)
+		}
+	})
+}

@@ -13,3 +13,6 @@ func setAppend(*os.File, bool) error { return errors.ErrUnsupported }
 
 // pwrite is os.File.WriteAt, which refuses a file opened with O_APPEND.
 func pwrite(f *os.File, b []byte, off int64) (int, error) { return f.WriteAt(b, off) }
+
+// renameAt is not supported here: a directory is never replaced.
+func renameAt(*os.Root, string, *os.Root, string) error { return errors.ErrUnsupported }

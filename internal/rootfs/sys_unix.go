@@ -49,6 +49,28 @@ func pwrite(f *os.File, b []byte, off int64) (int, error) {
 	return n, err
 }
 
+// renameAt renames fromName in fromDir to toName in toDir with renameat(2),
+// which, unlike os.Root, replaces an empty directory, atomically. The names
+// are single components, so renameat follows no symbolic link; the
+// directories are handles the caller resolved.
+func renameAt(fromDir *os.Root, fromName string, toDir *os.Root, toName string) error {
+	a, err := fromDir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := toDir.Open(".")
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return control(a, func(afd int) error {
+		return control(b, func(bfd int) error {
+			return unix.Renameat(afd, fromName, bfd, toName)
+		})
+	})
+}
+
 // control runs op on the file's descriptor.
 func control(f *os.File, op func(fd int) error) error {
 	rc, err := f.SyscallConn()
