@@ -1,6 +1,7 @@
 package rootfs
 
 import (
+	"errors"
 	"io"
 	"os"
 
@@ -16,9 +17,12 @@ type file struct {
 	flag     experimentalsys.Oflag
 	readOnly bool
 	isDir    bool
-	dev      uint64
-	ino      sys.Inode
-	closed   bool
+	// openedAppend: opened with O_APPEND (SetAppend may have changed
+	// that since).
+	openedAppend bool
+	dev          uint64
+	ino          sys.Inode
+	closed       bool
 	// quota is charged for what is written; nil: no quota.
 	quota *Quota
 	// hide, for a directory of a guarded mount, is the protected set:
@@ -57,13 +61,29 @@ func (f *file) IsDir() (bool, experimentalsys.Errno)    { return f.isDir, 0 }
 
 func (f *file) IsAppend() bool { return f.flag&experimentalsys.O_APPEND != 0 }
 
-// SetAppend is not supported: os.File cannot change O_APPEND in place, and
-// reopening by path could race with a rename into a symlink.
+// SetAppend changes O_APPEND on the open file in place (fcntl F_SETFL), so
+// no path is looked up again (reopening by path could race with a rename
+// into a symbolic link). Where that is not possible (Windows) it returns
+// ENOSYS.
 func (f *file) SetAppend(enable bool) experimentalsys.Errno {
+	if f.closed {
+		return experimentalsys.EBADF
+	}
 	if enable == f.IsAppend() {
 		return 0
 	}
-	return experimentalsys.ENOSYS
+	if err := setAppend(f.f, enable); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return experimentalsys.ENOSYS
+		}
+		return f.ioErrno(err)
+	}
+	if enable {
+		f.flag |= experimentalsys.O_APPEND
+	} else {
+		f.flag &^= experimentalsys.O_APPEND
+	}
+	return 0
 }
 
 func (f *file) Stat() (sys.Stat_t, experimentalsys.Errno) {
@@ -175,7 +195,14 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if e != 0 {
 		return 0, e
 	}
-	n, err := f.f.WriteAt(buf[:k], off)
+	var n int
+	var err error
+	if f.openedAppend {
+		// os.File refuses WriteAt on a file opened with O_APPEND.
+		n, err = pwrite(f.f, buf[:k], off)
+	} else {
+		n, err = f.f.WriteAt(buf[:k], off)
+	}
 	f.quota.unwrite(int64(k - n))
 	return n, f.ioErrno(err)
 }

@@ -237,7 +237,8 @@ func (f *FS) wrap(osf *os.File, fi fs.FileInfo, flag experimentalsys.Oflag) (exp
 		return nil, experimentalsys.EISDIR
 	}
 	st := sys.NewStat_t(fi)
-	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino, quota: f.quota}
+	of := &file{f: osf, readOnly: f.readOnly, flag: flag, isDir: fi.IsDir(), dev: st.Dev, ino: st.Ino, quota: f.quota,
+		openedAppend: flag&experimentalsys.O_APPEND != 0}
 	if f.guard.walk && of.isDir {
 		of.hide = &f.guard.protected
 	}
@@ -462,7 +463,11 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 		return experimentalsys.EINVAL
 	}
 	if !f.guard.walk {
-		return errno(f.root.Rename(a, b))
+		e := errno(f.root.Rename(a, b))
+		if e == experimentalsys.EEXIST {
+			e = f.replace(a, b)
+		}
+		return e
 	}
 	nsMu.Lock()
 	defer nsMu.Unlock()
@@ -484,7 +489,51 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 	}
 	// Under nsMu no guest can turn a directory of either path into a
 	// link, so os.Root resolves them as resolve did.
-	return errno(f.root.Rename(ra.rel(), rb.rel()))
+	e = errno(f.root.Rename(ra.rel(), rb.rel()))
+	if e == experimentalsys.EEXIST {
+		e = replaceAt(ra, rb)
+	}
+	return e
+}
+
+// replace renames a to b (names from rel) when os.Root refused to because
+// b is a directory: rename(2) replaces an empty directory with a directory
+// and reports why it cannot otherwise (ENOTEMPTY, EISDIR, ...). Both
+// paths are resolved to their parent directories by resolve, and renameat
+// acts on single names in those.
+func (f *FS) replace(a, b string) experimentalsys.Errno {
+	ra, e := f.resolve(strings.TrimSuffix(a, "/"), false)
+	if e != 0 {
+		return e
+	}
+	defer ra.close()
+	rb, e := f.resolve(strings.TrimSuffix(b, "/"), false)
+	if e != 0 {
+		return e
+	}
+	defer rb.close()
+	switch {
+	case ra.fi == nil:
+		return experimentalsys.ENOENT
+	case rb.fi == nil:
+		return experimentalsys.EAGAIN // b went away meanwhile
+	case strings.HasSuffix(a, "/") && !ra.fi.IsDir(), strings.HasSuffix(b, "/") && !rb.fi.IsDir():
+		return experimentalsys.ENOTDIR
+	}
+	return replaceAt(ra, rb)
+}
+
+// replaceAt renames the entry ra to rb with renameat(2) where the platform
+// has it; elsewhere (Windows) it keeps os.Root's EEXIST.
+func replaceAt(ra, rb *resolved) experimentalsys.Errno {
+	if ra.isRoot() || rb.isRoot() {
+		return experimentalsys.EINVAL
+	}
+	err := renameAt(ra.parent, ra.name, rb.parent, rb.name)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return experimentalsys.EEXIST
+	}
+	return errno(err)
 }
 
 // Rmdir implements sys.FS.
@@ -505,6 +554,7 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 	if e != 0 {
 		return e
 	}
+	trailing := strings.HasSuffix(name, "/")
 	name = strings.TrimSuffix(name, "/")
 	if dir && name == "." {
 		return experimentalsys.EINVAL
@@ -541,6 +591,10 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 		return experimentalsys.ENOTDIR
 	case !dir && fi.IsDir():
 		return experimentalsys.EISDIR
+	case trailing && !fi.IsDir():
+		// "file/" names a directory: unlink(2) says ENOTDIR, even for a
+		// link to one.
+		return experimentalsys.ENOTDIR
 	}
 	return errno(parent.Remove(name))
 }
@@ -588,6 +642,10 @@ func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 		return experimentalsys.EACCES
 	case rb.fi != nil:
 		return experimentalsys.EEXIST
+	case strings.HasSuffix(b, "/"):
+		// A trailing slash names a directory, which a new link is not
+		// (as os.Root says on the direct path).
+		return experimentalsys.ENOENT
 	}
 	if e := f.quota.create(); e != 0 {
 		return e
@@ -620,6 +678,10 @@ func (f *FS) Symlink(target, linkName string) experimentalsys.Errno {
 	defer r.close()
 	if r.isRoot() || r.fi != nil {
 		return experimentalsys.EEXIST
+	}
+	if strings.HasSuffix(linkName, "/") {
+		// A trailing slash names a directory, which a new link is not.
+		return experimentalsys.ENOENT
 	}
 	var dir []string
 	if r.dir != "" {
