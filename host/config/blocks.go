@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 
 	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // Defaults of the host, provider, plugin and agent blocks.
@@ -35,32 +35,6 @@ const (
 	DefaultDoomAction     = "warn"
 	DefaultFinalStepTools = "omit"
 )
-
-// toolNameRE is what model APIs accept as a function name.
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ValidToolName reports whether name can be sent to a model as a tool name.
-func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
-
-// toolNameFix turns name into a valid tool name, for hints.
-func toolNameFix(name string) string {
-	var sb strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			sb.WriteRune(r)
-		default:
-			sb.WriteByte('_')
-		}
-		if sb.Len() == 64 {
-			break
-		}
-	}
-	if sb.Len() == 0 {
-		return "tool"
-	}
-	return sb.String()
-}
 
 func (b *builder) host(cfg *Config, h *rawHost) {
 	cfg.Host = Host{MaxSteps: DefaultMaxSteps, DataDir: DefaultDataDir, MaxDepth: DefaultMaxDepth}
@@ -323,9 +297,9 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	}
 	var ex agentExtra
 	ex.defaultRange = ra.DefaultRange
-	if !ValidToolName(ra.Name) {
+	if !toolname.Valid(ra.Name) {
 		b.errorf(ra.NameRange, "Invalid agent name",
-			"Agent names are offered to models as tool names when the agent is a subagent, so they must match ^[a-zA-Z0-9_-]{1,64}$; try %q.", toolNameFix(ra.Name))
+			"Agent names are offered to models as tool names when the agent is a subagent, so they must match %s; try %q.", toolname.Pattern, toolname.Fix(ra.Name))
 	}
 	a.Model = b.reference(fmt.Sprintf("agent %q", ra.Name), ra.Model, ra.ModelRange, ra.DefRange, "model", "model", modelNames(cfg))
 
@@ -350,9 +324,9 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	}
 	a.Tools, a.ToolRanges = b.nameList(ra.Tools, ra.ToolsRange, "tools", "tool")
 	for i, t := range a.Tools {
-		if !ValidToolName(t) {
+		if !toolname.Valid(t) {
 			b.errorf(a.ToolRanges[i], "Invalid tool name",
-				"Tool names sent to a model must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); try %q.", toolNameFix(t))
+				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(t))
 		}
 	}
 	a.Subagents, ex.subRanges = b.nameList(ra.Subagents, ra.SubagentsRange, "subagents", "subagent")

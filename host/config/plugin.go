@@ -20,6 +20,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // Builtins are the plugin names accepted in source = "builtin:NAME".
@@ -106,7 +108,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 
 	switch {
 	case p.Kind == KindWASICLI && len(rp.Tools) == 0:
-		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolNameFix(rp.Name), rp.Name)
+		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
 	case (p.Kind == KindAgenthost || p.Kind == KindExtism) && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
 			b.errorf(t.DefRange, "Tool block on a "+p.Kind+" plugin",
@@ -296,9 +298,9 @@ func (b *builder) cliTool(rt *rawTool, p *Plugin, seen map[string]hcl.Range) *CL
 	if !b.declared("tool", rt.Name, rt.NameRange, seen) {
 		return nil
 	}
-	if !ValidToolName(rt.Name) {
+	if !toolname.Valid(rt.Name) {
 		b.errorf(rt.NameRange, "Invalid tool name",
-			"Tool names sent to a model must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); try %q.", toolNameFix(rt.Name))
+			"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(rt.Name))
 	}
 	t := &CLITool{
 		Name:        rt.Name,

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -233,8 +234,8 @@ func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 }
 
 func (p *Plugin) addTool(name, desc string, schema []byte, cli *config.CLITool, base wazero.ModuleConfig) error {
-	if !toolNameRE.MatchString(name) {
-		return fmt.Errorf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", name)
+	if !toolname.Valid(name) {
+		return fmt.Errorf("tool name %q must match %s", name, toolname.Pattern)
 	}
 	if _, dup := p.byName[name]; dup {
 		return fmt.Errorf("tool %q is declared twice", name)
