@@ -19,7 +19,6 @@ import (
 	"github.com/agenthost/agenthost/internal/cassette"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/prompts"
 )
 
 // Options tune how a Host is built.
@@ -336,25 +335,10 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	return la
 }
 
+// agentPrompts are a's own prompts; the loop uses the defaults of package
+// prompts for those left blank.
 func agentPrompts(a *config.Agent) loop.Prompts {
-	d := prompts.Default()
-	p := loop.Prompts{
-		MaxSteps:   d.MaxSteps,
-		Budget:     d.Budget,
-		DoomLoop:   d.DoomLoop,
-		DoomWarn:   d.DoomWarn,
-		Compaction: d.Compaction,
-	}
-	if a.MaxStepsPrompt != "" {
-		p.MaxSteps = a.MaxStepsPrompt
-	}
-	if a.BudgetPrompt != "" {
-		p.Budget = a.BudgetPrompt
-	}
-	if a.DoomLoopPrompt != "" {
-		p.DoomLoop = a.DoomLoopPrompt
-	}
-	return p
+	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, DoomLoop: a.DoomLoopPrompt}
 }
 
 // CacheDir is the compilation cache in use: absolute, checked private; ""

@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"time"
+
+	"github.com/agenthost/agenthost/prompts"
 )
 
 // StopReason says why a run ended.
@@ -18,21 +20,12 @@ const (
 	StopError         StopReason = "error"
 )
 
-// Prompts are the host-injected texts. MaxSteps, Budget, DoomLoop and
-// Compaction are sent as user-role messages; DoomWarn is a tool result. A
-// blank one falls back to a terse built-in sentence.
-type Prompts struct {
-	// MaxSteps is sent on the final step when the step cap is reached.
-	MaxSteps string
-	// Budget is sent on the final step when the tool-call budget is used up.
-	Budget string
-	// DoomLoop is sent on the final step when a doom loop stopped the run.
-	DoomLoop string
-	// DoomWarn is the error result given to a repeated call under "warn".
-	DoomWarn string
-	// Compaction asks the model to summarise the history.
-	Compaction string
-}
+// Prompts are the texts the loop injects into a run (see prompts.Set). A
+// blank one is replaced by its default from package prompts.
+type Prompts = prompts.Set
+
+// defaultPrompts fill the blank fields of Agent.Prompts.
+var defaultPrompts = prompts.Default()
 
 // Agent is an immutable description of one agent, built by the host. Values
 // are shared between concurrent runs and must not be mutated.

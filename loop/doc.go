@@ -2,10 +2,11 @@
 // budget, doom-loop detection, retries, compaction, subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
-// only on small interfaces (Model, Toolset, Sink, Asker): never on wazero,
-// go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
-// it with in-memory fakes. The host fills Agent.Prompts from package prompts;
-// when a prompt is empty the loop falls back to a terse built-in sentence.
+// only on small interfaces (Model, Toolset, Sink, Asker) and on the leaf
+// package prompts for its default texts: never on wazero, go-openai, HCL or
+// the host (deps_test.go enforces this). Unit tests drive
+// it with in-memory fakes. Agent.Prompts holds an agent's own prompts; a
+// blank one is the default text of package prompts.
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
 // final step and its prompt), tools.go (executing tool calls), budget.go,

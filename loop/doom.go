@@ -24,10 +24,6 @@ const (
 // defaultDoomThreshold applies when Agent.DoomThreshold is 0.
 const defaultDoomThreshold = 3
 
-// fallbackDoomWarn is the error result of a call refused under DoomWarn when
-// the host leaves Prompts.DoomWarn empty.
-const fallbackDoomWarn = "Not executed: you made this exact call several times in a row. Do not repeat it; try something else or give your answer."
-
 // Asker asks the user what to do about a doom loop on an interactive terminal.
 type Asker interface {
 	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
@@ -134,7 +130,7 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 	switch verdict {
 	case verdictWarn:
 		log.Msg("doom loop: call not executed, model warned")
-		return false, orDefault(ru.a.Prompts.DoomWarn, fallbackDoomWarn), false
+		return false, orDefault(ru.a.Prompts.DoomWarn, defaultPrompts.DoomWarn), false
 	case verdictOnce:
 		log.Msg("doom loop: user let the call run once")
 		return true, "", false

@@ -11,15 +11,6 @@ const (
 	FinalToolsNone = "none" // tools listed with tool_choice "none"
 )
 
-// Fallback texts of the final-step prompts, used when the host leaves one
-// empty. The host normally fills Agent.Prompts from package prompts; these
-// keep the loop safe without it.
-const (
-	fallbackMaxSteps = "The step limit is reached and tools are disabled. Answer with text only: say that the step limit was hit, summarise what you did, list what remains, and recommend the next step."
-	fallbackBudget   = "The tool-call budget is exhausted and tools are disabled. Answer with text only: say that the budget was used up, summarise what you did, list what remains, and recommend the next step."
-	fallbackDoomLoop = "You repeated the same tool call, so the host stopped the task, and tools are disabled. Answer with text only: say that you were repeating a call, summarise what you did, list what remains, and recommend the next step."
-)
-
 // textOnly says whether the agent is text-only (a step cap of 1): its one
 // step offers no tools and gets no final prompt.
 func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
@@ -56,11 +47,11 @@ func (ru *run) finalPrompt(reason StopReason) string {
 	p := ru.a.Prompts
 	switch reason {
 	case StopBudget:
-		return orDefault(p.Budget, fallbackBudget)
+		return orDefault(p.Budget, defaultPrompts.Budget)
 	case StopDoomLoop:
-		return orDefault(p.DoomLoop, fallbackDoomLoop)
+		return orDefault(p.DoomLoop, defaultPrompts.DoomLoop)
 	default:
-		return orDefault(p.MaxSteps, fallbackMaxSteps)
+		return orDefault(p.MaxSteps, defaultPrompts.MaxSteps)
 	}
 }
 

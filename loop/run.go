@@ -199,8 +199,8 @@ func (ru *run) loop(ctx context.Context) StopReason {
 	}
 }
 
-// orDefault returns s, or def when s is blank: the host-injected prompts
-// fall back to the loop's built-in sentences.
+// orDefault returns s, or def when s is blank: a prompt the agent leaves
+// blank is the default of package prompts.
 func orDefault(s, def string) string {
 	if strings.TrimSpace(s) == "" {
 		return def
