@@ -49,9 +49,10 @@ type Agent struct {
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
 	Subagents []*Agent
 	// DoomThreshold is the number of identical consecutive calls that make a
-	// doom loop (default 3).
+	// doom loop; 0 means defaults.DoomThreshold.
 	DoomThreshold int
-	// DoomAction is a DoomAction: DoomWarn (default), DoomStop or DoomAsk.
+	// DoomAction is a DoomAction: DoomWarn, DoomStop or DoomAsk; "" means
+	// defaults.DoomAction.
 	DoomAction string
 	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
 	FinalStepTools string

@@ -29,6 +29,7 @@ func TestDeps(t *testing.T) {
 	// leaves are the project packages loop may depend on.
 	leaves := []string{
 		"github.com/agenthost/agenthost/prompts",
+		"github.com/agenthost/agenthost/internal/defaults",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 // DoomAction is what the loop does about a doom loop: the same tool call,
@@ -20,9 +22,6 @@ const (
 	// DoomAsk lets Runner.Asker decide; without an Asker it acts as DoomStop.
 	DoomAsk DoomAction = "ask"
 )
-
-// defaultDoomThreshold applies when Agent.DoomThreshold is 0.
-const defaultDoomThreshold = 3
 
 // Asker asks the user what to do about a doom loop on an interactive terminal.
 type Asker interface {
@@ -62,14 +61,14 @@ const (
 )
 
 // newDoomDetector returns a detector for threshold identical calls (0 means
-// the default, 3) and action ("" means DoomWarn; an unknown action acts as
-// DoomStop).
+// defaults.DoomThreshold) and action ("" means defaults.DoomAction; an
+// unknown action acts as DoomStop).
 func newDoomDetector(threshold int, action DoomAction) doomDetector {
 	if threshold <= 0 {
-		threshold = defaultDoomThreshold
+		threshold = defaults.DoomThreshold
 	}
 	if action == "" {
-		action = DoomWarn
+		action = defaults.DoomAction
 	}
 	return doomDetector{threshold: threshold, action: action}
 }

@@ -12,50 +12,31 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
-// Defaults of the host, provider, plugin and agent blocks.
-const (
-	DefaultMaxSteps       = 200
-	DefaultDataDir        = ".agenthost"
-	DefaultMaxDepth       = 3
-	DefaultRetryAttempts  = 5
-	DefaultRetryInitial   = time.Second
-	DefaultRetryMaxDelay  = 60 * time.Second
-	DefaultIdleTimeout    = 120 * time.Second
-	DefaultRequestTimeout = 10 * time.Minute
-	DefaultMemory         = 256 << 20
-	DefaultTimeout        = 30 * time.Second
-	DefaultMaxOutput      = 1 << 20
-	DefaultMaxWrite       = 64 << 20
-	DefaultMaxFiles       = 10000
-	DefaultDoomThreshold  = 3
-	DefaultDoomAction     = "warn"
-	DefaultFinalStepTools = "omit"
-)
-
 func (b *builder) host(cfg *Config, h *rawHost) {
-	cfg.Host = Host{MaxSteps: DefaultMaxSteps, DataDir: DefaultDataDir, MaxDepth: DefaultMaxDepth}
+	cfg.Host = Host{MaxSteps: defaults.MaxSteps, DataDir: defaults.DataDir, MaxDepth: defaults.MaxDepth}
 	if h != nil {
 		if h.MaxSteps != nil && b.set(h.MaxStepsRange) {
 			if *h.MaxSteps < 1 {
-				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", DefaultMaxSteps)
+				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", defaults.MaxSteps)
 			} else {
 				cfg.Host.MaxSteps = *h.MaxSteps
 			}
 		}
 		if h.MaxDepth != nil && b.set(h.MaxDepthRange) {
 			if *h.MaxDepth < 0 {
-				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", DefaultMaxDepth)
+				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", defaults.MaxDepth)
 			} else {
 				cfg.Host.MaxDepth = *h.MaxDepth
 			}
 		}
 		if b.set(h.DataDirRange) {
 			if strings.TrimSpace(h.DataDir) == "" {
-				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", DefaultDataDir)
+				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", defaults.DataDir)
 			} else {
 				cfg.Host.DataDir = h.DataDir
 			}
@@ -117,9 +98,9 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 		Headers:  rp.Headers,
 		DefRange: rp.DefRange,
 		Retry: Retry{
-			Attempts: DefaultRetryAttempts,
-			Initial:  DefaultRetryInitial,
-			MaxDelay: DefaultRetryMaxDelay,
+			Attempts: defaults.RetryAttempts,
+			Initial:  defaults.RetryInitial,
+			MaxDelay: defaults.RetryMaxDelay,
 		},
 	}
 	switch {
@@ -140,15 +121,15 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 				p.Retry.Attempts = *r.Attempts
 			}
 		}
-		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", DefaultRetryInitial)
-		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", DefaultRetryMaxDelay)
+		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", defaults.RetryInitial)
+		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", defaults.RetryMaxDelay)
 		if p.Retry.MaxDelay < p.Retry.Initial && b.set(r.MaxDelayRange) {
 			b.errorf(r.MaxDelayRange, "Invalid max_delay", "max_delay (%s) must be at least initial (%s).", p.Retry.MaxDelay, p.Retry.Initial)
 		}
 	}
-	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", DefaultFinalStepTools, "omit", "none")
-	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", DefaultIdleTimeout)
-	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", DefaultRequestTimeout)
+	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", defaults.FinalStepTools, "omit", "none")
+	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", defaults.IdleTimeout)
+	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", defaults.RequestTimeout)
 	return p
 }
 
@@ -292,7 +273,7 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 		MaxStepsPrompt: ra.MaxStepsPrompt,
 		BudgetPrompt:   ra.BudgetPrompt,
 		DoomLoopPrompt: ra.DoomLoopPrompt,
-		DoomLoop:       DoomLoop{Threshold: DefaultDoomThreshold, Action: DefaultDoomAction},
+		DoomLoop:       DoomLoop{Threshold: defaults.DoomThreshold, Action: defaults.DoomAction},
 		DefRange:       ra.DefRange,
 	}
 	var ex agentExtra
@@ -334,12 +315,12 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	if d := ra.DoomLoop; d != nil {
 		if d.Threshold != nil && b.set(d.ThresholdRange) {
 			if *d.Threshold < 2 {
-				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", DefaultDoomThreshold)
+				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", defaults.DoomThreshold)
 			} else {
 				a.DoomLoop.Threshold = *d.Threshold
 			}
 		}
-		a.DoomLoop.Action = b.oneOf(d.Action, d.ActionRange, "action", DefaultDoomAction, "warn", "stop", "ask")
+		a.DoomLoop.Action = b.oneOf(d.Action, d.ActionRange, "action", defaults.DoomAction, "warn", "stop", "ask")
 	}
 	return a, ex
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
@@ -51,11 +52,11 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		Random:   rp.Random,
 		DefRange: rp.DefRange,
 		Limits: Limits{
-			Memory:    DefaultMemory,
-			Timeout:   DefaultTimeout,
-			MaxOutput: DefaultMaxOutput,
-			MaxWrite:  DefaultMaxWrite,
-			MaxFiles:  DefaultMaxFiles,
+			Memory:    defaults.Memory,
+			Timeout:   defaults.Timeout,
+			MaxOutput: defaults.MaxOutput,
+			MaxWrite:  defaults.MaxWrite,
+			MaxFiles:  defaults.MaxFiles,
 		},
 	}
 	if b.set(rp.KindRange) {
@@ -80,25 +81,25 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		b.source(p, rp)
 	}
 	if l := rp.Limits; l != nil {
-		if mem := b.size(l.Memory, l.MemoryRange, "memory", DefaultMemory); mem < minMemory || mem > maxMemory {
+		if mem := b.size(l.Memory, l.MemoryRange, "memory", defaults.Memory); mem < minMemory || mem > maxMemory {
 			b.errorf(l.MemoryRange, "Invalid memory limit", "memory must be between 64KiB (one WebAssembly page) and 4GiB (the wasm32 maximum), not %q.", l.Memory)
 		} else {
 			p.Limits.Memory = mem
 		}
-		p.Limits.Timeout = b.duration(l.Timeout, l.TimeoutRange, "timeout", DefaultTimeout)
-		if out := b.size(l.MaxOutput, l.MaxOutputRange, "max_output", DefaultMaxOutput); out < 1 || out > math.MaxInt64 {
+		p.Limits.Timeout = b.duration(l.Timeout, l.TimeoutRange, "timeout", defaults.Timeout)
+		if out := b.size(l.MaxOutput, l.MaxOutputRange, "max_output", defaults.MaxOutput); out < 1 || out > math.MaxInt64 {
 			b.errorf(l.MaxOutputRange, "Invalid max_output", "max_output must be at least 1 byte, like \"1MiB\", not %q.", l.MaxOutput)
 		} else {
 			p.Limits.MaxOutput = int64(out)
 		}
-		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", DefaultMaxWrite); w < 1 || w > math.MaxInt64 {
+		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", defaults.MaxWrite); w < 1 || w > math.MaxInt64 {
 			b.errorf(l.MaxWriteRange, "Invalid max_write", "max_write is the bytes one call may write to the plugin's read-write mounts and must be at least 1 byte, like \"64MiB\", not %q; to forbid writing, make the mounts read-only (mode = \"ro\").", l.MaxWrite)
 		} else {
 			p.Limits.MaxWrite = int64(w)
 		}
 		if l.MaxFiles != nil && b.set(l.MaxFilesRange) {
 			if *l.MaxFiles < 1 {
-				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", DefaultMaxFiles, *l.MaxFiles)
+				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", defaults.MaxFiles, *l.MaxFiles)
 			} else {
 				p.Limits.MaxFiles = *l.MaxFiles
 			}
@@ -232,7 +233,7 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 		if !b.declared("mount", rm.Name, rm.NameRange, names) {
 			continue
 		}
-		m := Mount{Name: rm.Name, Mode: "ro", DefRange: rm.DefRange}
+		m := Mount{Name: rm.Name, Mode: defaults.MountMode, DefRange: rm.DefRange}
 		if b.set(rm.HostRange) {
 			m.Host = b.abs(rm.Host)
 			fi, err := os.Stat(m.Host)
@@ -260,7 +261,7 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 				guests[m.Guest] = rm.GuestRange
 			}
 		}
-		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", "ro", "ro", "rw")
+		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", defaults.MountMode, "ro", "rw")
 		p.Mounts = append(p.Mounts, m)
 		if len(dirs) > 0 && dirs[len(dirs)-1].r == rm.HostRange {
 			dirs[len(dirs)-1].m = m

@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Config is a decoded and validated agents.hcl. All paths in it are absolute.
-// It is read-only once Load returns.
+// Config is a decoded and validated agents.hcl. All paths in it are absolute,
+// and every setting the file leaves out holds its default (package
+// internal/defaults, named below). It is read-only once Load returns.
 type Config struct {
 	// File is the absolute path of the config file; Dir its directory, the
 	// base for every relative path in it.
@@ -31,13 +32,14 @@ type Config struct {
 
 // Host is the host block.
 type Host struct {
-	// MaxSteps is the hard step ceiling for every agent (default 200).
+	// MaxSteps is the hard step ceiling for every agent (default
+	// defaults.MaxSteps).
 	MaxSteps int
-	// DataDir holds sessions and cassettes (default ".agenthost",
+	// DataDir holds sessions and cassettes (default defaults.DataDir,
 	// absolute after loading). The compilation cache is not here: see
 	// host.DefaultCacheDir.
 	DataDir string
-	// MaxDepth is the subagent nesting limit (default 3).
+	// MaxDepth is the subagent nesting limit (default defaults.MaxDepth).
 	MaxDepth int
 }
 
@@ -51,20 +53,26 @@ type Provider struct {
 	Retry   Retry
 	// FinalStepTools is "omit" (default) or "none".
 	FinalStepTools string
-	// IdleTimeout is the idle timeout of a stream: no byte for this long
-	// fails the request as a retryable network error (default 120s).
+	// IdleTimeout is the longest silence of a request: waiting for the
+	// response headers, or between two bytes of the stream (keep-alive
+	// comments count as bytes). Past it the request fails like a network
+	// error, retryable unless tool calls have streamed (default
+	// defaults.IdleTimeout).
 	IdleTimeout time.Duration
-	// RequestTimeout bounds a whole request, headers to the stream's end:
-	// past it the request fails as a retryable network error (default 10m).
+	// RequestTimeout bounds a whole request, headers to the stream's end,
+	// however steadily bytes arrive: past it the request fails like a
+	// network error, retryable unless tool calls have streamed (default
+	// defaults.RequestTimeout).
 	RequestTimeout time.Duration
 	DefRange       hcl.Range
 }
 
-// Retry is the retry block of a provider.
+// Retry is the retry block of a provider (defaults defaults.RetryAttempts,
+// defaults.RetryInitial and defaults.RetryMaxDelay).
 type Retry struct {
-	Attempts int           // default 5
-	Initial  time.Duration // default 1s
-	MaxDelay time.Duration // default 60s
+	Attempts int
+	Initial  time.Duration
+	MaxDelay time.Duration
 }
 
 // Model is a model block.
@@ -113,16 +121,18 @@ type Plugin struct {
 	DefRange hcl.Range
 }
 
-// Limits are a plugin's resource limits.
+// Limits are a plugin's resource limits, per call (defaults
+// defaults.Memory, defaults.Timeout, defaults.MaxOutput, defaults.MaxWrite
+// and defaults.MaxFiles).
 type Limits struct {
-	Memory    uint64        // bytes; default 256 MiB
-	Timeout   time.Duration // per call; default 30s
-	MaxOutput int64         // bytes of stdout, and separately of stderr; default 1 MiB
+	Memory    uint64 // bytes
+	Timeout   time.Duration
+	MaxOutput int64 // bytes of stdout, and separately of stderr
 	// MaxWrite is the bytes a call may write to the plugin's read-write
-	// mounts, all together; default 64 MiB.
+	// mounts, all together.
 	MaxWrite int64
 	// MaxFiles is the files, directories and links a call may create in
-	// the plugin's read-write mounts, all together; default 10000.
+	// the plugin's read-write mounts, all together.
 	MaxFiles int64
 }
 
@@ -178,10 +188,11 @@ type Agent struct {
 	DefRange       hcl.Range
 }
 
-// DoomLoop is the doom_loop block of an agent.
+// DoomLoop is the doom_loop block of an agent (defaults
+// defaults.DoomThreshold and defaults.DoomAction).
 type DoomLoop struct {
-	Threshold int    // default 3
-	Action    string // warn (default) | stop | ask
+	Threshold int
+	Action    string // warn | stop | ask
 }
 
 // Cap is the agent's effective step cap: min(steps ?? max_steps, max_steps).

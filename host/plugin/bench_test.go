@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -152,7 +153,7 @@ func BenchmarkCallCore(b *testing.B) {
 				r.SetProtected(protected)
 			}
 			p := load(b, r, &config.Plugin{Name: "core", Builtin: "core",
-				Limits: config.Limits{Memory: DefaultMemory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
+				Limits: config.Limits{Memory: defaults.Memory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
 				Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}})
 			if got := p.mounts[0].fs.Guarded(); got != mode.guarded {
 				b.Fatalf("mount guarded = %v", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 // cacheDir is a compilation cache shared by the tests' runtimes, so each
@@ -95,7 +96,7 @@ func writeGuest(t testing.TB, wasm []byte) string {
 // 64 MiB for the hostile guest, whose memory bomb then ends quickly. The
 // limit is part of the compiled bytes, so each distinct pair compiles once.
 func pluginConfig(t testing.TB, name string, wasm []byte) *config.Plugin {
-	mem := uint64(DefaultMemory)
+	mem := uint64(defaults.Memory)
 	if bytes.Equal(wasm, guests["hostile"]) {
 		mem = 64 << 20
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
@@ -19,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -206,31 +206,23 @@ func sourceName(cp *config.Plugin) string {
 	return cp.Path
 }
 
-// Default limits, as DESIGN §3 states them; MaxWrite and MaxFiles are
-// agenthost's own (see config.DefaultMaxWrite).
-const (
-	DefaultMemory    = 256 << 20
-	DefaultTimeout   = 30 * time.Second
-	DefaultMaxOutput = 1 << 20
-	DefaultMaxWrite  = config.DefaultMaxWrite
-	DefaultMaxFiles  = config.DefaultMaxFiles
-)
-
+// withDefaults returns l with each zero (or negative) limit replaced by the
+// default of the plugin block's limits in agents.hcl.
 func withDefaults(l config.Limits) config.Limits {
 	if l.Memory == 0 {
-		l.Memory = DefaultMemory
+		l.Memory = defaults.Memory
 	}
 	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
+		l.Timeout = defaults.Timeout
 	}
 	if l.MaxOutput <= 0 {
-		l.MaxOutput = DefaultMaxOutput
+		l.MaxOutput = defaults.MaxOutput
 	}
 	if l.MaxWrite <= 0 {
-		l.MaxWrite = DefaultMaxWrite
+		l.MaxWrite = defaults.MaxWrite
 	}
 	if l.MaxFiles <= 0 {
-		l.MaxFiles = DefaultMaxFiles
+		l.MaxFiles = defaults.MaxFiles
 	}
 	return l
 }
