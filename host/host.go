@@ -8,10 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
@@ -87,25 +85,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}()
 
 	var diags hcl.Diagnostics
-	plugins := make([]*plugin.Plugin, len(cfg.Plugins))
-	errs := make([]error, len(cfg.Plugins))
-	var wg sync.WaitGroup
+	specs := make([]plugin.Spec, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
-		zerolog.Ctx(ctx).Debug().Str("plugin", p.Name).Str("cache", cache).Msg("loading plugin (compiling it unless cached)")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			plugins[i], errs[i] = rt.Load(ctx, p)
-		}()
+		specs[i] = pluginSpec(p)
 	}
-	wg.Wait()
-	for i, p := range cfg.Plugins {
-		if errs[i] != nil {
+	plugins, errs := rt.LoadAll(ctx, specs)
+	for i, err := range errs {
+		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin failed to load",
-				Detail:   errs[i].Error(), // Load's error names the plugin
-				Subject:  p.DefRange.Ptr(),
+				Detail:   err.Error(), // Load's error names the plugin
+				Subject:  cfg.Plugins[i].DefRange.Ptr(),
 			})
 		}
 	}
@@ -362,7 +353,7 @@ func (h *Host) Tools() []Tool {
 	var out []Tool
 	for _, p := range h.Plugins {
 		for _, s := range p.Tools() {
-			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema})
+			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: string(p.Kind()), Description: s.Description, InputSchema: s.InputSchema})
 		}
 	}
 	return out

@@ -1,0 +1,76 @@
+package host
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/internal/defaults"
+)
+
+// TestPluginSpec: a plugin block becomes the Spec the sandbox loads, and a
+// tool block's argv and stdin become its command line, evaluated per call.
+func TestPluginSpec(t *testing.T) {
+	cfg := project(t, map[string]string{
+		"agents.hcl": `
+provider "p" {
+  base_url = "http://127.0.0.1:1/v1"
+}
+model "m" {
+  provider = "p"
+}
+plugin "jq" {
+  source = "jq.wasm"
+  env    = { A = "1" }
+  clock  = true
+  limits {
+    timeout   = "5s"
+    max_files = 7
+  }
+  mount "data" {
+    host  = "data"
+    guest = "/data"
+  }
+  mount "out" {
+    host  = "out"
+    guest = "/out"
+    mode  = "rw"
+  }
+  tool "jq" {
+    description  = "runs jq"
+    input_schema = { type = "object", properties = { filter = { type = "string" } } }
+    argv         = ["jq", "-c", args.filter]
+    stdin        = "{}"
+  }
+}
+agent "a" {
+  tools = ["jq"]
+}
+`,
+		"jq.wasm": "\x00asm\x01\x00\x00\x00", "data/x": "", "out/x": "",
+	})
+	got := pluginSpec(cfg.Plugins[0])
+	dir := cfg.Dir
+	want := plugin.Spec{
+		Name: "jq", Path: filepath.Join(dir, "jq.wasm"), Kind: plugin.KindWASICLI,
+		Limits: plugin.Limits{Memory: defaults.Memory, Timeout: 5 * time.Second, MaxOutput: defaults.MaxOutput, MaxWrite: defaults.MaxWrite, MaxFiles: 7},
+		Mounts: []plugin.Mount{
+			{Name: "data", Host: filepath.Join(dir, "data"), Guest: "/data", Mode: plugin.MountRO},
+			{Name: "out", Host: filepath.Join(dir, "out"), Guest: "/out", Mode: plugin.MountRW},
+		},
+		Env: map[string]string{"A": "1"}, Clock: true,
+		Tools: []plugin.CLITool{{Name: "jq", Description: "runs jq", InputSchema: json.RawMessage(`{"properties":{"filter":{"type":"string"}},"type":"object"}`)}},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(plugin.CLITool{}, "Command")); diff != "" {
+		t.Errorf("spec (-want +got):\n%s", diff)
+	}
+	argv, stdin, err := got.Tools[0].Command(json.RawMessage(`{"filter": ".a"}`))
+	if err != nil || !cmp.Equal(argv, []string{"jq", "-c", ".a"}) || string(stdin) != "{}" {
+		t.Errorf("command line = %q, %q, %v", argv, stdin, err)
+	}
+}
