@@ -8,6 +8,11 @@ import (
 // pluginSpec is the sandbox's view of a plugin block: the module, its kind,
 // limits and grants, and for a wasi_cli plugin its tools, whose command
 // line is the tool block's argv and stdin evaluated per call.
+//
+// The enumerations of agents.hcl (kind, mode, doom_loop.action,
+// final_step_tools) are typed in config and again in the package that acts
+// on them, with the same spellings (TestEnumSpellings); the host converts
+// one to the other.
 func pluginSpec(p *config.Plugin) plugin.Spec {
 	s := plugin.Spec{
 		Name:    p.Name,

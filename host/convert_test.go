@@ -9,8 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/loop"
 )
 
 // TestPluginSpec: a plugin block becomes the Spec the sandbox loads, and a
@@ -72,5 +74,26 @@ agent "a" {
 	argv, stdin, err := got.Tools[0].Command(json.RawMessage(`{"filter": ".a"}`))
 	if err != nil || !cmp.Equal(argv, []string{"jq", "-c", ".a"}) || string(stdin) != "{}" {
 		t.Errorf("command line = %q, %q, %v", argv, stdin, err)
+	}
+}
+
+// TestEnumSpellings: every value of an agents.hcl enumeration is spelled the
+// same in config and in the package the host converts it for.
+func TestEnumSpellings(t *testing.T) {
+	for _, pair := range [][2]string{
+		{string(config.KindAgenthost), string(plugin.KindAgenthost)},
+		{string(config.KindWASICLI), string(plugin.KindWASICLI)},
+		{string(config.KindExtism), string(plugin.KindExtism)},
+		{string(config.MountRO), string(plugin.MountRO)},
+		{string(config.MountRW), string(plugin.MountRW)},
+		{string(config.DoomWarn), string(loop.DoomWarn)},
+		{string(config.DoomStop), string(loop.DoomStop)},
+		{string(config.DoomAsk), string(loop.DoomAsk)},
+		{string(config.FinalToolsOmit), string(loop.FinalToolsOmit)},
+		{string(config.FinalToolsNone), string(loop.FinalToolsNone)},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("config spells %q, the host converts it to %q", pair[0], pair[1])
+		}
 	}
 }

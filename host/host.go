@@ -303,8 +303,8 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 		Steps:          cfg.Cap(a),
 		Tools:          ts,
 		DoomThreshold:  a.DoomLoop.Threshold,
-		DoomAction:     a.DoomLoop.Action,
-		FinalStepTools: prov.FinalStepTools,
+		DoomAction:     loop.DoomAction(a.DoomLoop.Action),
+		FinalStepTools: loop.FinalTools(prov.FinalStepTools),
 		Retry: loop.RetryPolicy{
 			Attempts: prov.Retry.Attempts,
 			Initial:  prov.Retry.Initial,

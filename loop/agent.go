@@ -51,11 +51,11 @@ type Agent struct {
 	// DoomThreshold is the number of identical consecutive calls that make a
 	// doom loop; 0 means defaults.DoomThreshold.
 	DoomThreshold int
-	// DoomAction is a DoomAction: DoomWarn, DoomStop or DoomAsk; "" means
+	// DoomAction is DoomWarn, DoomStop or DoomAsk; "" means
 	// defaults.DoomAction.
-	DoomAction string
-	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
-	FinalStepTools string
+	DoomAction DoomAction
+	// FinalStepTools is FinalToolsOmit ("" acts as it) or FinalToolsNone.
+	FinalStepTools FinalTools
 	Retry          RetryPolicy
 	Prompts        Prompts
 	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level

@@ -5,10 +5,14 @@ import (
 	"strings"
 )
 
-// Final-step tool modes.
+// FinalTools is what the request of a final step offers the model.
+type FinalTools string
+
+// Final-step tool modes; any other value, "" included, acts as
+// FinalToolsOmit.
 const (
-	FinalToolsOmit = "omit" // the final request carries no tools
-	FinalToolsNone = "none" // tools listed with tool_choice "none"
+	FinalToolsOmit FinalTools = "omit" // the final request carries no tools
+	FinalToolsNone FinalTools = "none" // tools listed with tool_choice "none"
 )
 
 // textOnly says whether the agent is text-only (a step cap of 1): its one

@@ -27,7 +27,7 @@ func FuzzToolCalls(f *testing.F) {
 			text("done"),
 		}}
 		a := testAgent(m, newTools("read_file", "list_dir"), 4)
-		a.Subagents, a.Budget, a.DoomAction = []*Agent{child}, 3, string(DoomStop)
+		a.Subagents, a.Budget, a.DoomAction = []*Agent{child}, 3, DoomStop
 		r, rec, _ := testRunner()
 		res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 		if res.StopReason == "" || res.ToolCalls > 3 {

@@ -67,7 +67,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
 		retry:     a.Retry.withDefaults(),
-		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
+		doom:      newDoomDetector(a.DoomThreshold, a.DoomAction),
 		res: &Result{
 			Agent:  a.Name,
 			Errors: []string{},

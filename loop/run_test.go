@@ -15,7 +15,7 @@ func TestSteps(t *testing.T) {
 		name       string
 		steps      int
 		tools      []string
-		finalTools string
+		finalTools FinalTools
 		script     []reply
 		wantStop   StopReason
 		wantSteps  int

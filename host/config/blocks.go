@@ -73,21 +73,24 @@ func (b *builder) size(s string, r hcl.Range, attr string, def uint64) uint64 {
 	return n
 }
 
-// oneOf checks an enumerated attribute; it returns def when unset.
-func (b *builder) oneOf(v string, r hcl.Range, attr, def string, allowed ...string) string {
+// oneOf checks an enumerated attribute of b; it returns def when unset or
+// not one of allowed.
+func oneOf[T ~string](b *builder, v string, r hcl.Range, attr string, def T, allowed ...T) T {
 	if !b.set(r) {
 		return def
 	}
-	for _, a := range allowed {
-		if v == a {
-			return v
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if v == string(a) {
+			return a
 		}
+		names[i] = string(a)
 	}
 	hint := ""
-	if s := Suggest(v, allowed); s != "" {
+	if s := Suggest(v, names); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
-	b.errorf(r, "Invalid "+attr, "%s must be one of %s, not %q.%s", attr, quoteList(allowed), v, hint)
+	b.errorf(r, "Invalid "+attr, "%s must be one of %s, not %q.%s", attr, quoteList(names), v, hint)
 	return def
 }
 
@@ -127,7 +130,7 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 			b.errorf(r.MaxDelayRange, "Invalid max_delay", "max_delay (%s) must be at least initial (%s).", p.Retry.MaxDelay, p.Retry.Initial)
 		}
 	}
-	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", defaults.FinalStepTools, "omit", "none")
+	p.FinalStepTools = oneOf(b, rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", defaults.FinalStepTools, FinalToolsOmit, FinalToolsNone)
 	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", defaults.IdleTimeout)
 	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", defaults.RequestTimeout)
 	return p
@@ -320,7 +323,7 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 				a.DoomLoop.Threshold = *d.Threshold
 			}
 		}
-		a.DoomLoop.Action = b.oneOf(d.Action, d.ActionRange, "action", defaults.DoomAction, "warn", "stop", "ask")
+		a.DoomLoop.Action = oneOf(b, d.Action, d.ActionRange, "action", defaults.DoomAction, DoomWarn, DoomStop, DoomAsk)
 	}
 	return a, ex
 }

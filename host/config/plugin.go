@@ -41,7 +41,7 @@ const (
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-var kinds = []string{KindAgenthost, KindWASICLI, KindExtism}
+var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism}
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -60,7 +60,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		},
 	}
 	if b.set(rp.KindRange) {
-		p.Kind = b.oneOf(rp.Kind, rp.KindRange, "kind", "", kinds...)
+		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", kinds...)
 	}
 	switch {
 	case present(rp.KindRange):
@@ -112,7 +112,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
 	case (p.Kind == KindAgenthost || p.Kind == KindExtism) && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
-			b.errorf(t.DefRange, "Tool block on a "+p.Kind+" plugin",
+			b.errorf(t.DefRange, "Tool block on a "+string(p.Kind)+" plugin",
 				"A %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", p.Kind)
 		}
 	default:
@@ -261,7 +261,7 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 				guests[m.Guest] = rm.GuestRange
 			}
 		}
-		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", defaults.MountMode, "ro", "rw")
+		m.Mode = oneOf(b, rm.Mode, rm.ModeRange, "mode", defaults.MountMode, MountRO, MountRW)
 		p.Mounts = append(p.Mounts, m)
 		if len(dirs) > 0 && dirs[len(dirs)-1].r == rm.HostRange {
 			dirs[len(dirs)-1].m = m

@@ -51,8 +51,9 @@ type Provider struct {
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string
 	Retry   Retry
-	// FinalStepTools is "omit" (default) or "none".
-	FinalStepTools string
+	// FinalStepTools is what the final request offers (default
+	// defaults.FinalStepTools).
+	FinalStepTools FinalTools
 	// IdleTimeout is the longest silence of a request: waiting for the
 	// response headers, or between two bytes of the stream (keep-alive
 	// comments count as bytes). Past it the request fails like a network
@@ -89,11 +90,14 @@ type Model struct {
 	DefRange  hcl.Range
 }
 
+// PluginKind is the kind attribute of a plugin block.
+type PluginKind string
+
 // Plugin kinds.
 const (
-	KindAgenthost = "agenthost"
-	KindWASICLI   = "wasi_cli"
-	KindExtism    = "extism"
+	KindAgenthost PluginKind = "agenthost"
+	KindWASICLI   PluginKind = "wasi_cli"
+	KindExtism    PluginKind = "extism"
 )
 
 // Plugin is a plugin block.
@@ -108,7 +112,7 @@ type Plugin struct {
 	// SHA256 is the expected lowercase hex digest of the file, or "".
 	SHA256 string
 	// Kind is the declared kind, or "" to detect it.
-	Kind   string
+	Kind   PluginKind
 	Limits Limits
 	Mounts []Mount
 	// Env is the set of environment variables granted.
@@ -141,13 +145,22 @@ type Mount struct {
 	Name  string // block label
 	Host  string // absolute host path; exists and is a directory
 	Guest string // absolute guest path
-	// Mode is "ro" or "rw" (default "ro").
-	Mode     string
+	// Mode is MountRO or MountRW (default defaults.MountMode).
+	Mode     MountMode
 	DefRange hcl.Range
 }
 
+// MountMode is the mode attribute of a mount block.
+type MountMode string
+
+// Mount modes.
+const (
+	MountRO MountMode = "ro" // the plugin cannot write
+	MountRW MountMode = "rw" // the plugin can write, within its quotas
+)
+
 // ReadOnly reports whether the mount refuses writes.
-func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
+func (m Mount) ReadOnly() bool { return m.Mode != MountRW }
 
 // CLITool is a tool block of a wasi_cli plugin.
 type CLITool struct {
@@ -192,8 +205,29 @@ type Agent struct {
 // defaults.DoomThreshold and defaults.DoomAction).
 type DoomLoop struct {
 	Threshold int
-	Action    string // warn | stop | ask
+	Action    DoomAction
 }
+
+// DoomAction is the action attribute of a doom_loop block: what the loop
+// does about a doom loop (see loop.DoomAction).
+type DoomAction string
+
+// Doom-loop actions.
+const (
+	DoomWarn DoomAction = "warn"
+	DoomStop DoomAction = "stop"
+	DoomAsk  DoomAction = "ask"
+)
+
+// FinalTools is the final_step_tools attribute of a provider block: what a
+// final request offers (see loop.FinalTools).
+type FinalTools string
+
+// Final-step tool modes.
+const (
+	FinalToolsOmit FinalTools = "omit" // the final request carries no tools
+	FinalToolsNone FinalTools = "none" // tools listed with tool_choice "none"
+)
 
 // Cap is the agent's effective step cap: min(steps ?? max_steps, max_steps).
 func (c *Config) Cap(a *Agent) int {
