@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"testing"
@@ -95,5 +96,56 @@ func TestEnumSpellings(t *testing.T) {
 		if pair[0] != pair[1] {
 			t.Errorf("config spells %q, the host converts it to %q", pair[0], pair[1])
 		}
+	}
+}
+
+// TestBuildAgent: an agent block becomes a loop.Agent with the step cap in
+// effect, the provider-side model id, the typed doom action and final-step
+// mode, the provider's retry policy, and its own prompts only.
+func TestBuildAgent(t *testing.T) {
+	ctx := context.Background()
+	cfg := project(t, map[string]string{"agents.hcl": `
+host {
+  max_steps = 30
+}
+provider "p" {
+  base_url         = "http://127.0.0.1:1/v1"
+  final_step_tools = "none"
+  retry {
+    attempts = 2
+  }
+}
+model "m" {
+  provider = "p"
+  name     = "gpt-x"
+}
+agent "a" {
+  steps            = 40
+  budget_prompt    = "BUDGET"
+  subagents        = ["b"]
+  doom_loop {
+    action = "stop"
+  }
+}
+agent "b" {
+  steps = 5
+}
+`})
+	h, diags, err := New(ctx, cfg, Options{NoCache: true})
+	if err != nil || diags.HasErrors() {
+		t.Fatal(err, diags)
+	}
+	defer h.Close(ctx)
+	a := h.Agent("a")
+	got := loop.Agent{Name: a.Name, ModelID: a.ModelID, StepsMax: a.StepsMax, DoomThreshold: a.DoomThreshold, DoomAction: a.DoomAction,
+		FinalStepTools: a.FinalStepTools, Retry: a.Retry, Prompts: a.Prompts, MaxDepth: a.MaxDepth}
+	want := loop.Agent{Name: "a", ModelID: "gpt-x", StepsMax: 30, DoomThreshold: defaults.DoomThreshold, DoomAction: loop.DoomStop,
+		FinalStepTools: loop.FinalToolsNone, Retry: loop.RetryPolicy{Attempts: 2, Initial: defaults.RetryInitial, MaxDelay: defaults.RetryMaxDelay},
+		Prompts: loop.Prompts{Budget: "BUDGET"}, MaxDepth: defaults.MaxDepth}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("agent a (-want +got):\n%s", diff)
+	}
+	if len(a.Subagents) != 1 || a.Subagents[0] != h.Agent("b") || h.Agent("b").StepsMax != 5 || h.Agent("b").DoomAction != loop.DoomWarn {
+		t.Errorf("subagent b = %+v", a.Subagents)
 	}
 }

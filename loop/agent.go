@@ -32,16 +32,17 @@ var defaultPrompts = prompts.Default()
 type Agent struct {
 	Name        string
 	Description string
-	// ModelName is the provider-side model id, for logs and results.
-	ModelName string
-	Model     Model
+	// ModelID is the provider-side model id (a model block's name
+	// attribute), for logs and errors.
+	ModelID string
+	Model   Model
 	// ContextWindow is the model's context size in tokens; 0 disables compaction.
 	ContextWindow int
 	System        string
-	// Steps is the step cap, already clamped to host.max_steps; below 1 it
-	// acts as 1 (a text-only agent). Results and events report it as
-	// StepsMax.
-	Steps int
+	// StepsMax is the step cap, already clamped to host.max_steps; below 1
+	// it acts as 1 (a text-only agent). Results and events report it as
+	// StepsMax too.
+	StepsMax int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int
 	// Tools are the agent's plugin tools (may be nil: no tools).
@@ -78,7 +79,7 @@ type Result struct {
 	Agent      string     `json:"agent"`
 	StopReason StopReason `json:"stop_reason"`
 	// Steps is the number of steps run; StepsMax is the step cap
-	// (Agent.Steps, at least 1).
+	// (Agent.StepsMax, at least 1).
 	Steps    int `json:"steps"`
 	StepsMax int `json:"steps_max"`
 	// ToolCalls counts executed tool calls (subagent calls count one).

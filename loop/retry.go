@@ -66,7 +66,7 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 		var pe *ProviderError
 		if !errors.As(err, &pe) {
 			ru.log.Error().Err(err).Msg("model request failed")
-			return Response{}, StopError, fmt.Errorf("model %s: %w", ru.a.ModelName, err)
+			return Response{}, StopError, fmt.Errorf("model %s: %w", ru.a.ModelID, err)
 		}
 		if !pe.Retryable {
 			ru.log.Error().Err(err).Int("status", pe.Status).Msg("model request failed (not retryable)")

@@ -22,7 +22,7 @@ type run struct {
 	a     *Agent
 	depth int
 	log   zerolog.Logger
-	// stepsMax is the step cap: Agent.Steps, at least 1. The last step is
+	// stepsMax is the step cap: Agent.StepsMax, at least 1. The last step is
 	// the final step.
 	stepsMax int
 
@@ -62,7 +62,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		a:         a,
 		depth:     depth,
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
-		stepsMax:  max(a.Steps, 1),
+		stepsMax:  max(a.StepsMax, 1),
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
@@ -85,7 +85,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 	ru.offerSubagents()
 
 	ru.emit(Event{Type: EventRunStart, StepsMax: ru.stepsMax})
-	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
+	ru.log.Info().Str("model", a.ModelID).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
 
 	if a.System != "" {
 		ru.append(Message{Role: RoleSystem, Content: a.System})

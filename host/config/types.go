@@ -182,7 +182,8 @@ type Agent struct {
 	Model       string
 	// Prompt is the system prompt text.
 	Prompt string
-	// Steps is the step cap as written; nil when unset (host.max_steps applies).
+	// Steps is the steps attribute, the step cap as written; nil when
+	// unset (host.max_steps applies). Config.StepsMax is the cap in effect.
 	Steps *int
 	// Budget is the tool-call budget; nil when unset (unlimited).
 	Budget *int
@@ -229,8 +230,8 @@ const (
 	FinalToolsNone FinalTools = "none" // tools listed with tool_choice "none"
 )
 
-// Cap is the agent's effective step cap: min(steps ?? max_steps, max_steps).
-func (c *Config) Cap(a *Agent) int {
+// StepsMax is the agent's step cap: min(steps ?? max_steps, max_steps).
+func (c *Config) StepsMax(a *Agent) int {
 	if a.Steps == nil || *a.Steps > c.Host.MaxSteps {
 		return c.Host.MaxSteps
 	}

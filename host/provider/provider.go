@@ -37,8 +37,8 @@ type Options struct {
 	// Headers are extra headers on every request; they override the
 	// defaults (use {"api-key": ...} for Azure keys).
 	Headers map[string]string
-	// Model is the provider-side model id.
-	Model string
+	// ModelID is the provider-side model id, sent as "model".
+	ModelID string
 	// Temperature is sent when not nil; 0 really is sent as 0.
 	Temperature *float64
 	// MaxTokens caps the completion; 0 leaves it unset. It is sent as
@@ -67,7 +67,7 @@ type Provider struct {
 	cfg         openai.ClientConfig // HTTPClient is set per call
 	http        *http.Client
 	headers     map[string]string
-	model       string
+	modelID     string
 	temperature *float64
 	maxTokens   int
 	idle        time.Duration
@@ -107,7 +107,7 @@ func New(o Options) *Provider {
 		cfg:       cfg,
 		http:      o.HTTPClient,
 		headers:   maps.Clone(o.Headers),
-		model:     o.Model,
+		modelID:   o.ModelID,
 		maxTokens: o.MaxTokens,
 		idle:      o.IdleTimeout,
 		deadline:  o.RequestTimeout,
@@ -295,7 +295,7 @@ func (p *Provider) requestError(ctx, sctx context.Context, x *exchange, err erro
 		// a configuration problem, not worth a retry.
 		return &loop.ProviderError{
 			Code:    "invalid_request",
-			Message: fmt.Sprintf("request for model %q not sent: %v", p.model, err),
+			Message: fmt.Sprintf("request for model %q not sent: %v", p.modelID, err),
 			Err:     err,
 		}
 	case context.Cause(sctx) == errIdle:
