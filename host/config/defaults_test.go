@@ -14,8 +14,7 @@ import (
 )
 
 // TestDefaultsDocumented: the defaults README.md's configuration table and
-// docs/plugin-protocol.md's limits table state, and the values the starter
-// agents.hcl writes out, are those of package internal/defaults.
+// the docs state are those of package internal/defaults.
 func TestDefaultsDocumented(t *testing.T) {
 	readme := readRepoFile(t, "README.md")
 	rows := configTable(t, readme)
@@ -47,21 +46,33 @@ func TestDefaultsDocumented(t *testing.T) {
 		{"plugin mount mode", split(strings.TrimPrefix(cell("plugin", "mount \"NAME\" { host guest mode }"), "mode ")), []any{defaults.MountMode}},
 		{"agent doom_loop", split(cell("agent", "doom_loop { threshold action }")), []any{defaults.DoomThreshold, defaults.DoomAction}},
 	}
-	protocol := readRepoFile(t, "docs/plugin-protocol.md")
-	for _, l := range []struct {
-		name string
-		want any
-	}{{"memory", size(defaults.Memory)}, {"timeout", defaults.Timeout}, {"max_output", size(defaults.MaxOutput)}} {
-		m := regexp.MustCompile("(?m)^\\| `" + l.name + "` \\| `([^`]+)`").FindStringSubmatch(protocol)
+	// Defaults stated in the prose and examples of docs/: the first
+	// submatch of the pattern is the value.
+	for _, d := range []struct {
+		file, pattern string
+		want          any
+	}{
+		{"docs/plugin-protocol.md", "(?m)^\\| `memory` \\| `([^`]+)`", size(defaults.Memory)},
+		{"docs/plugin-protocol.md", "(?m)^\\| `timeout` \\| `([^` ]+)", defaults.Timeout},
+		{"docs/plugin-protocol.md", "(?m)^\\| `max_output` \\| `([^`]+)`", size(defaults.MaxOutput)},
+		{"docs/plugin-protocol.md", `memory += "[^"]*" +# default (\S+)`, size(defaults.Memory)},
+		{"docs/plugin-protocol.md", `timeout += "[^"]*" +# per call; default (\S+)`, defaults.Timeout},
+		{"docs/plugin-protocol.md", `max_output = "[^"]*" +# stdout and stderr each; default (\S+)`, size(defaults.MaxOutput)},
+		{"docs/plugin-protocol.md", "`max_output` \\(([^)]+) by default\\)", size(defaults.MaxOutput)},
+		{"docs/decisions.md", "`limits.max_write` \\(default ([^)]+)\\)", size(defaults.MaxWrite)},
+		{"docs/decisions.md", "`limits.max_files` \\(default ([^)]+)\\)", defaults.MaxFiles},
+		{"docs/decisions.md", "`request_timeout` \\(default ([^)]+)\\)", defaults.RequestTimeout},
+	} {
+		m := regexp.MustCompile(d.pattern).FindStringSubmatch(readRepoFile(t, d.file))
 		if m == nil {
-			t.Errorf("docs/plugin-protocol.md: no row for limit %s", l.name)
+			t.Errorf("%s: nothing matches %s", d.file, d.pattern)
 			continue
 		}
 		checks = append(checks, struct {
 			where string
 			got   []string
 			want  []any
-		}{"docs/plugin-protocol.md limit " + l.name, []string{m[1]}, []any{l.want}})
+		}{d.file + " " + m[0], []string{strings.ReplaceAll(m[1], " ", "")}, []any{d.want}})
 	}
 	for _, c := range checks {
 		if len(c.got) != len(c.want) {
