@@ -343,7 +343,7 @@ func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }
 type Tool struct {
 	Name        string          `json:"name"`
 	Plugin      string          `json:"plugin"`
-	Kind        string          `json:"kind"`
+	Kind        plugin.Kind     `json:"kind"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 }
@@ -353,7 +353,7 @@ func (h *Host) Tools() []Tool {
 	var out []Tool
 	for _, p := range h.Plugins {
 		for _, s := range p.Tools() {
-			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: string(p.Kind()), Description: s.Description, InputSchema: s.InputSchema})
+			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema})
 		}
 	}
 	return out
