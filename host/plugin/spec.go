@@ -20,7 +20,8 @@ const (
 // Spec is one plugin to load: where its module comes from, its kind, its
 // limits and the capabilities it is granted. The host builds one from each
 // plugin block of agents.hcl; tests and other callers build them directly.
-// Load copies what it keeps; the caller may reuse the Spec.
+// Load copies what it keeps of the Spec, except the bytes of Wasm, which
+// must not change afterwards.
 type Spec struct {
 	// Name names the plugin in errors, logs and Failures, and is the
 	// guest's argv[0] in agenthost plugins.
