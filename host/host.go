@@ -8,10 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
@@ -19,7 +17,6 @@ import (
 	"github.com/agenthost/agenthost/internal/cassette"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
-	"github.com/agenthost/agenthost/prompts"
 )
 
 // Options tune how a Host is built.
@@ -85,25 +82,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}()
 
 	var diags hcl.Diagnostics
-	plugins := make([]*plugin.Plugin, len(cfg.Plugins))
-	errs := make([]error, len(cfg.Plugins))
-	var wg sync.WaitGroup
+	specs := make([]plugin.Spec, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
-		zerolog.Ctx(ctx).Debug().Str("plugin", p.Name).Str("cache", cache).Msg("loading plugin (compiling it unless cached)")
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			plugins[i], errs[i] = rt.Load(ctx, p)
-		}()
+		specs[i] = pluginSpec(p)
 	}
-	wg.Wait()
-	for i, p := range cfg.Plugins {
-		if errs[i] != nil {
+	plugins, errs := rt.LoadAll(ctx, specs)
+	for i, err := range errs {
+		if err != nil {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Plugin failed to load",
-				Detail:   errs[i].Error(), // Load's error names the plugin
-				Subject:  p.DefRange.Ptr(),
+				Detail:   err.Error(), // Load's error names the plugin
+				Subject:  cfg.Plugins[i].DefRange.Ptr(),
 			})
 		}
 	}
@@ -261,7 +251,7 @@ func (h *Host) models(opts Options) (map[string]loop.Model, error) {
 			BaseURL:        p.BaseURL,
 			APIKey:         p.APIKey,
 			Headers:        p.Headers,
-			Model:          m.ID,
+			ModelID:        m.ID,
 			Temperature:    m.Temperature,
 			MaxTokens:      m.MaxTokens,
 			IdleTimeout:    p.IdleTimeout,
@@ -303,15 +293,15 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	la := &loop.Agent{
 		Name:           a.Name,
 		Description:    a.Description,
-		ModelName:      model.ID,
+		ModelID:        model.ID,
 		Model:          models[model.Name],
 		ContextWindow:  model.ContextWindow,
 		System:         a.Prompt,
-		Steps:          cfg.Cap(a),
+		StepsMax:       cfg.StepsMax(a),
 		Tools:          ts,
 		DoomThreshold:  a.DoomLoop.Threshold,
-		DoomAction:     a.DoomLoop.Action,
-		FinalStepTools: prov.FinalStepTools,
+		DoomAction:     loop.DoomAction(a.DoomLoop.Action),
+		FinalStepTools: loop.FinalTools(prov.FinalStepTools),
 		Retry: loop.RetryPolicy{
 			Attempts: prov.Retry.Attempts,
 			Initial:  prov.Retry.Initial,
@@ -333,25 +323,10 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	return la
 }
 
+// agentPrompts are a's own prompts; the loop uses the defaults of package
+// prompts for those left blank.
 func agentPrompts(a *config.Agent) loop.Prompts {
-	d := prompts.Default()
-	p := loop.Prompts{
-		MaxSteps:   d.MaxSteps,
-		Budget:     d.Budget,
-		DoomLoop:   d.DoomLoop,
-		DoomWarn:   d.DoomWarn,
-		Compaction: d.Compaction,
-	}
-	if a.MaxStepsPrompt != "" {
-		p.MaxSteps = a.MaxStepsPrompt
-	}
-	if a.BudgetPrompt != "" {
-		p.Budget = a.BudgetPrompt
-	}
-	if a.DoomLoopPrompt != "" {
-		p.DoomLoop = a.DoomLoopPrompt
-	}
-	return p
+	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, DoomLoop: a.DoomLoopPrompt}
 }
 
 // CacheDir is the compilation cache in use: absolute, checked private; ""
@@ -365,7 +340,7 @@ func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }
 type Tool struct {
 	Name        string          `json:"name"`
 	Plugin      string          `json:"plugin"`
-	Kind        string          `json:"kind"`
+	Kind        plugin.Kind     `json:"kind"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 }

@@ -3,6 +3,8 @@ package loop
 import (
 	"context"
 	"time"
+
+	"github.com/agenthost/agenthost/prompts"
 )
 
 // StopReason says why a run ended.
@@ -18,37 +20,29 @@ const (
 	StopError         StopReason = "error"
 )
 
-// Prompts are the host-injected texts. MaxSteps, Budget, DoomLoop and
-// Compaction are sent as user-role messages; DoomWarn is a tool result. A
-// blank one falls back to a terse built-in sentence.
-type Prompts struct {
-	// MaxSteps is sent on the final step when the step cap is reached.
-	MaxSteps string
-	// Budget is sent on the final step when the tool-call budget is used up.
-	Budget string
-	// DoomLoop is sent on the final step when a doom loop stopped the run.
-	DoomLoop string
-	// DoomWarn is the error result given to a repeated call under "warn".
-	DoomWarn string
-	// Compaction asks the model to summarise the history.
-	Compaction string
-}
+// Prompts are the texts the loop injects into a run (see prompts.Set). A
+// blank one is replaced by its default from package prompts.
+type Prompts = prompts.Set
+
+// defaultPrompts fill the blank fields of Agent.Prompts.
+var defaultPrompts = prompts.Default()
 
 // Agent is an immutable description of one agent, built by the host. Values
 // are shared between concurrent runs and must not be mutated.
 type Agent struct {
 	Name        string
 	Description string
-	// ModelName is the provider-side model id, for logs and results.
-	ModelName string
-	Model     Model
+	// ModelID is the provider-side model id (a model block's name
+	// attribute), for logs and errors.
+	ModelID string
+	Model   Model
 	// ContextWindow is the model's context size in tokens; 0 disables compaction.
 	ContextWindow int
 	System        string
-	// Steps is the step cap, already clamped to host.max_steps; below 1 it
-	// acts as 1 (a text-only agent). Results and events report it as
-	// StepsMax.
-	Steps int
+	// StepsMax is the step cap, already clamped to host.max_steps; below 1
+	// it acts as 1 (a text-only agent). Results and events report it as
+	// StepsMax too.
+	StepsMax int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int
 	// Tools are the agent's plugin tools (may be nil: no tools).
@@ -56,12 +50,13 @@ type Agent struct {
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
 	Subagents []*Agent
 	// DoomThreshold is the number of identical consecutive calls that make a
-	// doom loop (default 3).
+	// doom loop; 0 means defaults.DoomThreshold.
 	DoomThreshold int
-	// DoomAction is a DoomAction: DoomWarn (default), DoomStop or DoomAsk.
-	DoomAction string
-	// FinalStepTools is FinalToolsOmit (default) or FinalToolsNone.
-	FinalStepTools string
+	// DoomAction is DoomWarn, DoomStop or DoomAsk; "" means
+	// defaults.DoomAction.
+	DoomAction DoomAction
+	// FinalStepTools is FinalToolsOmit ("" acts as it) or FinalToolsNone.
+	FinalStepTools FinalTools
 	Retry          RetryPolicy
 	Prompts        Prompts
 	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level
@@ -88,7 +83,7 @@ type Result struct {
 	Agent      string     `json:"agent"`
 	StopReason StopReason `json:"stop_reason"`
 	// Steps is the number of steps run; StepsMax is the step cap
-	// (Agent.Steps, at least 1).
+	// (Agent.StepsMax, at least 1).
 	Steps    int `json:"steps"`
 	StepsMax int `json:"steps_max"`
 	// ToolCalls counts executed tool calls (subagent calls count one).

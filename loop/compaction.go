@@ -18,10 +18,6 @@ const compactionKeep = 4
 // summaryPrefix starts the user message that replaces compacted history.
 const summaryPrefix = "Summary of earlier conversation: "
 
-// fallbackCompaction asks for the summary when the host leaves
-// Prompts.Compaction empty.
-const fallbackCompaction = "Summarise the conversation so far so that the task can continue from the summary alone: the task, what was done, results that matter, and what remains."
-
 // needsCompaction is the compaction trigger: a response whose prompt took
 // more than 85 % of a context window of window tokens. A window of 0 (not
 // known) never triggers.
@@ -59,7 +55,7 @@ func (ru *run) compaction(ctx context.Context) StopReason {
 	msgs := make([]Message, 0, start+cut+1)
 	msgs = append(msgs, ru.history[:start]...)
 	msgs = append(msgs, body[:cut]...)
-	msgs = append(msgs, Message{Role: RoleUser, Content: orDefault(ru.a.Prompts.Compaction, fallbackCompaction)})
+	msgs = append(msgs, Message{Role: RoleUser, Content: orDefault(ru.a.Prompts.Compaction, defaultPrompts.Compaction)})
 
 	resp, failed, err := ru.stream(ctx, Request{Messages: msgs}, false)
 	if failed == StopAborted {

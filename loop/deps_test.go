@@ -2,13 +2,15 @@ package loop
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestDeps enforces the import policy: loop depends on small interfaces,
 // never on the sandbox, the provider client, the config language, the host
-// that builds agents or the scenario runner's test machinery.
+// that builds agents or the scenario runner's test machinery; of the
+// project it imports only leaves that hold texts and values (leaves below).
 func TestDeps(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -26,6 +28,11 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/internal/scenario",
 		"github.com/rogpeppe/go-internal",
 	}
+	// leaves are the project packages loop may depend on.
+	leaves := []string{
+		"github.com/agenthost/agenthost/prompts",
+		"github.com/agenthost/agenthost/internal/defaults",
+	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {
 		t.Fatalf("go list -deps printed %d packages; expected the standard library at least", len(deps))
@@ -35,6 +42,9 @@ func TestDeps(t *testing.T) {
 			if d == f || strings.HasPrefix(d, f+"/") {
 				t.Errorf("package loop depends on %s (forbidden prefix %s)", d, f)
 			}
+		}
+		if strings.HasPrefix(d, "github.com/agenthost/agenthost/") && d != "github.com/agenthost/agenthost/loop" && !slices.Contains(leaves, d) {
+			t.Errorf("package loop depends on %s, which is not one of the leaves %q", d, leaves)
 		}
 	}
 }

@@ -2,10 +2,11 @@
 // budget, doom-loop detection, retries, compaction, subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
-// only on small interfaces (Model, Toolset, Sink, Asker): never on wazero,
-// go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
-// it with in-memory fakes. The host fills Agent.Prompts from package prompts;
-// when a prompt is empty the loop falls back to a terse built-in sentence.
+// only on small interfaces (Model, Toolset, Sink, Asker) and on two leaves,
+// prompts and internal/defaults, for its default texts and values: never on
+// wazero, go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
+// it with in-memory fakes. Agent.Prompts holds an agent's own prompts; a
+// blank one is the default text of package prompts.
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
 // final step and its prompt), tools.go (executing tool calls), budget.go,
@@ -26,7 +27,7 @@
 // # Steps
 //
 // Step n is one Model.Stream call plus the execution of its tool calls. The
-// step cap, StepsMax, is Agent.Steps (at least 1). Steps 1 … StepsMax−1 offer
+// step cap, StepsMax, is Agent.StepsMax (at least 1). Steps 1 … StepsMax−1 offer
 // the agent's tools and one tool per subagent (no tools field at all when
 // there are none). Step StepsMax is the final step: no tools (or all of them
 // with ToolChoice "none" when FinalStepTools is "none") and a trailing user
@@ -88,7 +89,7 @@
 // Doom loop: the signature of a call is its name plus its arguments
 // re-marshalled with sorted keys (raw text when not JSON); the count of
 // identical consecutive calls runs across steps. The threshold-th identical
-// call (default 3) is not executed under DoomWarn (answered with
+// call (Agent.DoomThreshold) is not executed under DoomWarn (answered with
 // Prompts.DoomWarn; a second doom loop in the run acts as DoomStop) and
 // DoomStop (answered with an error; the next request is the final step).
 // Under DoomAsk, Runner.Asker decides: AnswerOnce runs the call, AnswerAlways
@@ -99,11 +100,12 @@
 //
 // A Model error satisfying errors.Is(err, context.Canceled), or any error
 // once ctx is done, aborts the run. A *ProviderError with Retryable is
-// retried up to Retry.Attempts tries in all (default 5): the delay is
-// RetryAfter when the server sent one (a RetryAfter above MaxDelay stops the
-// run with provider_error at once), else Initial (default 1s) doubled per
-// try, times a jitter factor in [0.8, 1.2), capped at MaxDelay (default
-// 60s). A retry event (attempt = the failed try, delay_ms, status, message)
+// retried up to Retry.Attempts tries in all: the delay is RetryAfter when
+// the server sent one (a RetryAfter above MaxDelay stops the run with
+// provider_error at once), else Initial doubled per try, times a jitter
+// factor in [0.8, 1.2), capped at MaxDelay. A zero field of Retry, and a
+// zero DoomThreshold or DoomAction, take the agents.hcl default (package
+// internal/defaults). A retry event (attempt = the failed try, delay_ms, status, message)
 // precedes each wait. A non-retryable ProviderError or the last failed try
 // stops the run with provider_error; any other error stops it with error.
 // Retries never consume steps.

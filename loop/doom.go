@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 // DoomAction is what the loop does about a doom loop: the same tool call,
@@ -20,13 +22,6 @@ const (
 	// DoomAsk lets Runner.Asker decide; without an Asker it acts as DoomStop.
 	DoomAsk DoomAction = "ask"
 )
-
-// defaultDoomThreshold applies when Agent.DoomThreshold is 0.
-const defaultDoomThreshold = 3
-
-// fallbackDoomWarn is the error result of a call refused under DoomWarn when
-// the host leaves Prompts.DoomWarn empty.
-const fallbackDoomWarn = "Not executed: you made this exact call several times in a row. Do not repeat it; try something else or give your answer."
 
 // Asker asks the user what to do about a doom loop on an interactive terminal.
 type Asker interface {
@@ -66,14 +61,14 @@ const (
 )
 
 // newDoomDetector returns a detector for threshold identical calls (0 means
-// the default, 3) and action ("" means DoomWarn; an unknown action acts as
-// DoomStop).
+// defaults.DoomThreshold) and action ("" means defaults.DoomAction; an
+// unknown action acts as DoomStop).
 func newDoomDetector(threshold int, action DoomAction) doomDetector {
 	if threshold <= 0 {
-		threshold = defaultDoomThreshold
+		threshold = defaults.DoomThreshold
 	}
 	if action == "" {
-		action = DoomWarn
+		action = defaults.DoomAction
 	}
 	return doomDetector{threshold: threshold, action: action}
 }
@@ -134,7 +129,7 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 	switch verdict {
 	case verdictWarn:
 		log.Msg("doom loop: call not executed, model warned")
-		return false, orDefault(ru.a.Prompts.DoomWarn, fallbackDoomWarn), false
+		return false, orDefault(ru.a.Prompts.DoomWarn, defaultPrompts.DoomWarn), false
 	case verdictOnce:
 		log.Msg("doom loop: user let the call run once")
 		return true, "", false

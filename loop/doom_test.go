@@ -99,7 +99,7 @@ func TestDoomLoop(t *testing.T) {
 			m := &fakeModel{script: tt.script}
 			ts := newTools("read_file", "list_dir")
 			a := testAgent(m, ts, 10)
-			a.DoomAction, a.DoomThreshold = string(tt.action), tt.threshold
+			a.DoomAction, a.DoomThreshold = tt.action, tt.threshold
 			r, rec, _ := testRunner()
 			if tt.asker != nil {
 				r.Asker = tt.asker

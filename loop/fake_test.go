@@ -120,7 +120,7 @@ var testPrompts = Prompts{
 }
 
 func testAgent(m Model, ts Toolset, steps int) *Agent {
-	a := &Agent{Name: "main", ModelName: "fake", Model: m, System: "SYSTEM", Steps: steps, Prompts: testPrompts, MaxDepth: 3}
+	a := &Agent{Name: "main", ModelID: "fake", Model: m, System: "SYSTEM", StepsMax: steps, Prompts: testPrompts, MaxDepth: 3}
 	if ts != nil {
 		a.Tools = ts
 	}
@@ -177,8 +177,8 @@ func runChecked(t *testing.T, ctx context.Context, r *Runner, rec *recorder, a *
 		t.Fatal("Run returned nil")
 	}
 	checkHistory(t, res.Messages)
-	if res.StepsMax != max(a.Steps, 1) {
-		t.Errorf("StepsMax = %d, want %d", res.StepsMax, max(a.Steps, 1))
+	if res.StepsMax != max(a.StepsMax, 1) {
+		t.Errorf("StepsMax = %d, want %d", res.StepsMax, max(a.StepsMax, 1))
 	}
 	if res.Steps > res.StepsMax {
 		t.Errorf("Steps = %d > StepsMax %d", res.Steps, res.StepsMax)

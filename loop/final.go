@@ -5,19 +5,14 @@ import (
 	"strings"
 )
 
-// Final-step tool modes.
-const (
-	FinalToolsOmit = "omit" // the final request carries no tools
-	FinalToolsNone = "none" // tools listed with tool_choice "none"
-)
+// FinalTools is what the request of a final step offers the model.
+type FinalTools string
 
-// Fallback texts of the final-step prompts, used when the host leaves one
-// empty. The host normally fills Agent.Prompts from package prompts; these
-// keep the loop safe without it.
+// Final-step tool modes; any other value, "" included, acts as
+// FinalToolsOmit.
 const (
-	fallbackMaxSteps = "The step limit is reached and tools are disabled. Answer with text only: say that the step limit was hit, summarise what you did, list what remains, and recommend the next step."
-	fallbackBudget   = "The tool-call budget is exhausted and tools are disabled. Answer with text only: say that the budget was used up, summarise what you did, list what remains, and recommend the next step."
-	fallbackDoomLoop = "You repeated the same tool call, so the host stopped the task, and tools are disabled. Answer with text only: say that you were repeating a call, summarise what you did, list what remains, and recommend the next step."
+	FinalToolsOmit FinalTools = "omit" // the final request carries no tools
+	FinalToolsNone FinalTools = "none" // tools listed with tool_choice "none"
 )
 
 // textOnly says whether the agent is text-only (a step cap of 1): its one
@@ -56,11 +51,11 @@ func (ru *run) finalPrompt(reason StopReason) string {
 	p := ru.a.Prompts
 	switch reason {
 	case StopBudget:
-		return orDefault(p.Budget, fallbackBudget)
+		return orDefault(p.Budget, defaultPrompts.Budget)
 	case StopDoomLoop:
-		return orDefault(p.DoomLoop, fallbackDoomLoop)
+		return orDefault(p.DoomLoop, defaultPrompts.DoomLoop)
 	default:
-		return orDefault(p.MaxSteps, fallbackMaxSteps)
+		return orDefault(p.MaxSteps, defaultPrompts.MaxSteps)
 	}
 }
 

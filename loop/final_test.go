@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/prompts"
 )
 
 func TestFinalStepDropsToolCalls(t *testing.T) {
@@ -74,3 +76,64 @@ func TestFinalStepDropsToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestBlankPromptsUseDefaults: a prompt the agent leaves blank is the text
+// of package prompts; one it sets is sent as is.
+func TestBlankPromptsUseDefaults(t *testing.T) {
+	d := prompts.Default()
+	same := tc("", "read_file", `{"a":1}`)
+	tests := []struct {
+		name    string
+		prompts Prompts
+		budget  int
+		script  []reply
+		// want is the content of the last message of request i (1-based).
+		want map[int]string
+	}{
+		{
+			name: "max steps", script: []reply{calls("", tc("1", "read_file", `{}`)), text("summary")},
+			want: map[int]string{2: d.MaxSteps},
+		},
+		{
+			name: "max steps set by the agent", prompts: Prompts{MaxSteps: "MINE"},
+			script: []reply{calls("", tc("1", "read_file", `{}`)), text("summary")},
+			want:   map[int]string{2: "MINE"},
+		},
+		{
+			name: "blank is white space too", prompts: Prompts{MaxSteps: " \n"},
+			script: []reply{calls("", tc("1", "read_file", `{}`)), text("summary")},
+			want:   map[int]string{2: d.MaxSteps},
+		},
+		{
+			name: "budget", budget: 1, script: []reply{calls("", tc("1", "read_file", `{}`), tc("2", "read_file", `{}`)), text("summary")},
+			want: map[int]string{2: d.Budget},
+		},
+		{
+			name: "doom warn and doom loop",
+			script: []reply{
+				calls("", withID(same, "1"), withID(same, "2"), withID(same, "3")),
+				calls("", withID(same, "4")), text("summary"),
+			},
+			want: map[int]string{2: d.DoomWarn, 3: d.DoomLoop},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &fakeModel{script: tt.script}
+			a := testAgent(m, newTools("read_file"), len(tt.script))
+			a.Prompts, a.Budget = tt.prompts, tt.budget
+			r, rec, _ := testRunner()
+			runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
+			for i, want := range tt.want {
+				if i > len(m.reqs) {
+					t.Fatalf("%d requests, want at least %d", len(m.reqs), i)
+				}
+				if got := last(m.reqs[i-1].Messages).Content; got != want {
+					t.Errorf("request %d ends with %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+func withID(c ToolCall, id string) ToolCall { c.ID = id; return c }

@@ -6,37 +6,36 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
-// RetryPolicy controls retries of failed model requests.
+// RetryPolicy controls retries of failed model requests. A zero (or
+// negative) field takes the default of the provider's retry block in
+// agents.hcl (package internal/defaults).
 type RetryPolicy struct {
-	// Attempts is the total number of tries, the first included (default 5).
+	// Attempts is the total number of tries, the first included (default
+	// defaults.RetryAttempts).
 	Attempts int
-	// Initial is the first backoff delay (default 1s); each retry doubles it.
+	// Initial is the first backoff delay (default defaults.RetryInitial);
+	// each retry doubles it.
 	Initial time.Duration
-	// MaxDelay caps one delay (default 60s). A server asking for a longer
-	// wait stops the run with provider_error.
+	// MaxDelay caps one delay (default defaults.RetryMaxDelay). A server
+	// asking for a longer wait stops the run with provider_error.
 	MaxDelay time.Duration
 }
-
-// Defaults applied when a RetryPolicy leaves a value zero.
-const (
-	defaultAttempts = 5
-	defaultInitial  = time.Second
-	defaultMaxDelay = 60 * time.Second
-)
 
 // withDefaults returns p with zero (or negative) values replaced by the
 // defaults.
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
-		p.Attempts = defaultAttempts
+		p.Attempts = defaults.RetryAttempts
 	}
 	if p.Initial <= 0 {
-		p.Initial = defaultInitial
+		p.Initial = defaults.RetryInitial
 	}
 	if p.MaxDelay <= 0 {
-		p.MaxDelay = defaultMaxDelay
+		p.MaxDelay = defaults.RetryMaxDelay
 	}
 	return p
 }
@@ -67,7 +66,7 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 		var pe *ProviderError
 		if !errors.As(err, &pe) {
 			ru.log.Error().Err(err).Msg("model request failed")
-			return Response{}, StopError, fmt.Errorf("model %s: %w", ru.a.ModelName, err)
+			return Response{}, StopError, fmt.Errorf("model %s: %w", ru.a.ModelID, err)
 		}
 		if !pe.Retryable {
 			ru.log.Error().Err(err).Int("status", pe.Status).Msg("model request failed (not retryable)")

@@ -22,7 +22,7 @@ type run struct {
 	a     *Agent
 	depth int
 	log   zerolog.Logger
-	// stepsMax is the step cap: Agent.Steps, at least 1. The last step is
+	// stepsMax is the step cap: Agent.StepsMax, at least 1. The last step is
 	// the final step.
 	stepsMax int
 
@@ -62,12 +62,12 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		a:         a,
 		depth:     depth,
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
-		stepsMax:  max(a.Steps, 1),
+		stepsMax:  max(a.StepsMax, 1),
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},
 		retry:     a.Retry.withDefaults(),
-		doom:      newDoomDetector(a.DoomThreshold, DoomAction(a.DoomAction)),
+		doom:      newDoomDetector(a.DoomThreshold, a.DoomAction),
 		res: &Result{
 			Session: in.Session,
 			Agent:   a.Name,
@@ -86,7 +86,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 	ru.offerSubagents()
 
 	ru.emit(Event{Type: EventRunStart, StepsMax: ru.stepsMax})
-	ru.log.Info().Str("model", a.ModelName).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
+	ru.log.Info().Str("model", a.ModelID).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
 
 	if a.System != "" {
 		ru.append(Message{Role: RoleSystem, Content: a.System})
@@ -200,8 +200,8 @@ func (ru *run) loop(ctx context.Context) StopReason {
 	}
 }
 
-// orDefault returns s, or def when s is blank: the host-injected prompts
-// fall back to the loop's built-in sentences.
+// orDefault returns s, or def when s is blank: a prompt the agent leaves
+// blank is the default of package prompts.
 func orDefault(s, def string) string {
 	if strings.TrimSpace(s) == "" {
 		return def

@@ -15,7 +15,7 @@ func TestSteps(t *testing.T) {
 		name       string
 		steps      int
 		tools      []string
-		finalTools string
+		finalTools FinalTools
 		script     []reply
 		wantStop   StopReason
 		wantSteps  int
@@ -276,7 +276,7 @@ func TestAbort(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		cm := &fakeModel{script: []reply{{before: cancel, err: fmt.Errorf("read: %w", context.Canceled)}}}
-		child := &Agent{Name: "helper", Model: cm, Steps: 3, MaxDepth: 3}
+		child := &Agent{Name: "helper", Model: cm, StepsMax: 3, MaxDepth: 3}
 		m := &fakeModel{script: []reply{calls("", tc("1", "helper", `{"prompt":"x"}`), tc("2", "helper", `{"prompt":"y"}`))}}
 		a := testAgent(m, nil, 5)
 		a.Subagents = []*Agent{child}
@@ -308,7 +308,7 @@ func TestAbort(t *testing.T) {
 }
 
 func TestOnText(t *testing.T) {
-	child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child text")}}, Steps: 1}
+	child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child text")}}, StepsMax: 1}
 	m := &fakeModel{script: []reply{calls("calling", tc("1", "helper", `{"prompt":"x"}`)), text("parent text")}}
 	a := testAgent(m, nil, 3)
 	a.Subagents = []*Agent{child}
@@ -324,7 +324,7 @@ func TestOnText(t *testing.T) {
 
 func TestBadAgents(t *testing.T) {
 	r, rec, _ := testRunner()
-	res := runChecked(t, context.Background(), r, rec, &Agent{Name: "nomodel", Steps: 2}, Input{Prompt: "x"})
+	res := runChecked(t, context.Background(), r, rec, &Agent{Name: "nomodel", StepsMax: 2}, Input{Prompt: "x"})
 	if res.StopReason != StopError || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], `"nomodel" has no model`) {
 		t.Errorf("got %s %q", res.StopReason, res.Errors)
 	}

@@ -1,11 +1,13 @@
-// Package prompts holds the default texts the host injects into agent runs:
-// the final-step messages (step limit, tool-call budget, doom loop), the error
-// result given to a repeated tool call, and the compaction request.
+// Package prompts holds the texts the loop injects into agent runs, and
+// their defaults: the final-step messages (step limit, tool-call budget, doom
+// loop), the error result given to a repeated tool call, and the compaction
+// request.
 //
 // It is a leaf of the pipeline: the texts are embedded from the .md files in
 // this directory with go:embed, and the package imports nothing of the
-// project. The host copies them into each loop.Agent, where an agent's own
-// overrides (max_steps_prompt, ...) replace them.
+// project. Set is the one type of a prompt set (loop.Prompts is Set): the
+// host puts an agent's own prompts (max_steps_prompt, ...) in
+// loop.Agent.Prompts, and the loop uses Default for those left blank.
 package prompts
 
 import (
@@ -26,7 +28,7 @@ var (
 	compaction string
 )
 
-// Set is one set of host prompts. Each text is sent as a user-role message,
+// Set is one set of prompts. Each text is sent as a user-role message,
 // except DoomWarn, which is the content of the error result given to a
 // repeated tool call.
 type Set struct {

@@ -33,7 +33,7 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 		if tools == "" {
 			tools = "none"
 		}
-		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s, tools: %s", a.Name, a.Model, cfg.Cap(a), budget, tools)
+		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s, tools: %s", a.Name, a.Model, cfg.StepsMax(a), budget, tools)
 		if len(a.Subagents) > 0 {
 			line += ", subagents: " + strings.Join(a.Subagents, ", ")
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -13,75 +12,31 @@ import (
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/toolname"
 )
-
-// Defaults of the host, provider, plugin and agent blocks.
-const (
-	DefaultMaxSteps       = 200
-	DefaultDataDir        = ".agenthost"
-	DefaultMaxDepth       = 3
-	DefaultRetryAttempts  = 5
-	DefaultRetryInitial   = time.Second
-	DefaultRetryMaxDelay  = 60 * time.Second
-	DefaultIdleTimeout    = 120 * time.Second
-	DefaultRequestTimeout = 10 * time.Minute
-	DefaultMemory         = 256 << 20
-	DefaultTimeout        = 30 * time.Second
-	DefaultMaxOutput      = 1 << 20
-	DefaultMaxWrite       = 64 << 20
-	DefaultMaxFiles       = 10000
-	DefaultDoomThreshold  = 3
-	DefaultDoomAction     = "warn"
-	DefaultFinalStepTools = "omit"
-)
-
-// toolNameRE is what model APIs accept as a function name.
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ValidToolName reports whether name can be sent to a model as a tool name.
-func ValidToolName(name string) bool { return toolNameRE.MatchString(name) }
-
-// toolNameFix turns name into a valid tool name, for hints.
-func toolNameFix(name string) string {
-	var sb strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			sb.WriteRune(r)
-		default:
-			sb.WriteByte('_')
-		}
-		if sb.Len() == 64 {
-			break
-		}
-	}
-	if sb.Len() == 0 {
-		return "tool"
-	}
-	return sb.String()
-}
 
 func (b *builder) host(cfg *Config, h *rawHost) {
-	cfg.Host = Host{MaxSteps: DefaultMaxSteps, DataDir: DefaultDataDir, MaxDepth: DefaultMaxDepth}
+	cfg.Host = Host{MaxSteps: defaults.MaxSteps, DataDir: defaults.DataDir, MaxDepth: defaults.MaxDepth}
 	if h != nil {
 		if h.MaxSteps != nil && b.set(h.MaxStepsRange) {
 			if *h.MaxSteps < 1 {
-				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", DefaultMaxSteps)
+				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", defaults.MaxSteps)
 			} else {
 				cfg.Host.MaxSteps = *h.MaxSteps
 			}
 		}
 		if h.MaxDepth != nil && b.set(h.MaxDepthRange) {
 			if *h.MaxDepth < 0 {
-				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", DefaultMaxDepth)
+				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", defaults.MaxDepth)
 			} else {
 				cfg.Host.MaxDepth = *h.MaxDepth
 			}
 		}
 		if b.set(h.DataDirRange) {
 			if strings.TrimSpace(h.DataDir) == "" {
-				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", DefaultDataDir)
+				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", defaults.DataDir)
 			} else {
 				cfg.Host.DataDir = h.DataDir
 			}
@@ -118,21 +73,24 @@ func (b *builder) size(s string, r hcl.Range, attr string, def uint64) uint64 {
 	return n
 }
 
-// oneOf checks an enumerated attribute; it returns def when unset.
-func (b *builder) oneOf(v string, r hcl.Range, attr, def string, allowed ...string) string {
+// oneOf checks an enumerated attribute of b; it returns def when unset or
+// not one of allowed.
+func oneOf[T ~string](b *builder, v string, r hcl.Range, attr string, def T, allowed ...T) T {
 	if !b.set(r) {
 		return def
 	}
-	for _, a := range allowed {
-		if v == a {
-			return v
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		if v == string(a) {
+			return a
 		}
+		names[i] = string(a)
 	}
 	hint := ""
-	if s := Suggest(v, allowed); s != "" {
+	if s := Suggest(v, names); s != "" {
 		hint = fmt.Sprintf(" Did you mean %q?", s)
 	}
-	b.errorf(r, "Invalid "+attr, "%s must be one of %s, not %q.%s", attr, quoteList(allowed), v, hint)
+	b.errorf(r, "Invalid "+attr, "%s must be one of %s, not %q.%s", attr, quoteList(names), v, hint)
 	return def
 }
 
@@ -143,9 +101,9 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 		Headers:  rp.Headers,
 		DefRange: rp.DefRange,
 		Retry: Retry{
-			Attempts: DefaultRetryAttempts,
-			Initial:  DefaultRetryInitial,
-			MaxDelay: DefaultRetryMaxDelay,
+			Attempts: defaults.RetryAttempts,
+			Initial:  defaults.RetryInitial,
+			MaxDelay: defaults.RetryMaxDelay,
 		},
 	}
 	switch {
@@ -166,15 +124,15 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 				p.Retry.Attempts = *r.Attempts
 			}
 		}
-		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", DefaultRetryInitial)
-		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", DefaultRetryMaxDelay)
+		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", defaults.RetryInitial)
+		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", defaults.RetryMaxDelay)
 		if p.Retry.MaxDelay < p.Retry.Initial && b.set(r.MaxDelayRange) {
 			b.errorf(r.MaxDelayRange, "Invalid max_delay", "max_delay (%s) must be at least initial (%s).", p.Retry.MaxDelay, p.Retry.Initial)
 		}
 	}
-	p.FinalStepTools = b.oneOf(rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", DefaultFinalStepTools, "omit", "none")
-	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", DefaultIdleTimeout)
-	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", DefaultRequestTimeout)
+	p.FinalStepTools = oneOf(b, rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", defaults.FinalStepTools, FinalToolsOmit, FinalToolsNone)
+	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", defaults.IdleTimeout)
+	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", defaults.RequestTimeout)
 	return p
 }
 
@@ -318,14 +276,14 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 		MaxStepsPrompt: ra.MaxStepsPrompt,
 		BudgetPrompt:   ra.BudgetPrompt,
 		DoomLoopPrompt: ra.DoomLoopPrompt,
-		DoomLoop:       DoomLoop{Threshold: DefaultDoomThreshold, Action: DefaultDoomAction},
+		DoomLoop:       DoomLoop{Threshold: defaults.DoomThreshold, Action: defaults.DoomAction},
 		DefRange:       ra.DefRange,
 	}
 	var ex agentExtra
 	ex.defaultRange = ra.DefaultRange
-	if !ValidToolName(ra.Name) {
+	if !toolname.Valid(ra.Name) {
 		b.errorf(ra.NameRange, "Invalid agent name",
-			"Agent names are offered to models as tool names when the agent is a subagent, so they must match ^[a-zA-Z0-9_-]{1,64}$; try %q.", toolNameFix(ra.Name))
+			"Agent names are offered to models as tool names when the agent is a subagent, so they must match %s; try %q.", toolname.Pattern, toolname.Fix(ra.Name))
 	}
 	a.Model = b.reference(fmt.Sprintf("agent %q", ra.Name), ra.Model, ra.ModelRange, ra.DefRange, "model", "model", modelNames(cfg))
 
@@ -350,9 +308,9 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	}
 	a.Tools, a.ToolRanges = b.nameList(ra.Tools, ra.ToolsRange, "tools", "tool")
 	for i, t := range a.Tools {
-		if !ValidToolName(t) {
+		if !toolname.Valid(t) {
 			b.errorf(a.ToolRanges[i], "Invalid tool name",
-				"Tool names sent to a model must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); try %q.", toolNameFix(t))
+				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(t))
 		}
 	}
 	a.Subagents, ex.subRanges = b.nameList(ra.Subagents, ra.SubagentsRange, "subagents", "subagent")
@@ -360,12 +318,12 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	if d := ra.DoomLoop; d != nil {
 		if d.Threshold != nil && b.set(d.ThresholdRange) {
 			if *d.Threshold < 2 {
-				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", DefaultDoomThreshold)
+				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", defaults.DoomThreshold)
 			} else {
 				a.DoomLoop.Threshold = *d.Threshold
 			}
 		}
-		a.DoomLoop.Action = b.oneOf(d.Action, d.ActionRange, "action", DefaultDoomAction, "warn", "stop", "ask")
+		a.DoomLoop.Action = oneOf(b, d.Action, d.ActionRange, "action", defaults.DoomAction, DoomWarn, DoomStop, DoomAsk)
 	}
 	return a, ex
 }

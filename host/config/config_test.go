@@ -193,8 +193,8 @@ func TestExampleDecodes(t *testing.T) {
 	if build.Prompt != "You build things.\n" || build.MaxStepsPrompt != "Summarise.\n" || build.Model != "default" || build.Description != "..." {
 		t.Errorf("build = %+v", build)
 	}
-	if *build.Steps != 25 || *build.Budget != 50 || cfg.Cap(build) != 25 {
-		t.Errorf("steps %d budget %d cap %d", *build.Steps, *build.Budget, cfg.Cap(build))
+	if *build.Steps != 25 || *build.Budget != 50 || cfg.StepsMax(build) != 25 {
+		t.Errorf("steps %d budget %d cap %d", *build.Steps, *build.Budget, cfg.StepsMax(build))
 	}
 	if !reflect.DeepEqual(build.Tools, []string{"read_file", "list_dir", "jq"}) || !reflect.DeepEqual(build.Subagents, []string{"explore"}) {
 		t.Errorf("tools %q subagents %q", build.Tools, build.Subagents)
@@ -206,7 +206,7 @@ func TestExampleDecodes(t *testing.T) {
 		t.Errorf("doom loop %+v", build.DoomLoop)
 	}
 	explore := cfg.Agent("explore")
-	if explore.Steps != nil || explore.Budget != nil || cfg.Cap(explore) != 200 || explore.DoomLoop != (DoomLoop{Threshold: 3, Action: "warn"}) {
+	if explore.Steps != nil || explore.Budget != nil || cfg.StepsMax(explore) != 200 || explore.DoomLoop != (DoomLoop{Threshold: 3, Action: "warn"}) {
 		t.Errorf("explore defaults: %+v", explore)
 	}
 	if _, ok := cfg.Files[filepath.Join(dir, "agents.hcl")]; !ok {

@@ -20,6 +20,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zclconf/go-cty/cty"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+
+	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // Builtins are the plugin names accepted in source = "builtin:NAME".
@@ -38,7 +41,7 @@ const (
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-var kinds = []string{KindAgenthost, KindWASICLI, KindExtism}
+var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism}
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -49,15 +52,15 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		Random:   rp.Random,
 		DefRange: rp.DefRange,
 		Limits: Limits{
-			Memory:    DefaultMemory,
-			Timeout:   DefaultTimeout,
-			MaxOutput: DefaultMaxOutput,
-			MaxWrite:  DefaultMaxWrite,
-			MaxFiles:  DefaultMaxFiles,
+			Memory:    defaults.Memory,
+			Timeout:   defaults.Timeout,
+			MaxOutput: defaults.MaxOutput,
+			MaxWrite:  defaults.MaxWrite,
+			MaxFiles:  defaults.MaxFiles,
 		},
 	}
 	if b.set(rp.KindRange) {
-		p.Kind = b.oneOf(rp.Kind, rp.KindRange, "kind", "", kinds...)
+		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", kinds...)
 	}
 	switch {
 	case present(rp.KindRange):
@@ -78,25 +81,25 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		b.source(p, rp)
 	}
 	if l := rp.Limits; l != nil {
-		if mem := b.size(l.Memory, l.MemoryRange, "memory", DefaultMemory); mem < minMemory || mem > maxMemory {
+		if mem := b.size(l.Memory, l.MemoryRange, "memory", defaults.Memory); mem < minMemory || mem > maxMemory {
 			b.errorf(l.MemoryRange, "Invalid memory limit", "memory must be between 64KiB (one WebAssembly page) and 4GiB (the wasm32 maximum), not %q.", l.Memory)
 		} else {
 			p.Limits.Memory = mem
 		}
-		p.Limits.Timeout = b.duration(l.Timeout, l.TimeoutRange, "timeout", DefaultTimeout)
-		if out := b.size(l.MaxOutput, l.MaxOutputRange, "max_output", DefaultMaxOutput); out < 1 || out > math.MaxInt64 {
+		p.Limits.Timeout = b.duration(l.Timeout, l.TimeoutRange, "timeout", defaults.Timeout)
+		if out := b.size(l.MaxOutput, l.MaxOutputRange, "max_output", defaults.MaxOutput); out < 1 || out > math.MaxInt64 {
 			b.errorf(l.MaxOutputRange, "Invalid max_output", "max_output must be at least 1 byte, like \"1MiB\", not %q.", l.MaxOutput)
 		} else {
 			p.Limits.MaxOutput = int64(out)
 		}
-		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", DefaultMaxWrite); w < 1 || w > math.MaxInt64 {
+		if w := b.size(l.MaxWrite, l.MaxWriteRange, "max_write", defaults.MaxWrite); w < 1 || w > math.MaxInt64 {
 			b.errorf(l.MaxWriteRange, "Invalid max_write", "max_write is the bytes one call may write to the plugin's read-write mounts and must be at least 1 byte, like \"64MiB\", not %q; to forbid writing, make the mounts read-only (mode = \"ro\").", l.MaxWrite)
 		} else {
 			p.Limits.MaxWrite = int64(w)
 		}
 		if l.MaxFiles != nil && b.set(l.MaxFilesRange) {
 			if *l.MaxFiles < 1 {
-				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", DefaultMaxFiles, *l.MaxFiles)
+				b.errorf(l.MaxFilesRange, "Invalid max_files", "max_files is the number of files, directories and links one call may create in the plugin's read-write mounts and must be at least 1 (the default is %d), not %d.", defaults.MaxFiles, *l.MaxFiles)
 			} else {
 				p.Limits.MaxFiles = *l.MaxFiles
 			}
@@ -106,10 +109,10 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 
 	switch {
 	case p.Kind == KindWASICLI && len(rp.Tools) == 0:
-		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolNameFix(rp.Name), rp.Name)
+		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
 	case (p.Kind == KindAgenthost || p.Kind == KindExtism) && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
-			b.errorf(t.DefRange, "Tool block on a "+p.Kind+" plugin",
+			b.errorf(t.DefRange, "Tool block on a "+string(p.Kind)+" plugin",
 				"A %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", p.Kind)
 		}
 	default:
@@ -230,7 +233,7 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 		if !b.declared("mount", rm.Name, rm.NameRange, names) {
 			continue
 		}
-		m := Mount{Name: rm.Name, Mode: "ro", DefRange: rm.DefRange}
+		m := Mount{Name: rm.Name, Mode: defaults.MountMode, DefRange: rm.DefRange}
 		if b.set(rm.HostRange) {
 			m.Host = b.abs(rm.Host)
 			fi, err := os.Stat(m.Host)
@@ -258,7 +261,7 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 				guests[m.Guest] = rm.GuestRange
 			}
 		}
-		m.Mode = b.oneOf(rm.Mode, rm.ModeRange, "mode", "ro", "ro", "rw")
+		m.Mode = oneOf(b, rm.Mode, rm.ModeRange, "mode", defaults.MountMode, MountRO, MountRW)
 		p.Mounts = append(p.Mounts, m)
 		if len(dirs) > 0 && dirs[len(dirs)-1].r == rm.HostRange {
 			dirs[len(dirs)-1].m = m
@@ -296,9 +299,9 @@ func (b *builder) cliTool(rt *rawTool, p *Plugin, seen map[string]hcl.Range) *CL
 	if !b.declared("tool", rt.Name, rt.NameRange, seen) {
 		return nil
 	}
-	if !ValidToolName(rt.Name) {
+	if !toolname.Valid(rt.Name) {
 		b.errorf(rt.NameRange, "Invalid tool name",
-			"Tool names sent to a model must match ^[a-zA-Z0-9_-]{1,64}$ (letters, digits, _ and -, at most 64); try %q.", toolNameFix(rt.Name))
+			"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(rt.Name))
 	}
 	t := &CLITool{
 		Name:        rt.Name,

@@ -7,8 +7,9 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// Config is a decoded and validated agents.hcl. All paths in it are absolute.
-// It is read-only once Load returns.
+// Config is a decoded and validated agents.hcl. All paths in it are absolute,
+// and every setting the file leaves out holds its default (package
+// internal/defaults, named below). It is read-only once Load returns.
 type Config struct {
 	// File is the absolute path of the config file; Dir its directory, the
 	// base for every relative path in it.
@@ -31,13 +32,14 @@ type Config struct {
 
 // Host is the host block.
 type Host struct {
-	// MaxSteps is the hard step ceiling for every agent (default 200).
+	// MaxSteps is the hard step ceiling for every agent (default
+	// defaults.MaxSteps).
 	MaxSteps int
-	// DataDir holds sessions and cassettes (default ".agenthost",
+	// DataDir holds sessions and cassettes (default defaults.DataDir,
 	// absolute after loading). The compilation cache is not here: see
 	// host.DefaultCacheDir.
 	DataDir string
-	// MaxDepth is the subagent nesting limit (default 3).
+	// MaxDepth is the subagent nesting limit (default defaults.MaxDepth).
 	MaxDepth int
 }
 
@@ -49,22 +51,29 @@ type Provider struct {
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string
 	Retry   Retry
-	// FinalStepTools is "omit" (default) or "none".
-	FinalStepTools string
-	// IdleTimeout is the idle timeout of a stream: no byte for this long
-	// fails the request as a retryable network error (default 120s).
+	// FinalStepTools is what the final request offers (default
+	// defaults.FinalStepTools).
+	FinalStepTools FinalTools
+	// IdleTimeout is the longest silence of a request: waiting for the
+	// response headers, or between two bytes of the stream (keep-alive
+	// comments count as bytes). Past it the request fails like a network
+	// error, retryable unless tool calls have streamed (default
+	// defaults.IdleTimeout).
 	IdleTimeout time.Duration
-	// RequestTimeout bounds a whole request, headers to the stream's end:
-	// past it the request fails as a retryable network error (default 10m).
+	// RequestTimeout bounds a whole request, headers to the stream's end,
+	// however steadily bytes arrive: past it the request fails like a
+	// network error, retryable unless tool calls have streamed (default
+	// defaults.RequestTimeout).
 	RequestTimeout time.Duration
 	DefRange       hcl.Range
 }
 
-// Retry is the retry block of a provider.
+// Retry is the retry block of a provider (defaults defaults.RetryAttempts,
+// defaults.RetryInitial and defaults.RetryMaxDelay).
 type Retry struct {
-	Attempts int           // default 5
-	Initial  time.Duration // default 1s
-	MaxDelay time.Duration // default 60s
+	Attempts int
+	Initial  time.Duration
+	MaxDelay time.Duration
 }
 
 // Model is a model block.
@@ -81,11 +90,14 @@ type Model struct {
 	DefRange  hcl.Range
 }
 
+// PluginKind is the kind attribute of a plugin block.
+type PluginKind string
+
 // Plugin kinds.
 const (
-	KindAgenthost = "agenthost"
-	KindWASICLI   = "wasi_cli"
-	KindExtism    = "extism"
+	KindAgenthost PluginKind = "agenthost"
+	KindWASICLI   PluginKind = "wasi_cli"
+	KindExtism    PluginKind = "extism"
 )
 
 // Plugin is a plugin block.
@@ -100,7 +112,7 @@ type Plugin struct {
 	// SHA256 is the expected lowercase hex digest of the file, or "".
 	SHA256 string
 	// Kind is the declared kind, or "" to detect it.
-	Kind   string
+	Kind   PluginKind
 	Limits Limits
 	Mounts []Mount
 	// Env is the set of environment variables granted.
@@ -113,16 +125,18 @@ type Plugin struct {
 	DefRange hcl.Range
 }
 
-// Limits are a plugin's resource limits.
+// Limits are a plugin's resource limits, per call (defaults
+// defaults.Memory, defaults.Timeout, defaults.MaxOutput, defaults.MaxWrite
+// and defaults.MaxFiles).
 type Limits struct {
-	Memory    uint64        // bytes; default 256 MiB
-	Timeout   time.Duration // per call; default 30s
-	MaxOutput int64         // bytes of stdout, and separately of stderr; default 1 MiB
+	Memory    uint64 // bytes
+	Timeout   time.Duration
+	MaxOutput int64 // bytes of stdout, and separately of stderr
 	// MaxWrite is the bytes a call may write to the plugin's read-write
-	// mounts, all together; default 64 MiB.
+	// mounts, all together.
 	MaxWrite int64
 	// MaxFiles is the files, directories and links a call may create in
-	// the plugin's read-write mounts, all together; default 10000.
+	// the plugin's read-write mounts, all together.
 	MaxFiles int64
 }
 
@@ -131,13 +145,22 @@ type Mount struct {
 	Name  string // block label
 	Host  string // absolute host path; exists and is a directory
 	Guest string // absolute guest path
-	// Mode is "ro" or "rw" (default "ro").
-	Mode     string
+	// Mode is MountRO or MountRW (default defaults.MountMode).
+	Mode     MountMode
 	DefRange hcl.Range
 }
 
+// MountMode is the mode attribute of a mount block.
+type MountMode string
+
+// Mount modes.
+const (
+	MountRO MountMode = "ro" // the plugin cannot write
+	MountRW MountMode = "rw" // the plugin can write, within its quotas
+)
+
 // ReadOnly reports whether the mount refuses writes.
-func (m Mount) ReadOnly() bool { return m.Mode != "rw" }
+func (m Mount) ReadOnly() bool { return m.Mode != MountRW }
 
 // CLITool is a tool block of a wasi_cli plugin.
 type CLITool struct {
@@ -159,7 +182,8 @@ type Agent struct {
 	Model       string
 	// Prompt is the system prompt text.
 	Prompt string
-	// Steps is the step cap as written; nil when unset (host.max_steps applies).
+	// Steps is the steps attribute, the step cap as written; nil when
+	// unset (host.max_steps applies). Config.StepsMax is the cap in effect.
 	Steps *int
 	// Budget is the tool-call budget; nil when unset (unlimited).
 	Budget *int
@@ -178,14 +202,36 @@ type Agent struct {
 	DefRange       hcl.Range
 }
 
-// DoomLoop is the doom_loop block of an agent.
+// DoomLoop is the doom_loop block of an agent (defaults
+// defaults.DoomThreshold and defaults.DoomAction).
 type DoomLoop struct {
-	Threshold int    // default 3
-	Action    string // warn (default) | stop | ask
+	Threshold int
+	Action    DoomAction
 }
 
-// Cap is the agent's effective step cap: min(steps ?? max_steps, max_steps).
-func (c *Config) Cap(a *Agent) int {
+// DoomAction is the action attribute of a doom_loop block: what the loop
+// does about a doom loop (see loop.DoomAction).
+type DoomAction string
+
+// Doom-loop actions.
+const (
+	DoomWarn DoomAction = "warn"
+	DoomStop DoomAction = "stop"
+	DoomAsk  DoomAction = "ask"
+)
+
+// FinalTools is the final_step_tools attribute of a provider block: what a
+// final request offers (see loop.FinalTools).
+type FinalTools string
+
+// Final-step tool modes.
+const (
+	FinalToolsOmit FinalTools = "omit" // the final request carries no tools
+	FinalToolsNone FinalTools = "none" // tools listed with tool_choice "none"
+)
+
+// StepsMax is the agent's step cap: min(steps ?? max_steps, max_steps).
+func (c *Config) StepsMax(a *Agent) int {
 	if a.Steps == nil || *a.Steps > c.Host.MaxSteps {
 		return c.Host.MaxSteps
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -65,7 +65,7 @@ func BenchmarkCallAgenthost(b *testing.B) {
 	}{{"cold", "echo", false}, {"warm", "echo", true}, {"warm_raw", "raw", true}} {
 		b.Run(mode.name, func(b *testing.B) {
 			r := newRuntime(b)
-			p := load(b, r, pluginConfig(b, "echo", guests["echo"]))
+			p := load(b, r, spec(b, "echo", guests["echo"]))
 			p.SetPrestart(mode.prestart)
 			c := loop.ToolCall{ID: "b", Name: mode.tool, Arguments: `{"text":"bench"}`}
 			ctx := context.Background()
@@ -93,10 +93,13 @@ func BenchmarkCallAgenthost(b *testing.B) {
 // fresh instance; never pre-started).
 func BenchmarkCallWASICLI(b *testing.B) {
 	r := newRuntime(b)
-	cp := pluginConfig(b, "cli", guests["cli"])
-	cp.Tools = []*config.CLITool{{
+	cp := spec(b, "cli", guests["cli"])
+	cp.Tools = []CLITool{{
 		Name: "shout", InputSchema: json.RawMessage(`{"type":"object"}`),
-		Argv: expr(b, `["cli", args.text]`), Stdin: expr(b, `args.text`),
+		Command: func(raw json.RawMessage) ([]string, []byte, error) {
+			args, err := stringArgs(raw)
+			return []string{"cli", args["text"]}, []byte(args["text"]), err
+		},
 	}}
 	p := load(b, r, cp)
 	c := loop.ToolCall{ID: "b", Name: "shout", Arguments: `{"text":"bench"}`}
@@ -151,9 +154,9 @@ func BenchmarkCallCore(b *testing.B) {
 			if mode.guarded {
 				r.SetProtected(protected)
 			}
-			p := load(b, r, &config.Plugin{Name: "core", Builtin: "core",
-				Limits: config.Limits{Memory: DefaultMemory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
-				Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}})
+			p := load(b, r, Spec{Name: "core", Builtin: "core",
+				Limits: Limits{Memory: defaults.Memory, Timeout: 10 * time.Second, MaxOutput: 1 << 20},
+				Mounts: []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRW}}})
 			if got := p.mounts[0].fs.Guarded(); got != mode.guarded {
 				b.Fatalf("mount guarded = %v", got)
 			}

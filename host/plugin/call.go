@@ -13,7 +13,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -86,7 +85,7 @@ type request struct {
 func (p *Plugin) Check(call loop.ToolCall) string {
 	t, ok := p.byName[call.Name]
 	if !ok {
-		return fmt.Sprintf("plugin %q has no tool %q", p.cfg.Name, call.Name)
+		return fmt.Sprintf("plugin %q has no tool %q", p.name, call.Name)
 	}
 	_, msg := t.checkArgs(call.Arguments)
 	return msg
@@ -104,17 +103,17 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		for i, s := range p.tools {
 			names[i] = s.Name
 		}
-		return errResult("plugin %q has no tool %q; its tools are: %s", p.cfg.Name, call.Name, strings.Join(names, ", ")), nil
+		return errResult("plugin %q has no tool %q; its tools are: %s", p.name, call.Name, strings.Join(names, ", ")), nil
 	}
 	args, msg := t.checkArgs(call.Arguments)
 	if msg != "" {
 		return loop.ToolResult{Content: msg, IsError: true}, nil
 	}
 	if p.r.isClosed() {
-		return loop.ToolResult{}, &Failure{Plugin: p.cfg.Name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
+		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
 	}
 	if err := ctx.Err(); err != nil {
-		return loop.ToolResult{}, &Failure{Plugin: p.cfg.Name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
+		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}
 	start := time.Now()
 	var (
@@ -122,7 +121,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		stdin []byte
 	)
 	if t.cli != nil {
-		argv, in, err := t.cli.Eval(args)
+		argv, in, err := t.cli.Command(args)
 		if err != nil {
 			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
 		}
@@ -142,9 +141,9 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	res, err := p.result(ctx, t, i)
 	log := zerolog.Ctx(ctx)
 	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.cfg.Name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
+		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
 	} else {
-		log.Debug().Str("plugin", p.cfg.Name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
+		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
 	}
 	return res, err
 }
@@ -201,7 +200,7 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 		f = qf
 	}
 	if f != nil {
-		f.Plugin, f.Tool = p.cfg.Name, t.spec.Name
+		f.Plugin, f.Tool = p.name, t.spec.Name
 		return loop.ToolResult{}, f
 	}
 	if t.cli != nil {
@@ -284,7 +283,7 @@ func (p *Plugin) takeWarm(ctx context.Context, t *tool) *instance {
 			// It ended before its call: the plugin does not wait for its
 			// request, so pre-starting it cannot help.
 			t.noWarm.Store(true)
-			zerolog.Ctx(ctx).Debug().Str("plugin", p.cfg.Name).Str("tool", t.spec.Name).Msg("pre-started instance ended before its call; pre-starting off for this tool")
+			zerolog.Ctx(ctx).Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Msg("pre-started instance ended before its call; pre-starting off for this tool")
 			return nil
 		default:
 			return i
@@ -328,7 +327,7 @@ func (p *Plugin) refill(t *tool) {
 
 // describe runs the module with AGENTHOST_MODE=describe in a sandbox with
 // nothing granted and reads its manifest from stdout.
-func (r *Runtime) describe(ctx context.Context, cm wazero.CompiledModule, name string, limits config.Limits) (*Manifest, error) {
+func (r *Runtime) describe(ctx context.Context, cm wazero.CompiledModule, name string, limits Limits) (*Manifest, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
 	i := newInstance(ctx, r, cm, cfg, limits, Grants{}, nil)
 	i.runCold(ctx, nil, limits.Timeout)

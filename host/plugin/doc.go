@@ -1,16 +1,19 @@
 // Package plugin runs agenthost's tool plugins: WebAssembly modules executed
-// by wazero in a sandbox that grants nothing the config does not grant. It
-// sits inside the host stage of the pipeline (config → host → loop → cmd):
-// host loads every plugin block through a Runtime and hands the loop a
-// loop.Toolset whose calls end in Plugin.Call.
+// by wazero in a sandbox that grants nothing its Spec does not grant. It
+// sits inside the host stage of the pipeline (config → host → loop → cmd)
+// and knows nothing of agents.hcl: a Spec (module, kind, Limits, Mounts,
+// env, clock, random, CLITools) says what to load, and the host builds one
+// from each plugin block, loads them all with Runtime.LoadAll and hands the
+// loop a loop.Toolset whose calls end in Plugin.Call.
 //
 // # Runtime and compilation
 //
 // A process has one Runtime: one wazero runtime, one compilation cache (on
-// disk under data_dir, so a second run skips compilation), and the WASI
-// preview1 host module. LoadAll compiles every plugin concurrently, once.
-// Each call then runs in a fresh module instance, so no state leaks between
-// calls or agents.
+// disk in the directory given to NewRuntime, the host's per-user cache, so
+// a second run skips compilation; in memory with ""), and the WASI preview1
+// host module. LoadAll loads every Spec concurrently, each compiled once,
+// and reports an error per Spec. Each call then runs in a fresh module
+// instance, so no state leaks between calls or agents.
 //
 // # Kinds
 //
@@ -22,9 +25,10 @@
 //     {"tool","arguments","call_id"} on stdin and prints a CallToolResult or
 //     plain text. Exit 0 is a result, exit 1 an error result shown to the
 //     model; anything else is a *Failure.
-//   - wasi_cli: any WASI command, described by tool blocks in agents.hcl.
-//     argv (the guest's whole argv, argv[0] included) and stdin are evaluated
-//     per call; exit 0 gives stdout as the result, any other exit code an
+//   - wasi_cli: any WASI command, described by CLITools (the tool blocks
+//     of agents.hcl). CLITool.Command builds argv (the guest's whole argv,
+//     argv[0] included) and stdin per call; exit 0 gives stdout as the
+//     result, any other exit code an
 //     error result carrying the code, stderr and stdout. Traps, timeouts and
 //     floods are failures as for agenthost.
 //   - extism: recognised (declared, or importing extism:host/env) and refused
@@ -39,18 +43,18 @@
 // # Capability grants
 //
 // For an agenthost plugin a capability is granted only when the manifest
-// requests it AND the plugin block grants it:
+// requests it AND the Spec (the plugin block) grants it:
 //   - a mount is made only at a guest path that both a manifest fs request
-//     and an HCL mount name; its mode is the stricter of the two (an ro
+//     and a Spec mount name; its mode is the stricter of the two (an ro
 //     request of an rw mount is ro). A request without a mount, and a mount
 //     the plugin did not request, are not mounted and are logged.
 //   - an environment variable is set only if the manifest requests its key
-//     and env grants it; the value comes from the HCL. AGENTHOST_* variables
-//     are always the host's.
+//     and Spec.Env grants it; the value comes from the Spec. AGENTHOST_*
+//     variables are always the host's.
 //   - the real clock and crypto randomness only if both ask for them.
 //
-// A wasi_cli plugin has no manifest, so its plugin block applies as written:
-// every mount, env entry, clock and random it lists is granted.
+// A wasi_cli plugin has no manifest, so its Spec applies as written: every
+// mount, env entry, clock and random it lists is granted.
 //
 // # Sandbox
 //
@@ -68,7 +72,8 @@
 // directories on the way to them. A mount inside a protected directory is
 // refused at load.
 //
-// Limits are always applied: limits.memory becomes the maximum of the
+// Limits are always applied (a zero one takes its agents.hcl default,
+// internal/defaults): limits.memory becomes the maximum of the
 // module's memory (the module's memory section is rewritten before
 // compiling, since wazero's WithMemoryLimitPages is per runtime and plugins
 // have their own limits; a module whose initial memory exceeds the limit is

@@ -2,41 +2,37 @@ package plugin
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"sort"
-
-	"github.com/agenthost/agenthost/host/config"
 )
 
 // Grants are the capabilities a plugin actually gets.
 type Grants struct {
 	// Mounts are the granted directories; Mode is the stricter of the
-	// request and the HCL mount.
-	Mounts []config.Mount
-	// Env holds the granted variables with their HCL values.
+	// request and the Spec's mount.
+	Mounts []Mount
+	// Env holds the granted variables with their Spec values.
 	Env    map[string]string
 	Clock  bool
 	Random bool
 	// Denied lists, in words, what the plugin asked for and did not get, or
-	// what agents.hcl offered that the plugin did not ask for. For logs and
-	// `plugin inspect`.
+	// what the Spec (agents.hcl) offered that the plugin did not ask for.
+	// For logs and `plugin inspect`.
 	Denied []string
 }
 
 // grant computes the grants of a plugin. With a manifest (kind agenthost),
-// a capability is granted only if the manifest requests it and the plugin
-// block grants it. Without one (kind wasi_cli), the plugin block applies as
-// written.
-func grant(m *Manifest, p *config.Plugin) Grants {
+// a capability is granted only if the manifest requests it and the Spec
+// grants it. Without one (kind wasi_cli), the Spec applies as written.
+func grant(m *Manifest, p Spec) Grants {
 	if m == nil {
-		g := Grants{Mounts: append([]config.Mount(nil), p.Mounts...), Env: map[string]string{}, Clock: p.Clock, Random: p.Random}
-		for k, v := range p.Env {
-			g.Env[k] = v
-		}
+		g := Grants{Mounts: append([]Mount(nil), p.Mounts...), Env: map[string]string{}, Clock: p.Clock, Random: p.Random}
+		maps.Copy(g.Env, p.Env)
 		return g
 	}
 	g := Grants{Env: map[string]string{}}
-	hclMounts := map[string]config.Mount{}
+	hclMounts := map[string]Mount{}
 	for _, mt := range p.Mounts {
 		hclMounts[path.Clean(mt.Guest)] = mt
 	}
@@ -49,11 +45,8 @@ func grant(m *Manifest, p *config.Plugin) Grants {
 			g.Denied = append(g.Denied, fmt.Sprintf("fs %s (%s) requested but no mount grants it", guest, access(r.Access)))
 			continue
 		}
-		if mt.Mode == "rw" && access(r.Access) == "ro" {
-			mt.Mode = "ro"
-		}
-		if mt.Mode != "rw" {
-			mt.Mode = "ro"
+		if mt.ReadOnly() || access(r.Access) == MountRO {
+			mt.Mode = MountRO
 		}
 		g.Mounts = append(g.Mounts, mt)
 	}
@@ -92,9 +85,10 @@ func grant(m *Manifest, p *config.Plugin) Grants {
 	return g
 }
 
-func access(a string) string {
-	if a == "rw" {
-		return "rw"
+// access is the mode an fs request asks for: read-only unless "rw".
+func access(a string) MountMode {
+	if a == string(MountRW) {
+		return MountRW
 	}
-	return "ro"
+	return MountRO
 }

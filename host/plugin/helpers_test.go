@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 // cacheDir is a compilation cache shared by the tests' runtimes, so each
@@ -90,19 +88,19 @@ func writeGuest(t testing.TB, wasm []byte) string {
 	return p
 }
 
-// pluginConfig is a plugin block for a module, with small test limits. The
+// spec is a Spec for a module in a file, with small test limits. The
 // memory limit is the default (so Inspect reuses the compiled module), but
 // 64 MiB for the hostile guest, whose memory bomb then ends quickly. The
 // limit is part of the compiled bytes, so each distinct pair compiles once.
-func pluginConfig(t testing.TB, name string, wasm []byte) *config.Plugin {
-	mem := uint64(DefaultMemory)
+func spec(t testing.TB, name string, wasm []byte) Spec {
+	mem := uint64(defaults.Memory)
 	if bytes.Equal(wasm, guests["hostile"]) {
 		mem = 64 << 20
 	}
-	return &config.Plugin{
+	return Spec{
 		Name: name,
 		Path: writeGuest(t, wasm),
-		Limits: config.Limits{
+		Limits: Limits{
 			Memory:    mem,
 			Timeout:   5 * time.Second,
 			MaxOutput: 64 << 10,
@@ -110,23 +108,27 @@ func pluginConfig(t testing.TB, name string, wasm []byte) *config.Plugin {
 	}
 }
 
-func load(t testing.TB, r *Runtime, cp *config.Plugin) *Plugin {
+func load(t testing.TB, r *Runtime, s Spec) *Plugin {
 	t.Helper()
-	p, err := r.Load(context.Background(), cp)
+	p, err := r.Load(context.Background(), s)
 	if err != nil {
-		t.Fatalf("load %s: %v", cp.Name, err)
+		t.Fatalf("load %s: %v", s.Name, err)
 	}
 	return p
 }
 
-// expr parses an HCL expression for a wasi_cli tool block.
-func expr(t testing.TB, src string) hcl.Expression {
-	t.Helper()
-	e, diags := hclsyntax.ParseExpression([]byte(src), "test.hcl", hcl.Pos{Line: 1, Column: 1})
-	if diags.HasErrors() {
-		t.Fatal(diags)
+// stringArgs decodes the arguments of a wasi_cli test tool: an object of
+// strings and numbers, rendered as strings.
+func stringArgs(raw json.RawMessage) (map[string]string, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
 	}
-	return e
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out, nil
 }
 
 // sandbox is a directory tree for mount tests: root/secret.txt outside the

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -70,11 +69,11 @@ func importModule(mod, name string) []byte {
 func TestHostile(t *testing.T) {
 	s := newSandbox(t)
 	r := newRuntime(t)
-	mk := func(name, mode string, timeout time.Duration) *Plugin {
-		cp := pluginConfig(t, name, guests["hostile"])
+	mk := func(name string, mode MountMode, timeout time.Duration) *Plugin {
+		cp := spec(t, name, guests["hostile"])
 		cp.Limits.Timeout = timeout
 		if mode != "" {
-			cp.Mounts = []config.Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: mode}}
+			cp.Mounts = []Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: mode}}
 		}
 		return load(t, r, cp)
 	}
@@ -82,8 +81,8 @@ func TestHostile(t *testing.T) {
 	ro := mk("hostile-ro", "ro", 5*time.Second)
 	bare := mk("hostile-bare", "", 5*time.Second)
 	fast := mk("hostile-fast", "rw", time.Second)
-	good := load(t, r, pluginConfig(t, "echo", guests["echo"]))
-	trapCfg := pluginConfig(t, "trap", appendCustomSection(trapModule, ManifestSection,
+	good := load(t, r, spec(t, "echo", guests["echo"]))
+	trapCfg := spec(t, "trap", appendCustomSection(trapModule, ManifestSection,
 		[]byte(`{"protocol":"agenthost/1","tools":[{"name":"trap","description":"trap"}]}`)))
 	trap := load(t, r, trapCfg)
 
@@ -174,7 +173,7 @@ func TestHostile(t *testing.T) {
 
 func TestOutputTruncated(t *testing.T) {
 	r := newRuntime(t)
-	p := load(t, r, pluginConfig(t, "hostile", guests["hostile"]))
+	p := load(t, r, spec(t, "hostile", guests["hostile"]))
 	max := int(p.Limits().MaxOutput)
 	res := mustCall(t, p, "bigout", `{"n":`+itoa(max+max/2)+`}`)
 	if res.IsError || !strings.HasPrefix(res.Content, strings.Repeat("x", max)+"\n[output truncated: "+itoa(max)+" of "+itoa(max+max/2)+" bytes shown]") {
@@ -200,22 +199,22 @@ func TestDetectAndRefuse(t *testing.T) {
 	tests := []struct {
 		name string
 		wasm []byte
-		kind string
+		kind Kind
 		want string
 	}{
 		{"component", []byte("\x00asm\x0d\x00\x01\x00rest"), "", "this is a WASI 0.2 component; agenthost runs WASI preview1 core modules; rebuild for wasm32-wasip1"},
 		{"not wasm", []byte("#!/bin/sh\n"), "", "not a WebAssembly module"},
 		{"unknown import", importModule("env", "foo"), "", "imports env.foo which agenthost does not provide"},
 		{"extism import", importModule("extism:host/env", "input_length"), "", "extism plugins are not supported yet"},
-		{"declared extism", guests["echo"], config.KindExtism, "extism plugins are not supported yet"},
+		{"declared extism", guests["echo"], KindExtism, "extism plugins are not supported yet"},
 		{"no _start", concat(header, typeSec), "", "exports no _start"},
 		{"plain command without tool blocks", guests["cli"], "", `cannot detect the plugin kind`},
-		{"wasi_cli without tool blocks", guests["cli"], config.KindWASICLI, "needs at least one tool block"},
+		{"wasi_cli without tool blocks", guests["cli"], KindWASICLI, "needs at least one tool block"},
 		{"bad custom manifest", appendCustomSection(trapModule, ManifestSection, []byte(`{"protocol":"agenthost/2"}`)), "", `protocol is "agenthost/2"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cp := pluginConfig(t, "p", tc.wasm)
+			cp := spec(t, "p", tc.wasm)
 			cp.Kind = tc.kind
 			_, err := r.Load(context.Background(), cp)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `plugin "p"`) {
@@ -232,7 +231,7 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Kind != config.KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 10 || info.Manifest.Name != "echo" {
+	if info.Kind != KindAgenthost || info.ManifestSource != "describe" || len(info.Tools) != 10 || info.Manifest.Name != "echo" {
 		t.Errorf("echo: %+v", info)
 	}
 	out := info.String()
@@ -245,7 +244,7 @@ func TestInspect(t *testing.T) {
 		t.Errorf("echo imports/exports: %v %v", info.Imports, info.Exports)
 	}
 	info, err = Inspect(ctx, r, guests["cli"])
-	if err != nil || info.Kind != config.KindWASICLI || len(info.Problems) != 1 {
+	if err != nil || info.Kind != KindWASICLI || len(info.Problems) != 1 {
 		t.Errorf("cli: %+v, %v", info, err)
 	}
 	info, err = Inspect(ctx, r, importModule("env", "foo"))
@@ -293,9 +292,9 @@ func TestHostileProtected(t *testing.T) {
 		{Path: filepath.Join(ws, "prompts"), What: "the prompts directory"},
 		{Path: filepath.Join(ws, "hostile.wasm"), What: "the plugin file"},
 	})
-	cp := pluginConfig(t, "hostile", guests["hostile"])
+	cp := spec(t, "hostile", guests["hostile"])
 	cp.Path = filepath.Join(ws, "hostile.wasm")
-	cp.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}
+	cp.Mounts = []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRW}}
 	p := load(t, r, cp)
 	args := `{"paths": ["agents.hcl", ".agenthost/cache/wazero-x/code", ".agenthost/sessions/s1/events.jsonl", ".agenthost", "prompts/system.md", "prompts", "hostile.wasm"]}`
 	for _, round := range []string{"cold", "warm"} {
@@ -329,10 +328,10 @@ func TestHostileProtected(t *testing.T) {
 func TestHostileQuota(t *testing.T) {
 	ws := t.TempDir()
 	r := newRuntime(t)
-	cp := pluginConfig(t, "hostile", guests["hostile"])
+	cp := spec(t, "hostile", guests["hostile"])
 	cp.Limits.MaxWrite = 1 << 20
 	cp.Limits.MaxFiles = 20
-	cp.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "rw"}}
+	cp.Mounts = []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRW}}
 	p := load(t, r, cp)
 	for _, round := range []string{"cold", "warm"} {
 		_, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "bigwrite", Arguments: `{"n": 3145728, "path": "big"}`})
@@ -367,8 +366,8 @@ func TestHostileQuota(t *testing.T) {
 	}
 	wg.Wait()
 	// A plugin with only read-only mounts has no quota to report.
-	ro := pluginConfig(t, "hostile-ro", guests["hostile"])
-	ro.Mounts = []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "ro"}}
+	ro := spec(t, "hostile-ro", guests["hostile"])
+	ro.Mounts = []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRO}}
 	if res := mustCall(t, load(t, r, ro), "bigwrite", `{"n": 10, "path": "x"}`); res.IsError {
 		t.Errorf("bigwrite on a read-only mount (errors ignored): %+v", res)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -19,7 +18,7 @@ import (
 type Info struct {
 	// Kind is "agenthost", "wasi_cli" (a WASI command without a manifest)
 	// or "extism"; "" when the module cannot run here (see Problems).
-	Kind   string `json:"kind"`
+	Kind   Kind   `json:"kind"`
 	Size   int    `json:"size"`
 	SHA256 string `json:"sha256"`
 	// Imports are "module.name" of every imported function and memory.
@@ -47,7 +46,7 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	limits := withDefaults(config.Limits{})
+	limits := withDefaults(Limits{})
 	patched, err := limitMemory(wasm, bin, memoryPages(limits.Memory))
 	if err != nil {
 		return nil, err
@@ -71,7 +70,7 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 
 	if err := r.checkImports(cm); err != nil {
 		if errors.Is(err, errExtism) {
-			info.Kind = config.KindExtism
+			info.Kind = KindExtism
 			info.Problems = append(info.Problems, err.Error())
 			return info, nil
 		}
@@ -93,13 +92,13 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	} else {
 		m, err = r.describe(ctx, cm, "inspect", limits)
 		if err != nil {
-			info.Kind = config.KindWASICLI
+			info.Kind = KindWASICLI
 			info.Problems = append(info.Problems, "no manifest section, and "+err.Error()+"; as a plain WASI command it needs kind = \"wasi_cli\" and tool blocks")
 			return info, nil
 		}
 		info.ManifestSource = "describe"
 	}
-	info.Kind = config.KindAgenthost
+	info.Kind = KindAgenthost
 	info.Manifest = m
 	for _, t := range m.Tools {
 		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})

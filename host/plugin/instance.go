@@ -17,7 +17,6 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -34,7 +33,7 @@ type instance struct {
 	r      *Runtime
 	cm     wazero.CompiledModule
 	cfg    wazero.ModuleConfig
-	limits config.Limits
+	limits Limits
 	clock  bool // real sleeping (the clock grant)
 	random bool // crypto randomness already set in cfg
 	// mounts are the plugin's mounts; quota counts what this instance
@@ -63,7 +62,7 @@ type instance struct {
 	memBytes     uint64
 }
 
-func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits config.Limits, g Grants, mounts []mountPoint) *instance {
+func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits Limits, g Grants, mounts []mountPoint) *instance {
 	ctx, cancel := context.WithCancelCause(parent)
 	i := &instance{
 		r: r, cm: cm, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // Protocol is the protocol version this host speaks.
@@ -59,14 +60,11 @@ type EnvRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// toolNameRE is what providers accept as a tool name.
-var toolNameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
 // defaultSchema is the input schema of a tool that declares none.
 var defaultSchema = json.RawMessage(`{"type":"object"}`)
 
 // ParseManifest decodes and validates a manifest. It checks the protocol,
-// tool names (unique, ^[a-zA-Z0-9_-]{1,64}$), that every input schema
+// tool names (unique, matching toolname.Pattern), that every input schema
 // compiles, and the shape of the requests.
 func ParseManifest(data []byte) (*Manifest, error) {
 	data = bytes.TrimSpace(data)
@@ -87,8 +85,8 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	seen := map[string]bool{}
 	for i := range m.Tools {
 		t := &m.Tools[i]
-		if !toolNameRE.MatchString(t.Name) {
-			errs = append(errs, fmt.Errorf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", t.Name))
+		if !toolname.Valid(t.Name) {
+			errs = append(errs, fmt.Errorf("tool name %q must match %s", t.Name, toolname.Pattern))
 			continue
 		}
 		if seen[t.Name] {

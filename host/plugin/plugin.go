@@ -14,8 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -24,15 +24,15 @@ import (
 // in its own module instance.
 type Plugin struct {
 	r        *Runtime
-	cfg      *config.Plugin
-	kind     string
+	name     string
+	kind     Kind
 	compiled wazero.CompiledModule
 	manifest *Manifest
 	// manifestSource says where the manifest came from: "custom section" or
 	// "describe"; "" without a manifest.
 	manifestSource string
 	grants         Grants
-	limits         config.Limits
+	limits         Limits
 	mounts         []mountPoint
 	tools          []loop.ToolSpec
 	byName         map[string]*tool
@@ -51,8 +51,8 @@ type mountPoint struct {
 type tool struct {
 	spec   loop.ToolSpec
 	schema *jsonschema.Schema
-	// cli is the tool block of a wasi_cli plugin; nil for agenthost.
-	cli *config.CLITool
+	// cli is the tool of a wasi_cli plugin; nil for agenthost.
+	cli *CLITool
 	// cfg is the module config of a call: the plugin's grants plus, for
 	// agenthost, AGENTHOST_MODE=call and AGENTHOST_TOOL.
 	cfg wazero.ModuleConfig
@@ -65,11 +65,11 @@ type tool struct {
 	noWarm atomic.Bool
 }
 
-// Name is the plugin block's label.
-func (p *Plugin) Name() string { return p.cfg.Name }
+// Name is the plugin's name (Spec.Name).
+func (p *Plugin) Name() string { return p.name }
 
-// Kind is "agenthost" or "wasi_cli".
-func (p *Plugin) Kind() string { return p.kind }
+// Kind is KindAgenthost or KindWASICLI.
+func (p *Plugin) Kind() Kind { return p.kind }
 
 // Manifest is the plugin's manifest; nil for wasi_cli.
 func (p *Plugin) Manifest() *Manifest { return p.manifest }
@@ -78,7 +78,7 @@ func (p *Plugin) Manifest() *Manifest { return p.manifest }
 func (p *Plugin) Grants() Grants { return p.grants }
 
 // Limits are the plugin's limits, defaults applied.
-func (p *Plugin) Limits() config.Limits { return p.limits }
+func (p *Plugin) Limits() Limits { return p.limits }
 
 // Tools lists the plugin's tools in manifest (or tool block) order. The
 // slice is shared; do not modify it.
@@ -91,7 +91,7 @@ func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 // Each instance still serves exactly one call. wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
-	if p.kind != config.KindAgenthost {
+	if p.kind != KindAgenthost {
 		return
 	}
 	p.prestart.Store(on)
@@ -106,24 +106,29 @@ func (p *Plugin) SetPrestart(on bool) {
 	}
 }
 
-func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) {
-	switch cp.Kind {
-	case "", config.KindAgenthost, config.KindWASICLI:
-	case config.KindExtism:
+func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
+	switch spec.Kind {
+	case "", KindAgenthost, KindWASICLI:
+	case KindExtism:
 		return nil, errExtism
 	default:
-		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", cp.Kind, config.KindAgenthost, config.KindWASICLI, config.KindExtism)
+		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism)
 	}
-	wasm, err := r.source(cp)
+	for _, ct := range spec.Tools {
+		if ct.Command == nil {
+			return nil, fmt.Errorf("tool %q has no command line (CLITool.Command)", ct.Name)
+		}
+	}
+	wasm, err := r.source(spec)
 	if err != nil {
 		return nil, err
 	}
-	limits := withDefaults(cp.Limits)
+	limits := withDefaults(spec.Limits)
 	cm, bin, err := r.compile(ctx, wasm, limits.Memory)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plugin{r: r, cfg: cp, compiled: cm, limits: limits, byName: map[string]*tool{}}
+	p := &Plugin{r: r, name: spec.Name, compiled: cm, limits: limits, byName: map[string]*tool{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -135,21 +140,21 @@ func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) 
 		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
 	}
 
-	p.kind = cp.Kind
+	p.kind = spec.Kind
 	if p.kind == "" {
 		switch {
 		case bin.manifest != nil:
-			p.kind = config.KindAgenthost
-		case len(cp.Tools) > 0:
-			p.kind = config.KindWASICLI
+			p.kind = KindAgenthost
+		case len(spec.Tools) > 0:
+			p.kind = KindWASICLI
 		default:
-			p.kind = config.KindAgenthost // confirmed by describe below
+			p.kind = KindAgenthost // confirmed by describe below
 		}
 	}
 
 	switch p.kind {
-	case config.KindAgenthost:
-		if len(cp.Tools) > 0 {
+	case KindAgenthost:
+		if len(spec.Tools) > 0 {
 			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
 		}
 		if bin.manifest != nil {
@@ -159,21 +164,21 @@ func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) 
 			}
 			p.manifest, p.manifestSource = m, "custom section"
 		} else {
-			m, err := r.describe(ctx, cm, cp.Name, limits)
+			m, err := r.describe(ctx, cm, spec.Name, limits)
 			if err != nil {
-				if cp.Kind == "" {
+				if spec.Kind == "" {
 					return nil, fmt.Errorf("cannot detect the plugin kind: %w; a plain WASI command needs kind = \"wasi_cli\" and tool blocks", err)
 				}
 				return nil, err
 			}
 			p.manifest, p.manifestSource = m, "describe"
 		}
-		p.grants = grant(p.manifest, cp)
-	case config.KindWASICLI:
-		if len(cp.Tools) == 0 {
+		p.grants = grant(p.manifest, spec)
+	case KindWASICLI:
+		if len(spec.Tools) == 0 {
 			return nil, errors.New("a wasi_cli plugin needs at least one tool block describing its tool")
 		}
-		p.grants = grant(nil, cp)
+		p.grants = grant(nil, spec)
 	}
 
 	base, err := p.baseConfig()
@@ -187,13 +192,13 @@ func (r *Runtime) load(ctx context.Context, cp *config.Plugin) (*Plugin, error) 
 			}
 		}
 	} else {
-		for _, ct := range cp.Tools {
-			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, ct, base); err != nil {
+		for _, ct := range spec.Tools {
+			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
 				return nil, err
 			}
 		}
 	}
-	p.prestart.Store(p.kind == config.KindAgenthost)
+	p.prestart.Store(p.kind == KindAgenthost)
 	ok = true
 	return p, nil
 }
@@ -232,9 +237,9 @@ func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 	return cfg, nil
 }
 
-func (p *Plugin) addTool(name, desc string, schema []byte, cli *config.CLITool, base wazero.ModuleConfig) error {
-	if !toolNameRE.MatchString(name) {
-		return fmt.Errorf("tool name %q must match ^[a-zA-Z0-9_-]{1,64}$", name)
+func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wazero.ModuleConfig) error {
+	if !toolname.Valid(name) {
+		return fmt.Errorf("tool name %q must match %s", name, toolname.Pattern)
 	}
 	if _, dup := p.byName[name]; dup {
 		return fmt.Errorf("tool %q is declared twice", name)
@@ -254,7 +259,7 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *config.CLITool, 
 		warm:   make(chan *instance, 1),
 	}
 	if cli == nil {
-		t.cfg = base.WithArgs(p.cfg.Name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
+		t.cfg = base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
 	}
 	p.byName[name] = t
 	p.tools = append(p.tools, t.spec)

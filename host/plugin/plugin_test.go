@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -31,8 +30,8 @@ func mustCall(t testing.TB, p *Plugin, tool, args string) loop.ToolResult {
 
 func TestEchoDescribeAndCall(t *testing.T) {
 	r := newRuntime(t)
-	p := load(t, r, pluginConfig(t, "echo", guests["echo"]))
-	if p.Kind() != config.KindAgenthost || p.manifestSource != "describe" {
+	p := load(t, r, spec(t, "echo", guests["echo"]))
+	if p.Kind() != KindAgenthost || p.manifestSource != "describe" {
 		t.Fatalf("kind %q source %q, want agenthost from describe", p.Kind(), p.manifestSource)
 	}
 	if got := len(p.Tools()); got != 10 {
@@ -66,7 +65,7 @@ func TestEchoDescribeAndCall(t *testing.T) {
 
 func TestArgumentsCheckedBeforeRunning(t *testing.T) {
 	r := newRuntime(t)
-	p := load(t, r, pluginConfig(t, "echo", guests["echo"]))
+	p := load(t, r, spec(t, "echo", guests["echo"]))
 	p.SetPrestart(false)
 	before := r.started.Load()
 	tests := []struct{ name, tool, args, want string }{
@@ -91,7 +90,7 @@ func TestArgumentsCheckedBeforeRunning(t *testing.T) {
 
 func TestGrantedEnvironment(t *testing.T) {
 	r := newRuntime(t)
-	cp := pluginConfig(t, "echo", guests["echo"])
+	cp := spec(t, "echo", guests["echo"])
 	cp.Env = map[string]string{"TZ": "UTC", "UNREQUESTED": "x", "AGENTHOST_MODE": "evil"}
 	p := load(t, r, cp)
 	res := mustCall(t, p, "env", "")
@@ -109,12 +108,12 @@ func TestGrantedEnvironment(t *testing.T) {
 
 func TestClockAndRandom(t *testing.T) {
 	r := newRuntime(t)
-	fake := load(t, r, pluginConfig(t, "fake", guests["echo"]))
+	fake := load(t, r, spec(t, "fake", guests["echo"]))
 	a, b := mustCall(t, fake, "clock", ""), mustCall(t, fake, "clock", "")
 	if a.Content != b.Content {
 		t.Errorf("without grants, clock and random differ between calls: %q vs %q", a.Content, b.Content)
 	}
-	cp := pluginConfig(t, "real", guests["echo"])
+	cp := spec(t, "real", guests["echo"])
 	cp.Clock, cp.Random = true, true
 	real := load(t, r, cp)
 	c, d := mustCall(t, real, "clock", ""), mustCall(t, real, "clock", "")
@@ -130,8 +129,8 @@ func TestClockAndRandom(t *testing.T) {
 func TestMounts(t *testing.T) {
 	s := newSandbox(t)
 	r := newRuntime(t)
-	cp := pluginConfig(t, "echo", guests["echo"])
-	cp.Mounts = []config.Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: "rw"}}
+	cp := spec(t, "echo", guests["echo"])
+	cp.Mounts = []Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: MountRW}}
 	p := load(t, r, cp)
 	if res := mustCall(t, p, "read", `{"path":"/workspace/inside.txt"}`); res.IsError || res.Content != "inside content" {
 		t.Errorf("read: %+v", res)
@@ -150,8 +149,8 @@ func TestMounts(t *testing.T) {
 	}
 
 	// The manifest asks for rw; an HCL mount with mode ro wins.
-	cp = pluginConfig(t, "echo-ro", guests["echo"])
-	cp.Mounts = []config.Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: "ro"}}
+	cp = spec(t, "echo-ro", guests["echo"])
+	cp.Mounts = []Mount{{Name: "ws", Host: s.ws, Guest: "/workspace", Mode: MountRO}}
 	ro := load(t, r, cp)
 	if res := mustCall(t, ro, "write", `{"path":"/workspace/inside.txt","text":"changed"}`); !res.IsError {
 		t.Errorf("write on a ro mount: %+v, want an error result", res)
@@ -161,7 +160,7 @@ func TestMounts(t *testing.T) {
 	}
 
 	// Without a mount there is no file system at all.
-	none := load(t, r, pluginConfig(t, "echo-none", guests["echo"]))
+	none := load(t, r, spec(t, "echo-none", guests["echo"]))
 	if res := mustCall(t, none, "read", `{"path":"/workspace/inside.txt"}`); !res.IsError {
 		t.Errorf("read without a mount: %+v, want an error result", res)
 	}
@@ -171,7 +170,7 @@ func TestCustomSectionManifest(t *testing.T) {
 	m := `{"protocol":"agenthost/1","name":"sec","tools":[{"name":"echo","description":"from the section","input_schema":{"type":"object"}}]}`
 	wasm := appendCustomSection(guests["echo"], ManifestSection, []byte(m))
 	r := newRuntime(t)
-	p := load(t, r, pluginConfig(t, "sec", wasm))
+	p := load(t, r, spec(t, "sec", wasm))
 	if p.manifestSource != "custom section" || len(p.Tools()) != 1 || p.Tools()[0].Description != "from the section" {
 		t.Fatalf("source %q tools %+v", p.manifestSource, p.Tools())
 	}
@@ -182,22 +181,35 @@ func TestCustomSectionManifest(t *testing.T) {
 
 func TestWASICLI(t *testing.T) {
 	r := newRuntime(t)
-	cp := pluginConfig(t, "cli", guests["cli"])
-	cp.Tools = []*config.CLITool{
+	cp := spec(t, "cli", guests["cli"])
+	cp.Tools = []CLITool{
 		{
 			Name: "shout", Description: "upper-case stdin",
 			InputSchema: json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"},"flag":{"type":"string"}}}`),
-			Argv:        expr(t, `["cli", "-n", try(args.flag, "none")]`),
-			Stdin:       expr(t, `args.text`),
+			Command: func(raw json.RawMessage) ([]string, []byte, error) {
+				args, err := stringArgs(raw)
+				flag, ok := args["flag"]
+				if !ok {
+					flag = "none"
+				}
+				return []string{"cli", "-n", flag}, []byte(args["text"]), err
+			},
 		},
 		{
 			Name: "fail", Description: "exit with a code",
 			InputSchema: json.RawMessage(`{"type":"object"}`),
-			Argv:        expr(t, `["cli", "--exit", args.code]`),
+			Command: func(raw json.RawMessage) ([]string, []byte, error) {
+				args, err := stringArgs(raw)
+				code, ok := args["code"]
+				if err == nil && !ok {
+					err = errors.New("no code")
+				}
+				return []string{"cli", "--exit", code}, nil, err
+			},
 		},
 	}
 	p := load(t, r, cp)
-	if p.Kind() != config.KindWASICLI || p.Manifest() != nil {
+	if p.Kind() != KindWASICLI || p.Manifest() != nil {
 		t.Fatalf("kind %q manifest %v, want wasi_cli without manifest", p.Kind(), p.Manifest())
 	}
 	res := mustCall(t, p, "shout", `{"text":"hello","flag":"f"}`)
@@ -216,7 +228,7 @@ func TestWASICLI(t *testing.T) {
 
 func TestCallCanceled(t *testing.T) {
 	r := newRuntime(t)
-	cp := pluginConfig(t, "hostile", guests["hostile"])
+	cp := spec(t, "hostile", guests["hostile"])
 	p := load(t, r, cp)
 	ctx, cancel := context.WithCancel(context.Background())
 	timer := time.AfterFunc(200*time.Millisecond, cancel)
@@ -234,20 +246,47 @@ func TestCallCanceled(t *testing.T) {
 
 func TestLoadAllOrderAndErrors(t *testing.T) {
 	r := newRuntime(t)
-	bad := pluginConfig(t, "broken", []byte("not wasm at all"))
-	ps := []*config.Plugin{pluginConfig(t, "a", guests["echo"]), bad, pluginConfig(t, "c", guests["hostile"])}
-	got, err := r.LoadAll(context.Background(), ps)
-	if err == nil || !strings.Contains(err.Error(), `plugin "broken"`) || !strings.Contains(err.Error(), "not a WebAssembly module") {
-		t.Fatalf("err = %v, want one naming plugin broken", err)
+	bad := spec(t, "broken", []byte("not wasm at all"))
+	ps := []Spec{spec(t, "a", guests["echo"]), bad, spec(t, "c", guests["hostile"])}
+	got, errs := r.LoadAll(context.Background(), ps)
+	if len(errs) != 3 || errs[0] != nil || errs[2] != nil {
+		t.Fatalf("errs = %v, want one error, for the second spec", errs)
+	}
+	if err := errs[1]; err == nil || !strings.Contains(err.Error(), `plugin "broken"`) || !strings.Contains(err.Error(), "not a WebAssembly module") {
+		t.Fatalf("errs[1] = %v, want one naming plugin broken", err)
 	}
 	if got[0] == nil || got[0].Name() != "a" || got[1] != nil || got[2] == nil || got[2].Name() != "c" {
-		t.Fatalf("plugins out of config order: %v", got)
+		t.Fatalf("plugins out of spec order: %v", got)
+	}
+}
+
+// TestSpecWithoutConfig: a Spec needs no file and no HCL: the module may be
+// given as bytes, a wasi_cli tool's command line is a Go function, and a
+// tool without one is refused at load.
+func TestSpecWithoutConfig(t *testing.T) {
+	r := newRuntime(t)
+	s := Spec{Name: "cli", Wasm: guests["cli"], Kind: KindWASICLI, Tools: []CLITool{{
+		Name: "say",
+		Command: func(args json.RawMessage) ([]string, []byte, error) {
+			return []string{"cli", "-n", "x"}, args, nil
+		},
+	}}}
+	p := load(t, r, s)
+	if res := mustCall(t, p, "say", `{"a":1}`); res.IsError || res.Content != `argv0=cli args=-n|x stdin={"A":1}` {
+		t.Errorf("say: %+v", res)
+	}
+	if l := p.Limits(); l.Memory == 0 || l.Timeout == 0 || l.MaxOutput == 0 || l.MaxWrite == 0 || l.MaxFiles == 0 {
+		t.Errorf("limits %+v: a zero limit was not given its default", l)
+	}
+	s.Tools[0].Command = nil
+	if _, err := r.Load(context.Background(), s); err == nil || !strings.Contains(err.Error(), `tool "say" has no command line`) {
+		t.Errorf("tool without a command: err = %v", err)
 	}
 }
 
 func TestSHA256Pin(t *testing.T) {
 	r := newRuntime(t)
-	cp := pluginConfig(t, "echo", guests["echo"])
+	cp := spec(t, "echo", guests["echo"])
 	cp.SHA256 = strings.Repeat("0", 64)
 	if _, err := r.Load(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "config pins") {
 		t.Fatalf("err = %v, want a sha256 mismatch", err)
@@ -258,9 +297,9 @@ func TestBuiltinCore(t *testing.T) {
 	r := newRuntime(t)
 	ws := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from the host\n"), 0o644))
-	p := load(t, r, &config.Plugin{Name: "core", Builtin: "core",
-		Mounts: []config.Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: "ro"}}})
-	if p.Kind() != config.KindAgenthost || len(p.Tools()) == 0 {
+	p := load(t, r, Spec{Name: "core", Builtin: "core",
+		Mounts: []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRO}}})
+	if p.Kind() != KindAgenthost || len(p.Tools()) == 0 {
 		t.Fatalf("core: kind %q, %d tools", p.Kind(), len(p.Tools()))
 	}
 	res := mustCall(t, p, "read_file", `{"path":"hello.txt"}`)
@@ -277,7 +316,7 @@ func TestCompilationCacheOnDisk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := r.Load(ctx, pluginConfig(t, "cli", guests["cli"])); err == nil {
+		if _, err := r.Load(ctx, spec(t, "cli", guests["cli"])); err == nil {
 			t.Fatal("cli without tool blocks loaded; want a kind detection error")
 		}
 		if err := r.Close(ctx); err != nil {
@@ -301,7 +340,7 @@ func TestCloseStopsPrestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := load(t, r, pluginConfig(t, "echo", guests["echo"]))
+	p := load(t, r, spec(t, "echo", guests["echo"]))
 	mustCall(t, p, "echo", `{"text":"a"}`) // leaves a pre-started instance
 	if len(p.byName["echo"].warm) != 1 {
 		t.Fatal("no pre-started instance after a call")

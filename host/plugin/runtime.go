@@ -11,14 +11,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -132,105 +131,104 @@ func (r *Runtime) isClosed() bool {
 	return r.closed
 }
 
-// LoadAll compiles every plugin concurrently and returns them in config
-// order. The error joins one error per failed plugin, each naming it; the
-// plugins that loaded are returned either way (nil for failed ones).
-func (r *Runtime) LoadAll(ctx context.Context, ps []*config.Plugin) ([]*Plugin, error) {
-	out := make([]*Plugin, len(ps))
-	errs := make([]error, len(ps))
+// LoadAll loads every spec concurrently (each compiled once; see Load) and
+// returns the plugins in the order of specs. errs[i] is the error of
+// specs[i], naming the plugin, and nil when it loaded; out[i] is nil when it
+// did not.
+func (r *Runtime) LoadAll(ctx context.Context, specs []Spec) (out []*Plugin, errs []error) {
+	out = make([]*Plugin, len(specs))
+	errs = make([]error, len(specs))
 	var wg sync.WaitGroup
-	for i, p := range ps {
+	for i := range specs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = r.Load(ctx, p)
+			out[i], errs[i] = r.Load(ctx, specs[i])
 		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return out, errs
 }
 
 // Load reads, checks and compiles one plugin, detects its kind, reads its
 // manifest (running describe mode if needed), compiles its tool schemas and
 // prepares its sandbox. The error names the plugin and what to do.
-func (r *Runtime) Load(ctx context.Context, cp *config.Plugin) (*Plugin, error) {
-	p, err := r.load(ctx, cp)
+func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
+	zerolog.Ctx(ctx).Debug().Str("plugin", spec.Name).Str("cache", r.cacheDir).Msg("loading plugin (compiling it unless cached)")
+	p, err := r.load(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", cp.Name, err)
+		return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		p.closeMounts()
-		return nil, fmt.Errorf("plugin %q: runtime is closed", cp.Name)
+		return nil, fmt.Errorf("plugin %q: runtime is closed", spec.Name)
 	}
 	r.plugins = append(r.plugins, p)
 	for _, d := range p.grants.Denied {
-		zerolog.Ctx(ctx).Info().Str("plugin", cp.Name).Msg(d)
+		zerolog.Ctx(ctx).Info().Str("plugin", spec.Name).Msg(d)
 	}
 	return p, nil
 }
 
 // source returns the bytes of a plugin and checks its pinned digest.
-func (r *Runtime) source(cp *config.Plugin) ([]byte, error) {
+func (r *Runtime) source(s Spec) ([]byte, error) {
 	var wasm []byte
 	switch {
-	case cp.Builtin != "":
-		b, ok := r.builtin(cp.Builtin)
+	case s.Builtin != "":
+		b, ok := r.builtin(s.Builtin)
 		if !ok {
-			return nil, fmt.Errorf("no builtin plugin %q in this build", cp.Builtin)
+			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
 		}
 		wasm = b
-	case cp.Path != "":
-		b, err := os.ReadFile(cp.Path)
+	case s.Path != "":
+		b, err := os.ReadFile(s.Path)
 		if err != nil {
 			return nil, fmt.Errorf("read plugin file: %w", err)
 		}
 		wasm = b
+	case s.Wasm != nil:
+		wasm = s.Wasm
 	default:
 		return nil, errors.New("plugin has no source")
 	}
-	if cp.SHA256 != "" {
+	if s.SHA256 != "" {
 		sum := sha256.Sum256(wasm)
-		if got := hex.EncodeToString(sum[:]); got != cp.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(cp), got, cp.SHA256)
+		if got := hex.EncodeToString(sum[:]); got != s.SHA256 {
+			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), got, s.SHA256)
 		}
 	}
 	return wasm, nil
 }
 
-func sourceName(cp *config.Plugin) string {
-	if cp.Builtin != "" {
-		return "builtin:" + cp.Builtin
+func sourceName(s Spec) string {
+	switch {
+	case s.Builtin != "":
+		return "builtin:" + s.Builtin
+	case s.Path != "":
+		return s.Path
 	}
-	return cp.Path
+	return "the module"
 }
 
-// Default limits, as DESIGN §3 states them; MaxWrite and MaxFiles are
-// agenthost's own (see config.DefaultMaxWrite).
-const (
-	DefaultMemory    = 256 << 20
-	DefaultTimeout   = 30 * time.Second
-	DefaultMaxOutput = 1 << 20
-	DefaultMaxWrite  = config.DefaultMaxWrite
-	DefaultMaxFiles  = config.DefaultMaxFiles
-)
-
-func withDefaults(l config.Limits) config.Limits {
+// withDefaults returns l with each zero (or negative) limit replaced by the
+// default of the plugin block's limits in agents.hcl.
+func withDefaults(l Limits) Limits {
 	if l.Memory == 0 {
-		l.Memory = DefaultMemory
+		l.Memory = defaults.Memory
 	}
 	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
+		l.Timeout = defaults.Timeout
 	}
 	if l.MaxOutput <= 0 {
-		l.MaxOutput = DefaultMaxOutput
+		l.MaxOutput = defaults.MaxOutput
 	}
 	if l.MaxWrite <= 0 {
-		l.MaxWrite = DefaultMaxWrite
+		l.MaxWrite = defaults.MaxWrite
 	}
 	if l.MaxFiles <= 0 {
-		l.MaxFiles = DefaultMaxFiles
+		l.MaxFiles = defaults.MaxFiles
 	}
 	return l
 }

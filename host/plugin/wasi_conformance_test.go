@@ -20,13 +20,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
-	"github.com/zclconf/go-cty/cty"
 
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -346,7 +343,7 @@ func runSandbox(ctx context.Context, t *testing.T, r *Runtime, c wasiCase, guard
 		return wasiOutcome{err: err}
 	}
 	if dir != "" {
-		cp.Mounts = []config.Mount{{Name: "root", Host: dir, Guest: "/", Mode: "rw"}}
+		cp.Mounts = []Mount{{Name: "root", Host: dir, Guest: "/", Mode: MountRW}}
 		if guarded {
 			secret := filepath.Join(dir, "agenthost-protected")
 			if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
@@ -363,7 +360,7 @@ func runSandbox(ctx context.Context, t *testing.T, r *Runtime, c wasiCase, guard
 	if guarded {
 		p, err = loadProtected(ctx, r, cp, protected)
 	} else {
-		p, err = r.Load(ctx, cp)
+		p, err = r.Load(ctx, *cp)
 	}
 	if err != nil {
 		return wasiOutcome{err: err}
@@ -401,30 +398,29 @@ var protectedMu sync.Mutex
 
 // loadProtected loads a plugin with the runtime's protected list set to
 // protected.
-func loadProtected(ctx context.Context, r *Runtime, cp *config.Plugin, protected []rootfs.Protected) (*Plugin, error) {
+func loadProtected(ctx context.Context, r *Runtime, cp *Spec, protected []rootfs.Protected) (*Plugin, error) {
 	protectedMu.Lock()
 	defer protectedMu.Unlock()
 	r.SetProtected(protected)
-	return r.Load(ctx, cp)
+	return r.Load(ctx, *cp)
 }
 
-// conformancePlugin is the plugin block of a test: kind wasi_cli, one tool
-// whose argv is the test's, the test's env, the real clock and randomness.
-func conformancePlugin(c wasiCase) *config.Plugin {
-	args := make([]cty.Value, 0, len(c.spec.Args)+1)
-	for _, a := range argv(c) {
-		args = append(args, cty.StringVal(a))
-	}
-	return &config.Plugin{
+// conformancePlugin is the plugin of a test: kind wasi_cli, one tool whose
+// argv is the test's, the test's env, the real clock and randomness.
+func conformancePlugin(c wasiCase) *Spec {
+	args := argv(c)
+	return &Spec{
 		Name:   filepath.Base(c.name),
-		Kind:   config.KindWASICLI,
+		Kind:   KindWASICLI,
 		Env:    c.spec.Env,
 		Clock:  true,
 		Random: true,
-		Limits: config.Limits{Timeout: 20 * time.Second},
-		Tools: []*config.CLITool{{
+		Limits: Limits{Timeout: 20 * time.Second},
+		Tools: []CLITool{{
 			Name: "run",
-			Argv: hcl.StaticExpr(cty.TupleVal(args), hcl.Range{}),
+			Command: func(json.RawMessage) ([]string, []byte, error) {
+				return args, nil, nil
+			},
 		}},
 	}
 }

@@ -38,7 +38,7 @@ func BenchmarkStream200Chunks(b *testing.B) {
 	if n := strings.Count(body, "data: {"); n != 200 {
 		b.Fatalf("fixture has %d chunks, want 200", n)
 	}
-	p := New(Options{BaseURL: "http://bench.local/v1", Model: "gpt-4o",
+	p := New(Options{BaseURL: "http://bench.local/v1", ModelID: "gpt-4o",
 		HTTPClient: &http.Client{Transport: memTransport{body: []byte(body)}}})
 	req := ask("write it")
 	ctx := context.Background()

@@ -151,13 +151,13 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // one after it with the loop's id) is given the same.
 func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest, bodyPatch, error) {
 	out := openai.ChatCompletionRequest{
-		Model:         p.model,
+		Model:         p.modelID,
 		Stream:        true,
 		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
 	patch := bodyPatch{temperature: p.temperature}
 	if p.maxTokens > 0 {
-		if reasoningModel(p.model) {
+		if reasoningModel(p.modelID) {
 			out.MaxCompletionTokens = p.maxTokens
 		} else {
 			out.MaxTokens = p.maxTokens

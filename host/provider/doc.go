@@ -65,7 +65,7 @@
 // Cancelling ctx returns an error wrapping ctx.Err(). An idle timer per
 // request (IdleTimeout, reset by every byte, keep-alive comments included)
 // turns a silent server into a retryable error; a deadline per request
-// (RequestTimeout, 10m by default, never reset) does the same for a server
+// (RequestTimeout, never reset) does the same for a server
 // that trickles bytes forever. Either is not retried once tool calls have
 // streamed. A line above 32 MiB or a response above 128 MiB ends the request
 // with a final error.

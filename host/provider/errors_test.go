@@ -304,7 +304,7 @@ func TestBrokenConnections(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	p := New(Options{BaseURL: refusedURL(t), Model: "m"})
+	p := New(Options{BaseURL: refusedURL(t), ModelID: "m"})
 	_, err := p.Stream(context.Background(), ask("hi"), nil)
 	checkError(t, err, want{contains: "connection refused", retryable: true})
 }
@@ -314,7 +314,7 @@ func TestUntrustedCertificateIsNotRetried(t *testing.T) {
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake failure is the point
 	s.StartTLS()
 	defer s.Close()
-	p := New(Options{BaseURL: s.URL + "/v1", Model: "m"}) // the default client does not trust the test CA
+	p := New(Options{BaseURL: s.URL + "/v1", ModelID: "m"}) // the default client does not trust the test CA
 	_, err := p.Stream(context.Background(), ask("hi"), nil)
 	checkError(t, err, want{contains: "certificate", retryable: false})
 }
@@ -420,7 +420,7 @@ func TestCancelIsNotAProviderError(t *testing.T) {
 // for reasoning models before sending; that is a configuration error.
 func TestRefusedBeforeSending(t *testing.T) {
 	s := newServer(t, sse("data: [DONE]\n\n"))
-	p := s.provider(Options{Model: openai.GPT6Sol})
+	p := s.provider(Options{ModelID: openai.GPT6Sol})
 	_, err := p.Stream(context.Background(), loop.Request{Messages: ask("hi").Messages, Tools: []loop.ToolSpec{readFile}}, nil)
 	checkError(t, err, want{code: "invalid_request", contains: "not sent", retryable: false})
 	if n := s.count(); n != 0 {

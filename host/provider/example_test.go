@@ -38,7 +38,7 @@ data: [DONE]
 `
 	p := provider.New(provider.Options{
 		BaseURL:    "http://127.0.0.1:11434/v1",
-		Model:      "qwen2.5:7b-instruct",
+		ModelID:    "qwen2.5:7b-instruct",
 		HTTPClient: &http.Client{Transport: canned(stream)},
 	})
 	resp, err := p.Stream(context.Background(), loop.Request{

@@ -25,7 +25,7 @@ func FuzzStreamBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p := New(Options{BaseURL: "http://fuzz.local/v1", Model: "m",
+		p := New(Options{BaseURL: "http://fuzz.local/v1", ModelID: "m",
 			HTTPClient: &http.Client{Transport: memTransport{body: body}}})
 		history := loop.Request{Messages: []loop.Message{
 			{Role: loop.RoleUser, Content: "go"},

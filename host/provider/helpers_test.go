@@ -69,8 +69,8 @@ func (s *server) count() int {
 
 func (s *server) provider(o Options) *Provider {
 	o.BaseURL = s.URL + "/v1"
-	if o.Model == "" {
-		o.Model = "test-model"
+	if o.ModelID == "" {
+		o.ModelID = "test-model"
 	}
 	return New(o)
 }

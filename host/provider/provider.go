@@ -17,18 +17,14 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// DefaultIdleTimeout is used when Options.IdleTimeout is 0.
-const DefaultIdleTimeout = 120 * time.Second
-
-// DefaultRequestTimeout is used when Options.RequestTimeout is 0.
-const DefaultRequestTimeout = 10 * time.Minute
-
 // Options configure a Provider. The zero value of each field means the
-// documented default.
+// documented default; the timeouts' are those of the provider block in
+// agents.hcl (package internal/defaults).
 type Options struct {
 	// BaseURL is the API root, up to and including "/v1"
 	// ("http://127.0.0.1:11434/v1"); requests go to BaseURL+"/chat/completions".
@@ -41,24 +37,27 @@ type Options struct {
 	// Headers are extra headers on every request; they override the
 	// defaults (use {"api-key": ...} for Azure keys).
 	Headers map[string]string
-	// Model is the provider-side model id.
-	Model string
+	// ModelID is the provider-side model id, sent as "model".
+	ModelID string
 	// Temperature is sent when not nil; 0 really is sent as 0.
 	Temperature *float64
 	// MaxTokens caps the completion; 0 leaves it unset. It is sent as
 	// max_completion_tokens for o1/o3/o4/gpt-5 models, max_tokens otherwise.
 	MaxTokens int
-	// IdleTimeout is the longest silence (no byte at all, keep-alives
-	// included) before a request is abandoned as a retryable network error.
-	// It also bounds the wait for response headers. Default 120s.
+	// IdleTimeout is the longest silence of a request: waiting for the
+	// response headers, or between two bytes of the stream (keep-alive
+	// comments count as bytes). Past it the request is abandoned as a
+	// network error, retryable unless tool calls have streamed. Zero (or
+	// negative) means defaults.IdleTimeout.
 	IdleTimeout time.Duration
 	// RequestTimeout bounds a whole request, from sending it to the end of
 	// its stream, however steadily bytes arrive; when it passes, the request
 	// is abandoned as a retryable network error (not retried once tool calls
-	// have streamed). Default 10m.
+	// have streamed). Zero (or negative) means defaults.RequestTimeout.
 	RequestTimeout time.Duration
 	// HTTPClient sends the requests; nil means a client with dial and TLS
-	// timeouts and no overall timeout (the idle timer bounds a stream).
+	// timeouts and no overall timeout of its own (IdleTimeout and
+	// RequestTimeout bound each request).
 	HTTPClient *http.Client
 }
 
@@ -68,7 +67,7 @@ type Provider struct {
 	cfg         openai.ClientConfig // HTTPClient is set per call
 	http        *http.Client
 	headers     map[string]string
-	model       string
+	modelID     string
 	temperature *float64
 	maxTokens   int
 	idle        time.Duration
@@ -108,7 +107,7 @@ func New(o Options) *Provider {
 		cfg:       cfg,
 		http:      o.HTTPClient,
 		headers:   maps.Clone(o.Headers),
-		model:     o.Model,
+		modelID:   o.ModelID,
 		maxTokens: o.MaxTokens,
 		idle:      o.IdleTimeout,
 		deadline:  o.RequestTimeout,
@@ -125,10 +124,10 @@ func New(o Options) *Provider {
 		p.http = defaultHTTPClient()
 	}
 	if p.idle <= 0 {
-		p.idle = DefaultIdleTimeout
+		p.idle = defaults.IdleTimeout
 	}
 	if p.deadline <= 0 {
-		p.deadline = DefaultRequestTimeout
+		p.deadline = defaults.RequestTimeout
 	}
 	return p
 }
@@ -296,7 +295,7 @@ func (p *Provider) requestError(ctx, sctx context.Context, x *exchange, err erro
 		// a configuration problem, not worth a retry.
 		return &loop.ProviderError{
 			Code:    "invalid_request",
-			Message: fmt.Sprintf("request for model %q not sent: %v", p.model, err),
+			Message: fmt.Sprintf("request for model %q not sent: %v", p.modelID, err),
 			Err:     err,
 		}
 	case context.Cause(sctx) == errIdle:

@@ -92,7 +92,7 @@ func TestRequestOptions(t *testing.T) {
 				t.Errorf("temperature = %v, want absent", v)
 			}
 		}},
-		{"streaming with usage", Options{Model: "qwen2.5:7b"}, func(t *testing.T, b map[string]any) {
+		{"streaming with usage", Options{ModelID: "qwen2.5:7b"}, func(t *testing.T, b map[string]any) {
 			if b["stream"] != true || b["model"] != "qwen2.5:7b" {
 				t.Errorf("stream = %v, model = %v", b["stream"], b["model"])
 			}
@@ -103,7 +103,7 @@ func TestRequestOptions(t *testing.T) {
 				t.Errorf("max_tokens = %v, max_completion_tokens = %v", b["max_tokens"], b["max_completion_tokens"])
 			}
 		}},
-		{"max_completion_tokens for reasoning models", Options{Model: "gpt-5-mini", MaxTokens: 512}, func(t *testing.T, b map[string]any) {
+		{"max_completion_tokens for reasoning models", Options{ModelID: "gpt-5-mini", MaxTokens: 512}, func(t *testing.T, b map[string]any) {
 			if b["max_completion_tokens"] != 512.0 || b["max_tokens"] != nil {
 				t.Errorf("max_tokens = %v, max_completion_tokens = %v", b["max_tokens"], b["max_completion_tokens"])
 			}

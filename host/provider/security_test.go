@@ -43,7 +43,7 @@ func TestBaseURLQueryKept(t *testing.T) {
 		sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")(w, r)
 	})
 	base := strings.Replace(s.URL, "http://", "http://alice:"+secretPassword+"@", 1) + "/v1/?api-version=2024-06-01&api-key=" + secretQuery
-	p := New(Options{BaseURL: base, Model: "m"})
+	p := New(Options{BaseURL: base, ModelID: "m"})
 	if _, err := p.Stream(context.Background(), ask("hi"), nil); err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -70,7 +70,7 @@ func TestCredentialsRedacted(t *testing.T) {
 		return strings.Replace(u, "http://", "http://alice:"+secretPassword+"@", 1) + "?api-key=" + secretQuery
 	}
 	opts := func(base string) Options {
-		return Options{BaseURL: base, Model: "m", APIKey: secretKey, Headers: map[string]string{"api-key": secretHeader, "X-Title": "agenthost"}}
+		return Options{BaseURL: base, ModelID: "m", APIKey: secretKey, Headers: map[string]string{"api-key": secretHeader, "X-Title": "agenthost"}}
 	}
 	echo := func(w http.ResponseWriter, r *http.Request) {
 		status(401, fmt.Sprintf(`{"error":{"message":"bad credentials %s %s %s","type":"authentication_error"}}`,
