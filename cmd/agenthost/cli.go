@@ -14,7 +14,7 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// Exit codes (DESIGN §6).
+// Exit codes (README, "Exit codes").
 const (
 	exitOK      = 0
 	exitError   = 1 // provider_error, error

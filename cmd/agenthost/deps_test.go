@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestImportPolicy enforces the layering of STYLE.md (config → host → loop →
-// cmd) beyond package loop's own TestDeps: host/config never reaches the
+// TestImportPolicy enforces the layering of docs/architecture.md (config →
+// host → loop → cmd) beyond package loop's own TestDeps: host/config never reaches the
 // sandbox, the provider client, the loop or the host; the command line never
 // imports wazero or go-openai itself, nor the testscript engine (the
 // scenario runner of 'agenthost test' is internal/scenario); the scenario

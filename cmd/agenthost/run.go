@@ -95,7 +95,7 @@ func runError(e *env, err error, path string) int {
 	return exitError
 }
 
-// exitCode maps a stop reason to the process exit code (DESIGN §6).
+// exitCode maps a stop reason to the process exit code (README, "Exit codes").
 func exitCode(r loop.StopReason) int {
 	switch r {
 	case loop.StopCompleted:

@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 )
 
-// example is DESIGN §3's example, with its one-line blocks split into one
+// example uses every block of agents.hcl, with its one-line blocks split into one
 // attribute per line (HCL allows a single attribute in a one-line block).
 const example = `host {
   max_steps = 200            # hard ceiling for every agent (default 200)
@@ -213,7 +213,7 @@ func TestExampleDecodes(t *testing.T) {
 		t.Errorf("Files lacks the config: %v", cfg.Files)
 	}
 
-	// The call-time expressions of the example evaluate as DESIGN says.
+	// The call-time expressions of the example evaluate as documented.
 	argv, stdin, err := tool.Eval(json.RawMessage(`{"filter": ".a", "json": "{\"a\":1}"}`))
 	if err != nil || !reflect.DeepEqual(argv, []string{"jq", "-c", ".a"}) || string(stdin) != `{"a":1}` {
 		t.Errorf("Eval = %q, %q, %v", argv, stdin, err)

@@ -63,7 +63,7 @@ func dump(diags hcl.Diagnostics) string {
 	return sb.String()
 }
 
-// TestValidationRules checks every rule of DESIGN §3: each case is a file
+// TestValidationRules checks every validation rule of agents.hcl: each case is a file
 // with one problem, and the test wants exactly one error diagnostic with
 // the summary, a detail carrying the hint, and the subject's line:col.
 func TestValidationRules(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // chunk is one streamed chat-completion chunk, typed loosely enough for
-// every server in PROVIDERS.md: index as a pointer (missing ≠ 0),
+// every server in docs/providers.md: index as a pointer (missing ≠ 0),
 // arguments as raw JSON (a string or an object), both reasoning fields,
 // extra_content, a top-level error, vendor usage. go-openai's own
 // ChatCompletionStreamResponse would reject or lose several of these.
@@ -221,7 +221,8 @@ type callAcc struct {
 // complete reports whether the arguments so far are a whole JSON value.
 func (c *callAcc) complete() bool { return len(c.args) > 0 && json.Valid(c.args) }
 
-// accumulator applies chunks following PROVIDERS.md's tolerant rule. We ask
+// accumulator applies chunks following the accumulation rule of
+// docs/providers.md. We ask
 // for one choice (n unset); every choice a server sends is merged into it.
 type accumulator struct {
 	text       strings.Builder
@@ -356,7 +357,7 @@ func argumentText(raw json.RawMessage) []byte {
 }
 
 // startsNewCall decides whether a delta that lands on call c (same index,
-// or no index at all) begins a different call (PROVIDERS.md: a new non-empty
+// or no index at all) begins a different call (docs/providers.md: a new non-empty
 // id and a non-empty name). A fragment carries no name; a call's name never
 // changes. With the same name repeated, a new call can only begin once c's
 // arguments are a whole JSON value: before that (no arguments yet, or

@@ -40,7 +40,7 @@
 //
 // # Behaviour
 //
-// Accumulation follows PROVIDERS.md's tolerant rule (chunk.go). A response
+// Accumulation follows the rule in docs/providers.md (chunk.go). A response
 // with any accumulated tool call is a tool step whatever finish_reason
 // says; a "length" finish or arguments that are not JSON set
 // Response.Truncated. An empty response (no text, calls or reasoning) is
@@ -59,8 +59,8 @@
 // within the request; then the call gets a fresh wire id, and so does the
 // tool message that answers it.
 //
-// Errors are *loop.ProviderError, classified per DESIGN §5 and
-// PROVIDERS.md; the adapter itself never retries (nor does go-openai, nor
+// Errors are *loop.ProviderError, classified as docs/providers.md
+// ("Retries") says; the adapter itself never retries (nor does go-openai, nor
 // net/http for a POST unless an Idempotency-Key header is configured).
 // Cancelling ctx returns an error wrapping ctx.Err(). An idle timer per
 // request (IdleTimeout, reset by every byte, keep-alive comments included)

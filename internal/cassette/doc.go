@@ -1,7 +1,7 @@
 // Package cassette records model requests and responses to a file and
-// replays them without a network, at the loop.Model seam (DESIGN §6,
-// "Cassettes"). The host wraps every agent's model with a Recorder for
-// "run --record FILE" and serves them from a Player for "run --replay FILE";
+// replays them without a network, at the loop.Model seam (docs/testing.md).
+// The host wraps every agent's model with a Recorder for "run --record FILE"
+// and serves them from a Player for "run --replay FILE";
 // nothing in the loop knows about it.
 //
 // A cassette is a JSON-lines file, one entry per successful model request:
