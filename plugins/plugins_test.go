@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestBuiltinCoreIsWasm(t *testing.T) {
@@ -70,7 +71,7 @@ func TestCoreManifestSection(t *testing.T) {
 	if err := json.Unmarshal(src, &b); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(a, b) {
+	if !cmp.Equal(a, b) {
 		t.Fatal("the agenthost.manifest section of core.wasm differs from core/manifest.json; run go generate ./plugins/...")
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
 )
 
@@ -130,14 +130,14 @@ func TestExampleDecodes(t *testing.T) {
 		IdleTimeout:    120 * time.Second,
 		RequestTimeout: 10 * time.Minute,
 	}
-	if !reflect.DeepEqual(p, wantP) {
-		t.Errorf("provider = %+v\nwant %+v", p, wantP)
+	if d := cmp.Diff(wantP, p); d != "" {
+		t.Errorf("provider (-want +got):\n%s", d)
 	}
 
 	m := *cfg.Model("default")
 	m.DefRange = hcl.Range{}
-	if want := (Model{Name: "default", Provider: "local", ID: "qwen2.5:7b-instruct", ContextWindow: 32768}); !reflect.DeepEqual(m, want) {
-		t.Errorf("model = %+v, want %+v", m, want)
+	if d := cmp.Diff(Model{Name: "default", Provider: "local", ID: "qwen2.5:7b-instruct", ContextWindow: 32768}, m); d != "" {
+		t.Errorf("model (-want +got):\n%s", d)
 	}
 
 	core := *cfg.Plugin("core")
@@ -156,8 +156,8 @@ func TestExampleDecodes(t *testing.T) {
 		Clock:   true,
 		Random:  true,
 	}
-	if !reflect.DeepEqual(core, wantCore) {
-		t.Errorf("core = %+v\nwant %+v", core, wantCore)
+	if d := cmp.Diff(wantCore, core); d != "" {
+		t.Errorf("core (-want +got):\n%s", d)
 	}
 	if core.Mounts[0].ReadOnly() {
 		t.Error("rw mount reports read-only")
@@ -182,7 +182,7 @@ func TestExampleDecodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	json.Unmarshal([]byte(`{"type":"object","required":["filter","json"],"properties":{"filter":{"type":"string"},"json":{"type":"string"}}}`), &wantSchema)
-	if !reflect.DeepEqual(schema, wantSchema) {
+	if !cmp.Equal(schema, wantSchema) {
 		t.Errorf("input_schema = %s", tool.InputSchema)
 	}
 
@@ -196,7 +196,7 @@ func TestExampleDecodes(t *testing.T) {
 	if *build.Steps != 25 || *build.Budget != 50 || cfg.StepsMax(build) != 25 {
 		t.Errorf("steps %d budget %d cap %d", *build.Steps, *build.Budget, cfg.StepsMax(build))
 	}
-	if !reflect.DeepEqual(build.Tools, []string{"read_file", "list_dir", "jq"}) || !reflect.DeepEqual(build.Subagents, []string{"explore"}) {
+	if !cmp.Equal(build.Tools, []string{"read_file", "list_dir", "jq"}) || !cmp.Equal(build.Subagents, []string{"explore"}) {
 		t.Errorf("tools %q subagents %q", build.Tools, build.Subagents)
 	}
 	if r := build.ToolRanges[2]; r.Start.Line != 65 || r.Start.Column != 43 {
@@ -215,7 +215,7 @@ func TestExampleDecodes(t *testing.T) {
 
 	// The call-time expressions of the example evaluate as documented.
 	argv, stdin, err := tool.Eval(json.RawMessage(`{"filter": ".a", "json": "{\"a\":1}"}`))
-	if err != nil || !reflect.DeepEqual(argv, []string{"jq", "-c", ".a"}) || string(stdin) != `{"a":1}` {
+	if err != nil || !cmp.Equal(argv, []string{"jq", "-c", ".a"}) || string(stdin) != `{"a":1}` {
 		t.Errorf("Eval = %q, %q, %v", argv, stdin, err)
 	}
 }
@@ -375,7 +375,7 @@ agent "a" {}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(argv, tc.argv) {
+			if !cmp.Equal(argv, tc.argv) {
 				t.Errorf("argv = %q, want %q", argv, tc.argv)
 			}
 			if tc.stdin == "-" {
@@ -577,7 +577,7 @@ agent "b" {
 		t.Fatal(diags)
 	}
 	want := []string{filepath.Join(dir, "b.txt"), filepath.Join(dir, "prompts", "a.md")}
-	if !reflect.DeepEqual(cfg.Inputs, want) {
+	if !cmp.Equal(cfg.Inputs, want) {
 		t.Errorf("Inputs = %q, want %q", cfg.Inputs, want)
 	}
 }

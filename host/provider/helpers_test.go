@@ -9,10 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -157,8 +158,8 @@ func jsonString(v any) string {
 
 func diff(t *testing.T, got, want any) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got:\n%s\nwant:\n%s", jsonString(got), jsonString(want))
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("got:\n%s\nwant:\n%s\n(-want +got):\n%s", jsonString(got), jsonString(want), d)
 	}
 }
 

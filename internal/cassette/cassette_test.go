@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -103,8 +104,8 @@ func record(t *testing.T) string {
 		if err != nil {
 			t.Fatalf("record request %d: %v", i+1, err)
 		}
-		if !reflect.DeepEqual(got, responses[i]) {
-			t.Fatalf("recording changed response %d: %+v", i+1, got)
+		if d := cmp.Diff(responses[i], got); d != "" {
+			t.Fatalf("recording changed response %d (-want +got):\n%s", i+1, d)
 		}
 	}
 	if text.String() != "Let me look.a.txt says alpha, beta." {
@@ -139,8 +140,8 @@ func TestRecordReplay(t *testing.T) {
 		if err != nil {
 			t.Fatalf("replay request %d: %v", i+1, err)
 		}
-		if !reflect.DeepEqual(got, responses[i]) {
-			t.Errorf("replayed response %d:\n got %+v\nwant %+v", i+1, got, responses[i])
+		if d := cmp.Diff(responses[i], got); d != "" {
+			t.Errorf("replayed response %d (-want +got):\n%s", i+1, d)
 		}
 		if len(pieces) != 1 || pieces[0] != responses[i].Message.Content {
 			t.Errorf("onText pieces %q, want the content in one piece", pieces)
@@ -158,8 +159,8 @@ func TestReplayIgnoresCallIDsAndExtras(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ids-only change missed: %v", err)
 	}
-	if !reflect.DeepEqual(got, responses[1]) {
-		t.Errorf("got %+v", got)
+	if d := cmp.Diff(responses[1], got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 	// A schema with other spacing and key order is the same tool.
 	req = firstRequest("You are terse.")

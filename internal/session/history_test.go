@@ -3,8 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -87,8 +88,8 @@ func TestHistoryAppliesCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := History(evs)
-	if !reflect.DeepEqual(got, live) {
-		t.Fatalf("History after one compaction:\n got %+v\nwant %+v", got, live)
+	if d := cmp.Diff(live, got); d != "" {
+		t.Fatalf("History after one compaction (-want +got):\n%s", d)
 	}
 	if got[0].Content != "Summary of earlier conversation: summary one" {
 		t.Fatalf("History starts with %+v, want the summary", got[0])
@@ -115,8 +116,8 @@ func TestHistoryAppliesCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = History(evs)
-	if !reflect.DeepEqual(got, live) {
-		t.Fatalf("History after a continued compaction:\n got %+v\nwant %+v", got, live)
+	if d := cmp.Diff(live, got); d != "" {
+		t.Fatalf("History after a continued compaction (-want +got):\n%s", d)
 	}
 	if got[0].Content != "Summary of earlier conversation: summary two" {
 		t.Fatalf("History starts with %+v, want the second summary", got[0])
