@@ -11,12 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agenthost/agenthost/internal/wasmbuild"
 	"github.com/agenthost/agenthost/plugins"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -232,11 +232,8 @@ func TestEchoExample(t *testing.T) {
 		t.Skip("builds a wasm module")
 	}
 	wasmPath := filepath.Join(t.TempDir(), "echo.wasm")
-	cmd := exec.Command("go", "build", "-o", wasmPath, ".")
-	cmd.Dir = filepath.Join("..", "examples", "echo")
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building examples/echo: %v\n%s", err, out)
+	if err := wasmbuild.Build(wasmPath, filepath.Join("..", "examples", "echo")); err != nil {
+		t.Fatal(err)
 	}
 	wasm, err := os.ReadFile(wasmPath)
 	if err != nil {

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/wasmbuild"
 )
 
 // cacheDir is a compilation cache shared by the tests' runtimes, so each
@@ -34,14 +33,12 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(dir)
 		cacheDir = filepath.Join(dir, "cache")
 		names := []string{"echo", "hostile", "cli"}
-		args := []string{"build", "-trimpath", "-o", dir + string(filepath.Separator)}
+		var dirs []string
 		for _, n := range names {
-			args = append(args, "./testdata/"+n)
+			dirs = append(dirs, filepath.Join("testdata", n))
 		}
-		cmd := exec.Command(goTool(), args...)
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building test plugins: %v\n%s", err, out)
+		if err := wasmbuild.Build(dir, dirs...); err != nil {
+			fmt.Fprintf(os.Stderr, "building test plugins: %v\n", err)
 			return 1
 		}
 		for _, n := range names {
@@ -54,13 +51,6 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}())
-}
-
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // newRuntime makes a runtime closed at the end of the test.

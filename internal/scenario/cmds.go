@@ -19,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/wasmbuild"
 )
 
 // Cmds are the commands a scenario has beside testscript's own: fakemodel,
@@ -184,11 +185,8 @@ func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	cached := filepath.Join(priv, "buildwasm", key+".wasm")
 	if _, err := os.Stat(cached); err != nil {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", cached, ".")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			ts.Fatalf("buildwasm %s: %v\n%s", args[0], err, b)
+		if err := wasmbuild.Build(cached, dir); err != nil {
+			ts.Fatalf("buildwasm %s: %v", args[0], err)
 		}
 	}
 	b, err := os.ReadFile(cached)
