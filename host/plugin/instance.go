@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -168,10 +169,21 @@ func (i *instance) exec() (mod api.Module) {
 		return mod
 	}
 	_, i.err = start.Call(i.ctx)
-	if m := mod.Memory(); m != nil {
-		i.memBytes = uint64(m.Size())
-	}
+	i.memBytes = memorySize(mod)
 	return mod
+}
+
+// memorySize is the size of mod's memory, 0 when it has none: wazero's
+// Module.Memory returns a typed nil then, which a nil check does not catch.
+func memorySize(mod api.Module) uint64 {
+	m := mod.Memory()
+	if m == nil {
+		return 0
+	}
+	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
+		return 0
+	}
+	return uint64(m.Size())
 }
 
 // fsConfig mounts the plugin's mounts, the read-write ones through views
