@@ -137,6 +137,9 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 	}()
 	if _, has := cm.ExportedFunctions()["_start"]; !has {
+		if note := reactorNote(cm); note != "" {
+			return nil, errors.New(note)
+		}
 		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
 	}
 
