@@ -144,7 +144,11 @@ func (info *Info) String() string {
 		if len(r.FS)+len(r.Env) > 0 || r.Clock || r.Random {
 			b.WriteString("requests:\n")
 			for _, f := range r.FS {
-				fmt.Fprintf(&b, "  fs %s (%s)%s\n", f.Guest, access(f.Access), reason(f.Reason))
+				guest := f.Guest
+				if guest == AnyMount {
+					guest = "* (every mount)"
+				}
+				fmt.Fprintf(&b, "  fs %s (%s)%s\n", guest, access(f.Access), reason(f.Reason))
 			}
 			for _, e := range r.Env {
 				fmt.Fprintf(&b, "  env %s%s\n", e.Key, reason(e.Reason))
