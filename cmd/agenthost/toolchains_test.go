@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Toolchains for the script tests that build the plugin examples of
@@ -17,7 +19,9 @@ import (
 //
 //	toolchain:c     clang with a wasm32-wasi sysroot (Debian: clang lld wasi-libc
 //	                libclang-rt-14-dev-wasm32; or wasi-sdk's clang on $PATH)
-//	toolchain:rust  rustc with the wasm32-wasip1 standard library
+//	toolchain:rust  rustc with the wasm32-wasip1 standard library, or one with the
+//	                older wasm32-wasi (Debian: rustc libstd-rust-dev-wasm32);
+//	                the script builds with "rustwasm SRC OUT"
 //	toolchain:asc   $AGENTHOST_AS_DIR/node_modules holding assemblyscript and
 //	                @assemblyscript/wasi-shim, and node on $PATH
 //	toolchain:zig   zig on $PATH
@@ -34,7 +38,16 @@ var toolchains = map[string]func(dir string) error{
 		if err := os.WriteFile(src, []byte("fn main() {}\n"), 0o644); err != nil {
 			return err
 		}
-		return runTool(dir, "rustc", "--target", "wasm32-wasip1", "-o", filepath.Join(dir, "t.wasm"), src)
+		var errs []string
+		for _, c := range rustCandidates {
+			err := runTool(dir, c[0], "--target", c[1], "-o", filepath.Join(dir, "t.wasm"), src)
+			if err == nil {
+				rustc = c
+				return nil
+			}
+			errs = append(errs, err.Error())
+		}
+		return fmt.Errorf("%s", strings.Join(errs, "\n"))
 	},
 	"asc": func(dir string) error {
 		as := os.Getenv("AGENTHOST_AS_DIR")
@@ -81,4 +94,26 @@ func runTool(dir, name string, args ...string) error {
 		return fmt.Errorf("%s: %v\n%s", name, err, b)
 	}
 	return nil
+}
+
+// rustCandidates are the rustc commands and targets tried, newest first;
+// rustc is the first that works (set by the probe).
+var (
+	rustCandidates = [][2]string{{"rustc", "wasm32-wasip1"}, {"rustc", "wasm32-wasi"}, {"/usr/bin/rustc", "wasm32-wasi"}}
+	rustc          [2]string
+)
+
+// cmdRustWasm builds a Rust file to a WASI module with the rustc the
+// toolchain:rust probe found:
+//
+//	rustwasm SRC OUT.wasm
+func cmdRustWasm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: rustwasm SRC OUT.wasm")
+	}
+	if ok, _ := toolchainCondition("toolchain:rust"); !ok {
+		ts.Fatalf("rustwasm: no rustc for WASI (guard the script with [!toolchain:rust] skip)")
+	}
+	ts.Logf("%s --target %s", rustc[0], rustc[1])
+	ts.Check(ts.Exec(rustc[0], "--target", rustc[1], "-O", "-o", ts.MkAbs(args[1]), ts.MkAbs(args[0])))
 }
