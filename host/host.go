@@ -117,6 +117,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			owner[spec.Name] = cfg.Plugins[i]
 			h.tools[spec.Name] = toolRef{plugin: p, spec: spec}
 		}
+		diags = append(diags, grantWarnings(cfg.Plugins[i], p.Grants())...)
 	}
 	// A plugin that failed to load is reported once; the tools it would
 	// have offered are not reported again as unknown.

@@ -56,7 +56,9 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 		}
 		cache = filepath.Join(priv, "wazero")
 	}
-	p := scenario.Params(cache, nil)
+	p := scenario.Params(cache, map[string]string{"AGENTHOST_AS_DIR": os.Getenv("AGENTHOST_AS_DIR")})
+	p.Condition = toolchainCondition
+	p.Cmds["rustwasm"] = cmdRustWasm
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p

@@ -23,7 +23,10 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 	}
 	defer h.Close(ctx)
 	cfg := h.Config
-	fmt.Fprintf(e.stdout, "%s: ok (%d agents, %d plugins, %d tools)\n", path, len(cfg.Agents), len(h.Plugins), len(h.Tools()))
+	fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s, %d %s)\n", path,
+		len(cfg.Agents), plural(len(cfg.Agents), "agent", "agents"),
+		len(h.Plugins), plural(len(h.Plugins), "plugin", "plugins"),
+		len(h.Tools()), plural(len(h.Tools()), "tool", "tools"))
 	for _, a := range cfg.Agents {
 		budget := "unlimited"
 		if a.Budget != nil {

@@ -581,3 +581,80 @@ agent "b" {
 		t.Errorf("Inputs = %q, want %q", cfg.Inputs, want)
 	}
 }
+
+// TestEvalCallFunctions covers the functions and conditionals wasi_cli argv
+// and stdin may use: each tool's argv is checked at load and evaluated per
+// call.
+func TestEvalCallFunctions(t *testing.T) {
+	src := base + `plugin "t" {
+  source = "t.wasm"
+  tool "concat" {
+    argv = concat(["cat", "--"], args.files)
+  }
+  tool "cond" {
+    argv = concat(["grep"], args.ignore_case ? ["-i"] : [], [args.pattern])
+  }
+  tool "cond_string" {
+    argv = ["ls", args.all ? "-a" : "-1"]
+  }
+  tool "strings" {
+    argv = [replace(args.s, "/", "_"), trimprefix(args.s, "./"), trimsuffix(args.s, ".txt")]
+  }
+  tool "split" {
+    argv = concat(["echo"], split(",", args.csv))
+  }
+  tool "length" {
+    argv = ["n", length(args.files), length(args.s), length(args.obj)]
+  }
+  tool "contains" {
+    argv  = ["c", contains(args.files, "b"), contains(args.s, "x")]
+    stdin = contains(args.files, "a") ? "has a" : null
+  }
+}
+agent "a" {}
+`
+	cfg, diags := parseIn(t, src, map[string]string{"t.wasm": string(coreModule)})
+	if len(diags) > 0 {
+		t.Fatal(dump(diags))
+	}
+	tools := map[string]*CLITool{}
+	for _, tl := range cfg.Plugins[0].Tools {
+		tools[tl.Name] = tl
+	}
+	tests := []struct {
+		tool, args string
+		argv       []string
+		stdin      string // "-" for nil
+	}{
+		{"concat", `{"files": ["a b", "c"]}`, []string{"cat", "--", "a b", "c"}, "-"},
+		{"concat", `{"files": []}`, []string{"cat", "--"}, "-"},
+		{"cond", `{"ignore_case": true, "pattern": "x"}`, []string{"grep", "-i", "x"}, "-"},
+		{"cond", `{"ignore_case": false, "pattern": "x"}`, []string{"grep", "x"}, "-"},
+		{"cond_string", `{"all": true}`, []string{"ls", "-a"}, "-"},
+		{"cond_string", `{"all": false}`, []string{"ls", "-1"}, "-"},
+		{"strings", `{"s": "./a/b.txt"}`, []string{"._a_b.txt", "a/b.txt", "./a/b"}, "-"},
+		{"split", `{"csv": "x,y,,z"}`, []string{"echo", "x", "y", "", "z"}, "-"},
+		{"length", `{"files": ["a", "b", "c"], "s": "héllo", "obj": {"k": 1, "l": 2}}`, []string{"n", "3", "5", "2"}, "-"},
+		{"contains", `{"files": ["a", "b"], "s": "xyz"}`, []string{"c", "true", "true"}, "has a"},
+		{"contains", `{"files": ["c"], "s": "abc"}`, []string{"c", "false", "false"}, "-"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			argv, stdin, err := tools[tc.tool].Eval(json.RawMessage(tc.args))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !cmp.Equal(argv, tc.argv) {
+				t.Errorf("argv = %q, want %q", argv, tc.argv)
+			}
+			if got := "-"; stdin != nil {
+				got = string(stdin)
+				if got != tc.stdin {
+					t.Errorf("stdin = %q, want %q", got, tc.stdin)
+				}
+			} else if tc.stdin != "-" {
+				t.Errorf("stdin = nil, want %q", tc.stdin)
+			}
+		})
+	}
+}

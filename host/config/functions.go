@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/ext/tryfunc"
 	"github.com/zclconf/go-cty/cty"
+	"github.com/zclconf/go-cty/cty/convert"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
 )
@@ -94,20 +95,68 @@ func fileFunc(baseDir string) function.Function {
 
 // callFunctions are the functions available to wasi_cli argv and stdin
 // expressions, which are evaluated per call: pure functions only (no env,
-// no file: those belong to load time).
-func callFunctions() map[string]function.Function {
-	return map[string]function.Function{
-		"jsonencode": stdlib.JSONEncodeFunc,
-		"format":     stdlib.FormatFunc,
-		"join":       stdlib.JoinFunc,
-		"lower":      stdlib.LowerFunc,
-		"upper":      stdlib.UpperFunc,
-		"tostring":   stdlib.MakeToFunc(cty.String),
-		"coalesce":   stdlib.CoalesceFunc,
-		"try":        tryfunc.TryFunc,
-		"can":        tryfunc.CanFunc,
-	}
+// no file: those belong to load time). The table is built once.
+func callFunctions() map[string]function.Function { return callFuncs }
+
+var callFuncs = map[string]function.Function{
+	"jsonencode": stdlib.JSONEncodeFunc,
+	"format":     stdlib.FormatFunc,
+	"join":       stdlib.JoinFunc,
+	"lower":      stdlib.LowerFunc,
+	"upper":      stdlib.UpperFunc,
+	"tostring":   stdlib.MakeToFunc(cty.String),
+	"coalesce":   stdlib.CoalesceFunc,
+	"try":        tryfunc.TryFunc,
+	"can":        tryfunc.CanFunc,
+	"concat":     stdlib.ConcatFunc,
+	"replace":    stdlib.ReplaceFunc,
+	"trimprefix": stdlib.TrimPrefixFunc,
+	"trimsuffix": stdlib.TrimSuffixFunc,
+	"split":      stdlib.SplitFunc,
+	"length":     lengthFunc,
+	"contains":   containsFunc,
 }
+
+// lengthFunc is the number of characters of a string, elements of a list
+// or attributes of an object.
+var lengthFunc = function.New(&function.Spec{
+	Description: "Returns the number of characters of a string, elements of a list or attributes of an object.",
+	Params:      []function.Parameter{{Name: "value", Type: cty.DynamicPseudoType, AllowDynamicType: true}},
+	Type:        function.StaticReturnType(cty.Number),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		v := args[0]
+		ty := v.Type()
+		switch {
+		case ty == cty.String:
+			return stdlib.Strlen(v)
+		case ty.IsObjectType():
+			return cty.NumberIntVal(int64(len(ty.AttributeTypes()))), nil
+		case ty.IsListType() || ty.IsTupleType() || ty.IsSetType() || ty.IsMapType():
+			return v.Length(), nil
+		}
+		return cty.NilVal, function.NewArgErrorf(0, "length takes a string, a list or an object, not %s", ty.FriendlyName())
+	},
+})
+
+// containsFunc is whether a list holds a value, or a string a substring.
+var containsFunc = function.New(&function.Spec{
+	Description: "Returns whether a list contains a value, or a string a substring.",
+	Params: []function.Parameter{
+		{Name: "haystack", Type: cty.DynamicPseudoType, AllowDynamicType: true},
+		{Name: "needle", Type: cty.DynamicPseudoType, AllowDynamicType: true},
+	},
+	Type: function.StaticReturnType(cty.Bool),
+	Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+		if args[0].Type() == cty.String {
+			needle, err := convert.Convert(args[1], cty.String)
+			if err != nil || needle.IsNull() {
+				return cty.NilVal, function.NewArgErrorf(1, "contains on a string looks for a string, not %s", args[1].Type().FriendlyName())
+			}
+			return cty.BoolVal(strings.Contains(args[0].AsString(), needle.AsString())), nil
+		}
+		return stdlib.Contains(args[0], args[1])
+	},
+})
 
 func callFunctionNames() string {
 	var names []string

@@ -218,11 +218,11 @@ func (b *builder) abs(p string) string {
 // second declaration is an error that points at the first.
 func (b *builder) declared(kind, name string, labelRange hcl.Range, seen map[string]hcl.Range) bool {
 	if strings.TrimSpace(name) == "" {
-		b.errorf(labelRange, "Empty "+kind+" name", "A %s block needs a name: %s \"NAME\" { ... }.", kind, kind)
+		b.errorf(labelRange, "Empty "+kind+" name", "%s %s block needs a name: %s \"NAME\" { ... }.", capital(article(kind)), kind, kind)
 		return false
 	}
 	if first, ok := seen[name]; ok {
-		b.errorf(labelRange, "Duplicate "+kind, "A %s named %q is already declared on line %d; rename or remove one of them.", kind, name, first.Start.Line)
+		b.errorf(labelRange, "Duplicate "+kind, "%s %s named %q is already declared on line %d; rename or remove one of them.", capital(article(kind)), kind, name, first.Start.Line)
 		return false
 	}
 	seen[name] = labelRange
@@ -268,4 +268,21 @@ func (b *builder) build(body hcl.Body) *Config {
 		b.agentRefs(cfg, body, extras)
 	}
 	return cfg
+}
+
+// article is "an" before a word that starts with a vowel sound and "a"
+// otherwise; the words it sees are our own block and kind names.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiouAEIOU", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// capital upper-cases the first letter of an ASCII word.
+func capital(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

@@ -112,8 +112,8 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
 	case (p.Kind == KindAgenthost || p.Kind == KindExtism) && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
-			b.errorf(t.DefRange, "Tool block on a "+string(p.Kind)+" plugin",
-				"A %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", p.Kind)
+			b.errorf(t.DefRange, "Tool block on "+article(string(p.Kind))+" "+string(p.Kind)+" plugin",
+				"%s %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", capital(article(string(p.Kind))), p.Kind)
 		}
 	default:
 		for _, rt := range rp.Tools {

@@ -203,7 +203,7 @@ func TestValidationRules(t *testing.T) {
 		{"tool without argv", "plugin \"jq\" {\n  source = \"jq.wasm\"\n  tool \"jq\" {\n    description = \"jq\"\n  }\n}\nagent \"a\" {}\n", wasmFiles,
 			"Missing argv", `argv = ["jq", args.input]`, "5:3", false},
 		{"tool block on agenthost plugin", "plugin \"c\" {\n  source = \"builtin:core\"\n  tool \"x\" {\n    argv = [\"x\"]\n  }\n}\nagent \"a\" {}\n", nil,
-			"Tool block on a agenthost plugin", "tool blocks are only for kind = \"wasi_cli\" plugins", "5:3", false},
+			"Tool block on an agenthost plugin", "tool blocks are only for kind = \"wasi_cli\" plugins", "5:3", false},
 		{"wasi_cli tool name", "plugin \"jq\" {\n  source = \"jq.wasm\"\n  tool \"j.q\" {\n    argv = [\"jq\"]\n  }\n}\nagent \"a\" {}\n", wasmFiles,
 			"Invalid tool name", `try "j_q"`, "5:8", false},
 		{"duplicate wasi_cli tool", "plugin \"jq\" {\n  source = \"jq.wasm\"\n  tool \"jq\" {\n    argv = [\"jq\"]\n  }\n  tool \"jq\" {\n    argv = [\"jq\"]\n  }\n}\nagent \"a\" {}\n", wasmFiles,

@@ -20,6 +20,12 @@ type Grants struct {
 	// what the Spec (agents.hcl) offered that the plugin did not ask for.
 	// For logs and `plugin inspect`.
 	Denied []string
+	// Ungranted are the manifest's fs requests no mount grants, and
+	// Unrequested the Spec's mounts the manifest does not request (so they
+	// are not mounted). Either usually makes every call that touches files
+	// fail; `validate` warns about them with the fix.
+	Ungranted   []FSRequest
+	Unrequested []Mount
 }
 
 // grant computes the grants of a plugin. With a manifest (kind agenthost),
@@ -37,12 +43,18 @@ func grant(m *Manifest, p Spec) Grants {
 		hclMounts[path.Clean(mt.Guest)] = mt
 	}
 	requested := map[string]bool{}
-	for _, r := range m.Requests.FS {
+	var anyReq *FSRequest
+	for i, r := range m.Requests.FS {
+		if r.Guest == AnyMount {
+			anyReq = &m.Requests.FS[i]
+			continue
+		}
 		guest := path.Clean(r.Guest)
 		requested[guest] = true
 		mt, ok := hclMounts[guest]
 		if !ok {
 			g.Denied = append(g.Denied, fmt.Sprintf("fs %s (%s) requested but no mount grants it", guest, access(r.Access)))
+			g.Ungranted = append(g.Ungranted, r)
 			continue
 		}
 		if mt.ReadOnly() || access(r.Access) == MountRO {
@@ -51,9 +63,21 @@ func grant(m *Manifest, p Spec) Grants {
 		g.Mounts = append(g.Mounts, mt)
 	}
 	for _, mt := range p.Mounts {
-		if !requested[path.Clean(mt.Guest)] {
+		switch {
+		case requested[path.Clean(mt.Guest)]:
+		case anyReq != nil:
+			if mt.ReadOnly() || access(anyReq.Access) == MountRO {
+				mt.Mode = MountRO
+			}
+			g.Mounts = append(g.Mounts, mt)
+		default:
 			g.Denied = append(g.Denied, fmt.Sprintf("mount %q at %s not requested by the plugin; not mounted", mt.Name, mt.Guest))
+			g.Unrequested = append(g.Unrequested, mt)
 		}
+	}
+	if anyReq != nil && len(g.Mounts) == 0 {
+		g.Denied = append(g.Denied, fmt.Sprintf("fs %s (%s, any mount) requested but the plugin block has no mount", AnyMount, access(anyReq.Access)))
+		g.Ungranted = append(g.Ungranted, *anyReq)
 	}
 	wantEnv := map[string]bool{}
 	for _, r := range m.Requests.Env {

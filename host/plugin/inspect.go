@@ -30,13 +30,17 @@ type Info struct {
 	Manifest       *Manifest       `json:"manifest,omitempty"`
 	ManifestSource string          `json:"manifest_source,omitempty"`
 	Tools          []loop.ToolSpec `json:"tools,omitempty"`
+	// Detection says how the kind was found when the module has no
+	// manifest section: what was run, if anything.
+	Detection string `json:"detection,omitempty"`
 	// Problems say why the module cannot be loaded, or why describe failed.
 	Problems []string `json:"problems,omitempty"`
 }
 
 // Inspect reports on a .wasm file without running any tool: kind, imports,
 // exports, manifest and tools. Without a manifest section it runs describe
-// mode, in a sandbox with nothing granted and the default limits. It fails
+// mode, in a sandbox with nothing granted, the default limits and a short
+// timeout (detectTimeout), unless the module cannot read AGENTHOST_MODE. It fails
 // for bytes that are not a core WebAssembly module (ErrNotWasm,
 // ErrComponent) or do not compile.
 func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
@@ -90,10 +94,17 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		}
 		info.ManifestSource = "custom section"
 	} else {
-		m, err = r.describe(ctx, cm, "inspect", limits)
+		if !readsEnv(cm) {
+			info.Kind = KindWASICLI
+			info.Detection = errNoEnv.Error()
+			return info, nil
+		}
+		dl := detectLimits(limits)
+		info.Detection = fmt.Sprintf("no %s section: ran describe mode (AGENTHOST_MODE=describe, nothing granted, at most %s)", ManifestSection, dl.Timeout)
+		m, err = r.describe(ctx, cm, "inspect", dl)
 		if err != nil {
 			info.Kind = KindWASICLI
-			info.Problems = append(info.Problems, "no manifest section, and "+err.Error()+"; as a plain WASI command it needs kind = \"wasi_cli\" and tool blocks")
+			info.Problems = append(info.Problems, detectError(err, dl.Timeout).Error())
 			return info, nil
 		}
 		info.ManifestSource = "describe"
@@ -144,7 +155,11 @@ func (info *Info) String() string {
 		if len(r.FS)+len(r.Env) > 0 || r.Clock || r.Random {
 			b.WriteString("requests:\n")
 			for _, f := range r.FS {
-				fmt.Fprintf(&b, "  fs %s (%s)%s\n", f.Guest, access(f.Access), reason(f.Reason))
+				guest := f.Guest
+				if guest == AnyMount {
+					guest = "* (every mount)"
+				}
+				fmt.Fprintf(&b, "  fs %s (%s)%s\n", guest, access(f.Access), reason(f.Reason))
 			}
 			for _, e := range r.Env {
 				fmt.Fprintf(&b, "  env %s%s\n", e.Key, reason(e.Reason))
@@ -156,6 +171,9 @@ func (info *Info) String() string {
 				b.WriteString("  random\n")
 			}
 		}
+	}
+	if info.Detection != "" {
+		fmt.Fprintf(&b, "detected: %s\n", info.Detection)
 	}
 	fmt.Fprintf(&b, "imports:  %s\n", listOrNone(info.Imports))
 	fmt.Fprintf(&b, "exports:  %s\n", listOrNone(info.Exports))

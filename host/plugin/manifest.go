@@ -46,13 +46,19 @@ type Requests struct {
 	Random bool         `json:"random,omitempty"`
 }
 
-// FSRequest asks for a directory at a guest path.
+// FSRequest asks for a directory at a guest path, or with Guest AnyMount for
+// every mount the plugin block declares, wherever it is.
 type FSRequest struct {
 	Guest string `json:"guest"`
 	// Access is "ro" (default) or "rw".
 	Access string `json:"access,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
+
+// AnyMount as an fs request's guest path asks for every mount the plugin
+// block declares, at the guest paths it gives: for plugins, like core, that
+// work on whatever directories the user mounts and find them as preopens.
+const AnyMount = "*"
 
 // EnvRequest asks for one environment variable.
 type EnvRequest struct {
@@ -101,8 +107,8 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		}
 	}
 	for _, r := range m.Requests.FS {
-		if !path.IsAbs(r.Guest) {
-			errs = append(errs, fmt.Errorf("fs request for %q: guest path must be absolute", r.Guest))
+		if r.Guest != AnyMount && !path.IsAbs(r.Guest) {
+			errs = append(errs, fmt.Errorf("fs request for %q: guest path must be absolute (or %q for every mount the configuration grants)", r.Guest, AnyMount))
 		}
 		if r.Access != "" && r.Access != "ro" && r.Access != "rw" {
 			errs = append(errs, fmt.Errorf("fs request for %q: access is %q, want \"ro\" or \"rw\"", r.Guest, r.Access))

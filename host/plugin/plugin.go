@@ -137,6 +137,9 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 	}()
 	if _, has := cm.ExportedFunctions()["_start"]; !has {
+		if note := reactorNote(cm); note != "" {
+			return nil, errors.New(note)
+		}
 		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
 	}
 
@@ -164,10 +167,17 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			}
 			p.manifest, p.manifestSource = m, "custom section"
 		} else {
-			m, err := r.describe(ctx, cm, spec.Name, limits)
+			dl := limits
+			if spec.Kind == "" {
+				if !readsEnv(cm) {
+					return nil, fmt.Errorf("cannot detect the plugin kind: %w. A plain WASI command needs kind = \"wasi_cli\" and tool blocks", errNoEnv)
+				}
+				dl = detectLimits(limits)
+			}
+			m, err := r.describe(ctx, cm, spec.Name, dl)
 			if err != nil {
 				if spec.Kind == "" {
-					return nil, fmt.Errorf("cannot detect the plugin kind: %w; a plain WASI command needs kind = \"wasi_cli\" and tool blocks", err)
+					return nil, detectError(err, dl.Timeout)
 				}
 				return nil, err
 			}

@@ -303,6 +303,7 @@ var errExtism = errors.New("extism plugins are not supported yet; use a WASI pre
 // checkImports refuses modules whose imports agenthost cannot satisfy.
 func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	var errs []error
+	var missing missingImports
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		if mod == extismModule {
@@ -310,7 +311,7 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 		}
 		def, ok := r.wasi[name]
 		if mod != wasi_snapshot_preview1.ModuleName || !ok {
-			errs = append(errs, fmt.Errorf("imports %s.%s which agenthost does not provide", mod, name))
+			missing.add(mod, name)
 			continue
 		}
 		if !sameTypes(def.ParamTypes(), f.ParamTypes()) || !sameTypes(def.ResultTypes(), f.ResultTypes()) {
@@ -320,6 +321,12 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	for _, m := range cm.ImportedMemories() {
 		mod, name, _ := m.Import()
 		errs = append(errs, fmt.Errorf("imports memory %s.%s which agenthost does not provide", mod, name))
+	}
+	if len(errs) > 0 || len(missing.mods) > 0 {
+		errs = append(missing.errors(), errs...)
+		if note := reactorNote(cm); note != "" {
+			errs = append(errs, errors.New(note))
+		}
 	}
 	return errors.Join(errs...)
 }

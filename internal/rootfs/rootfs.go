@@ -182,8 +182,18 @@ func osFlags(flag experimentalsys.Oflag) int {
 	return oflag
 }
 
+// WASI preview 1 carries no file modes: wazero asks for 0600 files and 0700
+// directories whatever the guest wants. Files a tool writes are for the user,
+// so they are created like a shell would create them: 0644 and 0755, less the
+// process umask.
+const (
+	filePerm fs.FileMode = 0o644
+	dirPerm  fs.FileMode = 0o755
+)
+
 // OpenFile implements sys.FS.
 func (f *FS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode) (experimentalsys.File, experimentalsys.Errno) {
+	perm = filePerm
 	if f.readOnly && flag&writeFlags != 0 {
 		return nil, experimentalsys.EROFS
 	}
@@ -368,6 +378,7 @@ func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Er
 
 // Mkdir implements sys.FS.
 func (f *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
+	perm = dirPerm
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}

@@ -218,3 +218,52 @@ func TestReadWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedModes checks that files and directories a guest creates get the
+// modes a shell would give them (0644 and 0755 less the umask), not wazero's
+// 0600 and 0700, whichever path creation takes.
+func TestCreatedModes(t *testing.T) {
+	ref := t.TempDir()
+	refFile, err := os.OpenFile(filepath.Join(ref, "f"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refFile.Close()
+	if err := os.Mkdir(filepath.Join(ref, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wantFile, _ := os.Stat(filepath.Join(ref, "f"))
+	wantDir, _ := os.Stat(filepath.Join(ref, "d"))
+
+	for _, guarded := range []bool{false, true} {
+		ws := t.TempDir()
+		var protected []Protected
+		if guarded {
+			p := filepath.Join(ws, "protected.txt")
+			if err := os.WriteFile(p, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			protected = []Protected{{Path: p, What: "a test file"}}
+		}
+		fs, err := New(ws, false, protected)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fs.Close()
+		// The modes wazero passes for path_open and path_create_directory.
+		f, e := fs.OpenFile("new.txt", experimentalsys.O_RDWR|experimentalsys.O_CREAT|experimentalsys.O_EXCL, 0o600)
+		if e != 0 {
+			t.Fatal(e)
+		}
+		f.Close()
+		if e := fs.Mkdir("newdir", 0o700); e != 0 {
+			t.Fatal(e)
+		}
+		if fi, err := os.Stat(filepath.Join(ws, "new.txt")); err != nil || fi.Mode().Perm() != wantFile.Mode().Perm() {
+			t.Errorf("guarded=%v: created file mode %v (%v), want %v", guarded, fi.Mode().Perm(), err, wantFile.Mode().Perm())
+		}
+		if fi, err := os.Stat(filepath.Join(ws, "newdir")); err != nil || fi.Mode().Perm() != wantDir.Mode().Perm() {
+			t.Errorf("guarded=%v: created directory mode %v (%v), want %v", guarded, fi.Mode().Perm(), err, wantDir.Mode().Perm())
+		}
+	}
+}

@@ -170,22 +170,35 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdBuildWasm builds a Go main package to a wasip1 module:
 //
-//	buildwasm DIR OUT.wasm
+//	buildwasm [-reactor] DIR OUT.wasm
 //
-// Builds are cached by the content of DIR in the private temporary
-// directory, for the life of the process.
+// -reactor builds a WASI reactor (-buildmode=c-shared: _initialize, no
+// _start) instead of a command. Builds are cached by the content of DIR
+// and the flags in the private temporary directory, for the life of the
+// process.
 func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
+	reactor := len(args) > 0 && args[0] == "-reactor"
+	if reactor {
+		args = args[1:]
+	}
 	if len(args) != 2 || neg {
-		ts.Fatalf("usage: buildwasm DIR OUT.wasm")
+		ts.Fatalf("usage: buildwasm [-reactor] DIR OUT.wasm")
 	}
 	dir, out := ts.MkAbs(args[0]), ts.MkAbs(args[1])
 	key, err := hashDir(dir)
 	ts.Check(err)
+	if reactor {
+		key += "-reactor"
+	}
 	priv, err := PrivateTemp()
 	ts.Check(err)
 	cached := filepath.Join(priv, "buildwasm", key+".wasm")
 	if _, err := os.Stat(cached); err != nil {
-		if err := wasmbuild.Build(cached, dir); err != nil {
+		build := wasmbuild.Build
+		if reactor {
+			build = wasmbuild.BuildReactor
+		}
+		if err := build(cached, dir); err != nil {
 			ts.Fatalf("buildwasm %s: %v", args[0], err)
 		}
 	}

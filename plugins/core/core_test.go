@@ -49,6 +49,8 @@ func mustOK(t *testing.T, root, tool, args string) string {
 // mustFail calls a tool and checks it fails with a message matching want.
 func mustFail(t *testing.T, root, tool, args, want string) {
 	t.Helper()
+	// Messages name the mount's guest path, here the test's directory.
+	want = strings.ReplaceAll(want, "/workspace", regexp.QuoteMeta(root))
 	text, isErr, code := callTool(t, root, tool, args)
 	if !isErr || code != exitToolError {
 		t.Fatalf("%s %s: got success %q, want an error matching %q", tool, args, text, want)
@@ -116,8 +118,8 @@ func TestManifestSchemas(t *testing.T) {
 	if err := json.Unmarshal(manifestJSON, &m); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Requests.FS) != 1 || m.Requests.FS[0].Guest != workspaceRoot || m.Requests.FS[0].Access != "rw" || m.Requests.FS[0].Reason == "" {
-		t.Errorf("requests.fs = %+v, want one rw request for %s with a reason", m.Requests.FS, workspaceRoot)
+	if len(m.Requests.FS) != 1 || m.Requests.FS[0].Guest != "*" || m.Requests.FS[0].Access != "rw" || m.Requests.FS[0].Reason == "" {
+		t.Errorf("requests.fs = %+v, want one rw request for every mount (\"*\") with a reason", m.Requests.FS)
 	}
 	argTypes := map[string]any{
 		"read_file": readFileArgs{}, "write_file": writeFileArgs{}, "list_dir": listDirArgs{},

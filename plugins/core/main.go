@@ -1,5 +1,6 @@
 // Command core is agenthost's first-party tool plugin: read_file, write_file,
-// list_dir, search and edit, confined to the /workspace mount.
+// list_dir, search and edit, confined to the directories it is granted
+// (usually one, at /workspace).
 //
 // It is a WASI preview1 command speaking the agenthost/1 protocol
 // (docs/plugin-protocol.md). Build it with `go generate ./plugins/...` from
@@ -22,8 +23,9 @@ import (
 //go:embed manifest.json
 var manifestJSON []byte
 
-// workspaceRoot is the guest path of the mount the manifest requests; relative
-// paths resolve against it.
+// workspaceRoot is the usual guest path of the workspace mount; core serves
+// whatever mounts it is granted (mounts.go) and assumes this one when it has
+// none, so its messages say what to mount.
 const workspaceRoot = "/workspace"
 
 // Exit codes of agenthost/1.
@@ -37,7 +39,7 @@ const (
 const maxRequest = 64 << 20
 
 func main() {
-	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr, workspaceRoot))
+	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr, mountRoots()...))
 }
 
 // request is the call-mode stdin document.
@@ -58,9 +60,9 @@ type content struct {
 	Text string `json:"text"`
 }
 
-// run is the whole program: it returns the exit code. root is the workspace
-// directory relative paths resolve against.
-func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root string) int {
+// run is the whole program: it returns the exit code. roots are the mounted
+// directories; relative paths resolve against the first.
+func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...string) int {
 	switch mode {
 	case "describe":
 		if _, err := stdout.Write(manifestJSON); err != nil {
@@ -96,7 +98,7 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, root stri
 		return exitMisuse
 	}
 
-	text, err := call(&workspace{root: root}, tool, req.Arguments)
+	text, err := call(newWorkspace(roots), tool, req.Arguments)
 	res := result{Content: []content{{Type: "text", Text: text}}}
 	code := exitOK
 	if err != nil {

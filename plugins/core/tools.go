@@ -37,6 +37,9 @@ var maxSearchFiles = 20000
 // clear messages instead of bare "not found" errors.
 type workspace struct {
 	root string
+	// mounts are all the directories the tools may reach, root first
+	// (mounts.go); nil means root alone.
+	mounts []string
 }
 
 // resolve returns the absolute path for p and the path to show the model
@@ -51,10 +54,16 @@ func (w *workspace) resolve(p string) (abs, show string, err error) {
 	} else {
 		abs = filepath.Join(w.root, p)
 	}
-	rel, err := filepath.Rel(w.root, abs)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", "", fmt.Errorf("path %q is outside %s; the tools can only reach files under %s", p, workspaceRoot, workspaceRoot)
+	m := w.mountOf(abs)
+	if m == "" {
+		return "", "", w.outside(p)
 	}
+	if m != w.root {
+		// Under another mount: show the absolute path, which the model
+		// can pass back as it is.
+		return abs, filepath.ToSlash(abs), nil
+	}
+	rel, _ := filepath.Rel(w.root, abs)
 	return abs, filepath.ToSlash(rel), nil
 }
 
@@ -65,12 +74,12 @@ func (w *workspace) fsError(show string, err error) error {
 		// Without a mount, WASI runtimes report paths under it as missing or
 		// as bad file descriptors (no preopen); say what is really wrong.
 		if _, serr := os.Stat(w.root); serr != nil {
-			return fmt.Errorf("%s: no file system is mounted at %s; the agent's configuration must grant a mount there (mount { guest = %q })", show, workspaceRoot, workspaceRoot)
+			return fmt.Errorf("%s: no file system is mounted at %s; the agent's configuration must grant a mount there (mount { guest = %q })", show, w.root, w.root)
 		}
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: not found (paths are relative to %s; use list_dir to see what exists)", show, workspaceRoot)
+		return fmt.Errorf("%s: not found (paths are relative to %s; use list_dir to see what exists)", show, w.root)
 	case errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("%s: the workspace is mounted read-only; writing is not allowed", show)
 	case errors.Is(err, syscall.ENOSYS): // wazero's read-only mounts refuse writes so

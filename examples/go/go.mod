@@ -1,0 +1,3 @@
+module github.com/agenthost/agenthost/examples/go
+
+go 1.21

@@ -1,0 +1,84 @@
+package host
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// grantWarnings turns the mismatches between a plugin's manifest and its
+// mount blocks into warnings: an fs request no mount grants, and a mount the
+// plugin does not request (it is not mounted). Both load fine and then fail
+// on every call that touches files, so `validate` shows them with the fix.
+func grantWarnings(cp *config.Plugin, g plugin.Grants) hcl.Diagnostics {
+	var diags hcl.Diagnostics
+	var requested []string
+	for _, r := range g.Ungranted {
+		if r.Guest != plugin.AnyMount {
+			requested = append(requested, path.Clean(r.Guest))
+		}
+	}
+	for _, r := range g.Ungranted {
+		guest := path.Clean(r.Guest)
+		mode := "ro"
+		if r.Access == string(plugin.MountRW) {
+			mode = "rw"
+		}
+		why := ""
+		if r.Reason != "" {
+			why = ": " + r.Reason
+		}
+		if r.Guest == plugin.AnyMount {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Plugin request not granted",
+				Detail: fmt.Sprintf("plugin %q works on the directories its mount blocks grant (%s%s), but it has none, so its calls that need files fail. Add one:\n  mount \"workspace\" {\n    host  = \".\"\n    guest = \"/workspace\"\n    mode  = %q\n  }",
+					cp.Name, mode, why, mode),
+				Subject: cp.DefRange.Ptr(),
+			})
+			continue
+		}
+		fix := fmt.Sprintf("add a mount block to plugin %q:\n  mount %q {\n    host  = \".\"\n    guest = %q\n    mode  = %q\n  }", cp.Name, mountName(guest), guest, mode)
+		if len(g.Unrequested) > 0 {
+			fix = fmt.Sprintf("set guest = %q in mount %q (now at %s), or ", guest, g.Unrequested[0].Name, g.Unrequested[0].Guest) + fix
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Plugin request not granted",
+			Detail: fmt.Sprintf("plugin %q asks for the directory %s (%s%s), but no mount of the plugin block is at %s, so its calls that need those files fail. To grant it, %s",
+				cp.Name, guest, mode, why, guest, fix),
+			Subject: cp.DefRange.Ptr(),
+		})
+	}
+	for _, m := range g.Unrequested {
+		subject := cp.DefRange.Ptr()
+		for _, cm := range cp.Mounts {
+			if cm.Name == m.Name {
+				subject = cm.DefRange.Ptr()
+			}
+		}
+		asks := "asks for no other directory; remove the mount"
+		if len(requested) > 0 {
+			asks = fmt.Sprintf("asks for %s; set guest = %q, or remove the mount", strings.Join(requested, ", "), requested[0])
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Mount not requested",
+			Detail:   fmt.Sprintf("mount %q at %s is not mounted: plugin %q does not request %s. The plugin %s.", m.Name, m.Guest, cp.Name, m.Guest, asks),
+			Subject:  subject,
+		})
+	}
+	return diags
+}
+
+// mountName suggests a mount block label for a guest path.
+func mountName(guest string) string {
+	if b := path.Base(guest); b != "/" && b != "." {
+		return b
+	}
+	return "files"
+}
