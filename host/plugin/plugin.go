@@ -37,6 +37,9 @@ type Plugin struct {
 	tools          []loop.ToolSpec
 	byName         map[string]*tool
 	prestart       atomic.Bool
+	// ext and dialect are set for Extism plugins (extism.go).
+	ext     *extismPlugin
+	dialect Dialect
 }
 
 // mountPoint is a mount of the plugin: the FS shared by its instances,
@@ -63,12 +66,14 @@ type tool struct {
 	// noWarm is set when a pre-started instance ended before its call: the
 	// plugin does not wait on stdin, so pre-starting cannot help.
 	noWarm atomic.Bool
+	// ext says how to call the tool of an Extism plugin; nil otherwise.
+	ext *extismTool
 }
 
 // Name is the plugin's name (Spec.Name).
 func (p *Plugin) Name() string { return p.name }
 
-// Kind is KindAgenthost or KindWASICLI.
+// Kind is KindAgenthost, KindWASICLI or KindExtism.
 func (p *Plugin) Kind() Kind { return p.kind }
 
 // Manifest is the plugin's manifest; nil for wasi_cli.
@@ -79,6 +84,9 @@ func (p *Plugin) Grants() Grants { return p.grants }
 
 // Limits are the plugin's limits, defaults applied.
 func (p *Plugin) Limits() Limits { return p.limits }
+
+// Dialect is the dialect of an Extism plugin; "" for other kinds.
+func (p *Plugin) Dialect() Dialect { return p.dialect }
 
 // Tools lists the plugin's tools in manifest (or tool block) order. The
 // slice is shared; do not modify it.
@@ -91,7 +99,7 @@ func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 // Each instance still serves exactly one call. wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
-	if p.kind != KindAgenthost {
+	if p.kind != KindAgenthost && p.kind != KindExtism {
 		return
 	}
 	p.prestart.Store(on)
@@ -110,7 +118,6 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	switch spec.Kind {
 	case "", KindAgenthost, KindWASICLI:
 	case KindExtism:
-		return nil, errExtism
 	default:
 		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism)
 	}
@@ -136,6 +143,18 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			cm.Close(ctx)
 		}
 	}()
+	if importsExtism(cm) && spec.Kind != "" && spec.Kind != KindExtism {
+		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extismModule)
+	}
+	if spec.Kind == KindExtism || importsExtism(cm) {
+		p.kind = KindExtism
+		if err := p.loadExtism(ctx, spec); err != nil {
+			return nil, err
+		}
+		p.prestart.Store(true)
+		ok = true
+		return p, nil
+	}
 	if _, has := cm.ExportedFunctions()["_start"]; !has {
 		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
 	}
