@@ -27,10 +27,11 @@ import (
 // them.
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"fakemodel": cmdFakeModel,
-		"status":    cmdStatus,
-		"buildwasm": cmdBuildWasm,
-		"waitmatch": cmdWaitMatch,
+		"fakemodel":  cmdFakeModel,
+		"status":     cmdStatus,
+		"buildwasm":  cmdBuildWasm,
+		"waitmatch":  cmdWaitMatch,
+		"extismwasm": cmdExtismWasm,
 	}
 }
 
@@ -169,22 +170,30 @@ func cmdWaitMatch(ts *testscript.TestScript, neg bool, args []string) {
 
 // cmdBuildWasm builds a Go main package to a wasip1 module:
 //
-//	buildwasm DIR OUT.wasm
+//	buildwasm [-reactor] DIR OUT.wasm
 //
-// Builds are cached by the content of DIR in the private temporary
-// directory, for the life of the process.
+// -reactor builds a library (-buildmode=c-shared), as Extism plugins
+// are. Builds are cached by the content of DIR (and the mode) in the
+// private temporary directory, for the life of the process.
 func cmdBuildWasm(ts *testscript.TestScript, neg bool, args []string) {
+	var mode []string
+	if len(args) > 0 && args[0] == "-reactor" {
+		mode, args = []string{"-buildmode=c-shared"}, args[1:]
+	}
 	if len(args) != 2 || neg {
-		ts.Fatalf("usage: buildwasm DIR OUT.wasm")
+		ts.Fatalf("usage: buildwasm [-reactor] DIR OUT.wasm")
 	}
 	dir, out := ts.MkAbs(args[0]), ts.MkAbs(args[1])
 	key, err := hashDir(dir)
 	ts.Check(err)
 	priv, err := PrivateTemp()
 	ts.Check(err)
+	if mode != nil {
+		key += "-reactor"
+	}
 	cached := filepath.Join(priv, "buildwasm", key+".wasm")
 	if _, err := os.Stat(cached); err != nil {
-		cmd := exec.Command("go", "build", "-trimpath", "-o", cached, ".")
+		cmd := exec.Command("go", append(append([]string{"build", "-trimpath"}, mode...), "-o", cached, ".")...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=-mod=mod", "GOWORK=off")
 		if b, err := cmd.CombinedOutput(); err != nil {
