@@ -120,7 +120,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	case p.Kind == KindAgenthost && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
 			b.errorf(t.DefRange, "Tool block on a "+string(p.Kind)+" plugin",
-				"A %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", p.Kind)
+				"A %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins and plain Extism plugins (kind = \"extism\"). Remove this block, or set the kind.", p.Kind)
 		}
 	default:
 		for _, rt := range rp.Tools {
