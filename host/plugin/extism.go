@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
@@ -327,15 +328,27 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 		}
 		return loop.ToolResult{Content: b.String(), IsError: true}, nil
 	}
-	out := c.output
-	if t.ext.dialect == DialectPlain || c.outTruncated {
-		res := loop.ToolResult{Content: validUTF8(out)}
-		if c.outTruncated {
-			res.Content += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(out), c.outLen)
-		}
-		return res, nil
+	var res loop.ToolResult
+	if t.ext.dialect == DialectPlain {
+		res.Content = validUTF8(c.output)
+	} else {
+		res = mcpResult(c.output)
 	}
-	return mcpResult(out), nil
+	res.Content = capText(res.Content, p.limits.MaxOutput)
+	return res, nil
+}
+
+// capText keeps the first max bytes of s (cut at a rune boundary) with a
+// note of what was dropped.
+func capText(s string, max int64) string {
+	if int64(len(s)) <= max {
+		return s
+	}
+	n := int(max)
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", n, len(s))
 }
 
 // trimStack drops the wasm stack trace wazero appends to a trap.

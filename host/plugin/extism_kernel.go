@@ -54,8 +54,6 @@ type extismCall struct {
 	inputOff       uint64
 	output         []byte
 	outOff, outLen uint64
-	outTruncated   bool
-	maxOutput      int64
 	errMsg         *string
 
 	// lastStatus and lastHeaders describe the last http_request.
@@ -85,7 +83,7 @@ type extismPlugin struct {
 }
 
 func newExtismCall(p *extismPlugin, limits Limits, log zerolog.Logger) *extismCall {
-	return &extismCall{p: p, limit: limits.Memory, maxOutput: limits.MaxOutput, mem: make([]byte, arenaBase, 4096), blocks: map[uint64]uint64{}, log: log}
+	return &extismCall{p: p, limit: limits.Memory, mem: make([]byte, arenaBase, 4096), blocks: map[uint64]uint64{}, log: log}
 }
 
 // fail records a host refusal and stops the guest with it.
@@ -164,14 +162,10 @@ func (c *extismCall) setInput(b []byte) {
 func (c *extismCall) setOutput(off, n uint64) {
 	c.check(off, n)
 	c.outOff, c.outLen = off, n
-	b := c.mem[off : off+n]
-	if int64(len(b)) > c.maxOutput {
-		b = b[:c.maxOutput]
-		c.outTruncated = true
-	} else {
-		c.outTruncated = false
-	}
-	c.output = append(c.output[:0], b...)
+	// All of it: the arena is within the memory limit, and a
+	// CallToolResult must be read whole; max_output applies to the text
+	// the model gets (extismResult).
+	c.output = append(c.output[:0], c.mem[off:off+n]...)
 }
 
 // callOf returns the state of the guest call running with ctx. A host
