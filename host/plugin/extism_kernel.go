@@ -24,7 +24,7 @@ import (
 // Extism memory is not the guest's linear memory: blocks live in an arena
 // owned by the host (as in Extism, where the kernel is a second module with
 // its own memory), addressed by u64 offsets; offset 0 is "none". The arena
-// counts against the plugin's memory limit.
+// is capped at the plugin's memory limit too, separately from the guest's memory.
 
 // extismKey is the context key of the *extismCall of a guest call.
 type extismKey struct{}
@@ -104,7 +104,7 @@ func (c *extismCall) alloc(n uint64) uint64 {
 		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", errExtismMemory, sizeString(c.limit), n))
 	}
 	if end > uint64(cap(c.mem)) {
-		grown := make([]byte, end, max(end, 2*uint64(cap(c.mem))))
+		grown := make([]byte, end, min(max(end, 2*uint64(cap(c.mem))), c.limit))
 		copy(grown, c.mem)
 		c.mem = grown
 	} else {
