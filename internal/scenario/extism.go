@@ -29,13 +29,26 @@ var extismDir = sync.OnceValues(func() (string, error) {
 	return info.Dir, nil
 })
 
+// ExtismPDK is the Extism Go PDK a scenario may build a plugin with: its
+// go.mod requires this version (and its go.sum lists it), and buildwasm
+// fetches it like any dependency.
+const ExtismPDK = "github.com/extism/go-pdk@v1.1.3"
+
+var pdkAvailable = sync.OnceValue(func() bool {
+	return exec.Command("go", "mod", "download", ExtismPDK).Run() == nil
+})
+
 // Condition evaluates the conditions a scenario may use beside
 // testscript's own: [extism] holds when the test plugins of ExtismSDK are
-// available (see extismwasm).
+// available (see extismwasm), [extismpdk] when ExtismPDK is (in the module
+// cache, or from the network).
 func Condition(cond string) (bool, error) {
-	if cond == "extism" {
+	switch cond {
+	case "extism":
 		_, err := extismDir()
 		return err == nil, nil
+	case "extismpdk":
+		return pdkAvailable(), nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
