@@ -76,7 +76,7 @@ func (p *Plugin) Name() string { return p.name }
 // Kind is KindAgenthost, KindWASICLI or KindExtism.
 func (p *Plugin) Kind() Kind { return p.kind }
 
-// Manifest is the plugin's manifest; nil for wasi_cli.
+// Manifest is the plugin's manifest; nil for wasi_cli and extism.
 func (p *Plugin) Manifest() *Manifest { return p.manifest }
 
 // Grants are the capabilities the plugin runs with.
@@ -93,7 +93,8 @@ func (p *Plugin) Dialect() Dialect { return p.dialect }
 func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 
 // SetPrestart turns pre-started instances on or off. When on (the default
-// for agenthost plugins), after each call of a tool the next instance of
+// for agenthost and extism plugins; an Extism instance waits for its input
+// after its language runtime is initialised), after each call of a tool the next instance of
 // that tool is instantiated and started in the background, where it waits
 // for its request on stdin; the next call then only pays for its own work.
 // Each instance still serves exactly one call. wasi_cli plugins take their
