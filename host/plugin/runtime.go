@@ -130,6 +130,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 		for _, m := range p.mounts {
 			errs = append(errs, m.fs.Close())
 		}
+		if p.ext != nil {
+			p.ext.http.client.CloseIdleConnections()
+		}
 	}
 	return errors.Join(errs...)
 }
