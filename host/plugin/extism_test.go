@@ -291,8 +291,10 @@ func testDialect(t *testing.T, v string, want Dialect) {
 	s := extismSpec(t, "mcp", mcpPlugin(t, v))
 	s.Kind = ""
 	s.Config = map[string]string{"colour": "blue"}
-	s.Limits.Memory = 64 << 20
-	s.Limits.Timeout = 2 * time.Second
+	// A small memory limit ends the bombs quickly; the timeout leaves them
+	// room under the race detector.
+	s.Limits.Memory = 32 << 20
+	s.Limits.Timeout = 5 * time.Second
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "note.txt"), []byte("inside"), 0o644))
 	must(t, os.WriteFile(filepath.Join(filepath.Dir(dir), "secret.txt"), []byte("outside"), 0o644))
