@@ -27,15 +27,21 @@ func pluginSpec(p *config.Plugin) plugin.Spec {
 			MaxWrite:  p.Limits.MaxWrite,
 			MaxFiles:  p.Limits.MaxFiles,
 		},
-		Env:    p.Env,
-		Clock:  p.Clock,
-		Random: p.Random,
+		Env:       p.Env,
+		Clock:     p.Clock,
+		Random:    p.Random,
+		Config:    p.Config,
+		HTTPAllow: p.HTTPAllow,
 	}
 	for _, m := range p.Mounts {
 		s.Mounts = append(s.Mounts, plugin.Mount{Name: m.Name, Host: m.Host, Guest: m.Guest, Mode: plugin.MountMode(m.Mode)})
 	}
 	for _, t := range p.Tools {
-		s.Tools = append(s.Tools, plugin.CLITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Command: t.Eval})
+		ct := plugin.CLITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Command: t.Eval}
+		if p.Kind == config.KindExtism {
+			ct.Function, ct.Command = t.Function, t.EvalInput
+		}
+		s.Tools = append(s.Tools, ct)
 	}
 	return s
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agenthost/agenthost/internal/scenario"
 )
 
 // Toolchains for the script tests that build the plugin examples of
@@ -67,10 +69,12 @@ var toolchains = map[string]func(dir string) error{
 
 var probes sync.Map // name -> func() bool
 
+// toolchainCondition answers [toolchain:NAME] and hands every other
+// condition to the scenario runner's own (extism, extismpdk).
 func toolchainCondition(cond string) (bool, error) {
 	name, ok := strings.CutPrefix(cond, "toolchain:")
 	if !ok {
-		return false, fmt.Errorf("unknown condition %q", cond)
+		return scenario.Condition(cond) // the conditions agenthost test knows
 	}
 	probe, ok := toolchains[name]
 	if !ok {

@@ -66,6 +66,8 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	case present(rp.KindRange):
 	case strings.HasPrefix(rp.Source, builtinPrefix):
 		p.Kind = KindAgenthost // every builtin is an agenthost plugin
+	case extismTools(rp):
+		p.Kind = KindExtism // only Extism tools name a function
 	case len(rp.Tools) > 0:
 		p.Kind = KindWASICLI // only wasi_cli plugins declare their tools in HCL
 	}
@@ -107,13 +109,18 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	}
 	b.mounts(p, rp.Mounts)
 
+	if p.Kind != KindExtism {
+		b.notExtism(p, rp)
+	}
 	switch {
 	case p.Kind == KindWASICLI && len(rp.Tools) == 0:
 		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
-	case (p.Kind == KindAgenthost || p.Kind == KindExtism) && len(rp.Tools) > 0:
+	case p.Kind == KindExtism:
+		b.extism(p, rp, cliTools)
+	case p.Kind == KindAgenthost && len(rp.Tools) > 0:
 		for _, t := range rp.Tools {
 			b.errorf(t.DefRange, "Tool block on "+article(string(p.Kind))+" "+string(p.Kind)+" plugin",
-				"%s %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins. Remove this block, or set kind = \"wasi_cli\".", capital(article(string(p.Kind))), p.Kind)
+				"%s %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins and plain Extism plugins (kind = \"extism\"). Remove this block, or set the kind.", capital(article(string(p.Kind))), p.Kind)
 		}
 	default:
 		for _, rt := range rp.Tools {
@@ -452,9 +459,9 @@ func (b *builder) callExpr(expr hcl.Expression, attr string, props []string) {
 		default:
 			b.errorf(expr.Range(), "Invalid argv", "argv must be a list of strings, like [\"jq\", \"-c\", args.filter], not %s; the command line is never split by a shell.", ty.FriendlyName())
 		}
-	case "stdin":
+	case "stdin", "input":
 		if !(ty.IsPrimitiveType() || ty == cty.DynamicPseudoType) {
-			b.errorf(expr.Range(), "Invalid stdin", "stdin must be a string or null, not %s; use jsonencode(...) to pass structured values.", ty.FriendlyName())
+			b.errorf(expr.Range(), "Invalid "+attr, "%s must be a string or null, not %s; use jsonencode(...) to pass structured values.", attr, ty.FriendlyName())
 		}
 	}
 }

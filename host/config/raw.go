@@ -80,7 +80,17 @@ type rawPlugin struct {
 	Clock       bool              `hcl:"clock,optional"`
 	Random      bool              `hcl:"random,optional"`
 	Tools       []*rawTool        `hcl:"tool,block"`
+	// Config and HTTP are for Extism plugins (extism.go).
+	Config      map[string]string `hcl:"config,optional"`
+	ConfigRange hcl.Range         `hcl:"config,attr_value_range"`
+	HTTP        *rawHTTP          `hcl:"http,block"`
 	DefRange    hcl.Range         `hcl:",def_range"`
+}
+
+type rawHTTP struct {
+	Allow      []string  `hcl:"allow"`
+	AllowRange hcl.Range `hcl:"allow,attr_value_range"`
+	DefRange   hcl.Range `hcl:",def_range"`
 }
 
 type rawLimits struct {
@@ -118,6 +128,10 @@ type rawTool struct {
 	ArgvRange        hcl.Range      `hcl:"argv,attr_value_range"`
 	Stdin            hcl.Expression `hcl:"stdin,optional"`
 	StdinRange       hcl.Range      `hcl:"stdin,attr_value_range"`
+	Function         string         `hcl:"function,optional"`
+	FunctionRange    hcl.Range      `hcl:"function,attr_value_range"`
+	Input            hcl.Expression `hcl:"input,optional"`
+	InputRange       hcl.Range      `hcl:"input,attr_value_range"`
 	DefRange         hcl.Range      `hcl:",def_range"`
 }
 

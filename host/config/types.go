@@ -120,9 +120,14 @@ type Plugin struct {
 	// Clock and Random grant the real wall clock and crypto randomness.
 	Clock  bool
 	Random bool
-	// Tools are the tool blocks (wasi_cli plugins declare their tools here).
-	Tools    []*CLITool
-	DefRange hcl.Range
+	// Tools are the tool blocks (wasi_cli plugins, and Extism plugins
+	// without tool discovery, declare their tools here).
+	Tools []*CLITool
+	// Config is the Extism plugin config; HTTPAllow the origins an Extism
+	// plugin may reach (the http block). Extism plugins only.
+	Config    map[string]string
+	HTTPAllow []string
+	DefRange  hcl.Range
 }
 
 // Limits are a plugin's resource limits, per call (defaults
@@ -170,8 +175,12 @@ type CLITool struct {
 	InputSchema json.RawMessage
 	// Argv and Stdin are evaluated per call with "args" bound to the call's
 	// arguments; use Eval. Stdin may be nil.
-	Argv     hcl.Expression
-	Stdin    hcl.Expression
+	Argv  hcl.Expression
+	Stdin hcl.Expression
+	// Function is the export an Extism tool calls (its name when ""), and
+	// Input the bytes given to it (nil: jsonencode(args)); use EvalInput.
+	Function string
+	Input    hcl.Expression
 	DefRange hcl.Range
 }
 

@@ -115,6 +115,9 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if err := ctx.Err(); err != nil {
 		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}
+	if t.ext != nil {
+		return p.callExtism(ctx, t, call, args)
+	}
 	start := time.Now()
 	var (
 		i     *instance
@@ -314,7 +317,12 @@ func (p *Plugin) refill(t *tool) {
 	}
 	r.bg.Add(1)
 	r.mu.Unlock()
-	i := newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants, p.mounts).withPipe()
+	var i *instance
+	if t.ext != nil {
+		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
+	} else {
+		i = newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants, p.mounts).withPipe()
+	}
 	// Until the guest waits on stdin, the watchdog bounds its start.
 	i.arm(p.limits.Timeout, errStartTimeout)
 	t.warm <- i

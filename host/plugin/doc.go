@@ -31,8 +31,13 @@
 //     result, any other exit code an
 //     error result carrying the code, stderr and stdout. Traps, timeouts and
 //     floods are failures as for agenthost.
-//   - extism: recognised (declared, or importing extism:host/env) and refused
-//     as not supported yet.
+//   - extism: an Extism plugin (declared, or importing extism:host/env),
+//     run on the Go kernel of extism_kernel.go. Its dialect comes from its
+//     exports: describe/call (mcp.run, hyper-mcp v1) and list_tools/call_tool
+//     (hyper-mcp v2) describe their tools; any other plugin is "plain" and
+//     its tools are CLITools naming the export (CLITool.Function) and
+//     building its input. Spec.Config is its config, Spec.HTTPAllow the
+//     origins its http_request may reach; grants apply as for wasi_cli.
 //
 // When kind is omitted it is detected: a manifest section means agenthost;
 // tool blocks mean wasi_cli; otherwise describe mode must produce a valid

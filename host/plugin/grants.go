@@ -16,6 +16,8 @@ type Grants struct {
 	Env    map[string]string
 	Clock  bool
 	Random bool
+	// HTTPAllow are the origins an Extism plugin may reach (Spec.HTTPAllow).
+	HTTPAllow []string
 	// Denied lists, in words, what the plugin asked for and did not get, or
 	// what the Spec (agents.hcl) offered that the plugin did not ask for.
 	// For logs and `plugin inspect`.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -25,6 +24,8 @@ type Info struct {
 	Imports []string `json:"imports"`
 	// Exports are the exported function names, sorted.
 	Exports []string `json:"exports"`
+	// Dialect is the dialect of an Extism plugin.
+	Dialect Dialect `json:"dialect,omitempty"`
 	// Manifest and ManifestSource ("custom section" or "describe") are set
 	// for agenthost plugins.
 	Manifest       *Manifest       `json:"manifest,omitempty"`
@@ -73,12 +74,14 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	sort.Strings(info.Exports)
 
 	if err := r.checkImports(cm); err != nil {
-		if errors.Is(err, errExtism) {
+		if importsExtism(cm) {
 			info.Kind = KindExtism
-			info.Problems = append(info.Problems, err.Error())
-			return info, nil
 		}
 		info.Problems = append(info.Problems, splitJoined(err)...)
+		return info, nil
+	}
+	if importsExtism(cm) {
+		inspectExtism(ctx, r, wasm, cm, info)
 		return info, nil
 	}
 	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
@@ -125,6 +128,9 @@ func (info *Info) String() string {
 		kind = "unusable"
 	}
 	fmt.Fprintf(&b, "kind:     %s\n", kind)
+	if info.Dialect != "" {
+		fmt.Fprintf(&b, "dialect:  %s\n", info.Dialect)
+	}
 	fmt.Fprintf(&b, "size:     %d bytes\n", info.Size)
 	fmt.Fprintf(&b, "sha256:   %s\n", info.SHA256)
 	if m := info.Manifest; m != nil {

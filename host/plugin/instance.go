@@ -61,6 +61,11 @@ type instance struct {
 	err          error
 	instantiated bool
 	memBytes     uint64
+
+	// ext is the Extism state of an instance of an Extism plugin, which
+	// calls the export extFn instead of running _start (extism.go).
+	ext   *extismCall
+	extFn string
 }
 
 func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits Limits, g Grants, mounts []mountPoint) *instance {
@@ -144,7 +149,7 @@ func (i *instance) exec() (mod api.Module) {
 		}
 	}()
 	cfg := i.cfg.WithStdout(i.stdout).WithStderr(i.stderr)
-	if i.stdin != nil {
+	if i.stdin != nil && i.ext == nil {
 		cfg = cfg.WithStdin(i.stdin)
 	}
 	if !i.random {
@@ -155,6 +160,9 @@ func (i *instance) exec() (mod api.Module) {
 	}
 	if len(i.mounts) > 0 {
 		cfg = cfg.WithFSConfig(i.fsConfig())
+	}
+	if i.ext != nil {
+		return i.execExtism(cfg)
 	}
 	i.r.started.Add(1)
 	mod, err := i.r.rt.InstantiateModule(i.ctx, i.cm, cfg)

@@ -37,6 +37,9 @@ type Plugin struct {
 	tools          []loop.ToolSpec
 	byName         map[string]*tool
 	prestart       atomic.Bool
+	// ext and dialect are set for Extism plugins (extism.go).
+	ext     *extismPlugin
+	dialect Dialect
 }
 
 // mountPoint is a mount of the plugin: the FS shared by its instances,
@@ -63,15 +66,17 @@ type tool struct {
 	// noWarm is set when a pre-started instance ended before its call: the
 	// plugin does not wait on stdin, so pre-starting cannot help.
 	noWarm atomic.Bool
+	// ext says how to call the tool of an Extism plugin; nil otherwise.
+	ext *extismTool
 }
 
 // Name is the plugin's name (Spec.Name).
 func (p *Plugin) Name() string { return p.name }
 
-// Kind is KindAgenthost or KindWASICLI.
+// Kind is KindAgenthost, KindWASICLI or KindExtism.
 func (p *Plugin) Kind() Kind { return p.kind }
 
-// Manifest is the plugin's manifest; nil for wasi_cli.
+// Manifest is the plugin's manifest; nil for wasi_cli and extism.
 func (p *Plugin) Manifest() *Manifest { return p.manifest }
 
 // Grants are the capabilities the plugin runs with.
@@ -80,18 +85,22 @@ func (p *Plugin) Grants() Grants { return p.grants }
 // Limits are the plugin's limits, defaults applied.
 func (p *Plugin) Limits() Limits { return p.limits }
 
+// Dialect is the dialect of an Extism plugin; "" for other kinds.
+func (p *Plugin) Dialect() Dialect { return p.dialect }
+
 // Tools lists the plugin's tools in manifest (or tool block) order. The
 // slice is shared; do not modify it.
 func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 
 // SetPrestart turns pre-started instances on or off. When on (the default
-// for agenthost plugins), after each call of a tool the next instance of
+// for agenthost and extism plugins; an Extism instance waits for its input
+// after its language runtime is initialised), after each call of a tool the next instance of
 // that tool is instantiated and started in the background, where it waits
 // for its request on stdin; the next call then only pays for its own work.
 // Each instance still serves exactly one call. wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
-	if p.kind != KindAgenthost {
+	if p.kind != KindAgenthost && p.kind != KindExtism {
 		return
 	}
 	p.prestart.Store(on)
@@ -110,7 +119,6 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	switch spec.Kind {
 	case "", KindAgenthost, KindWASICLI:
 	case KindExtism:
-		return nil, errExtism
 	default:
 		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism)
 	}
@@ -136,6 +144,18 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			cm.Close(ctx)
 		}
 	}()
+	if importsExtism(cm) && spec.Kind != "" && spec.Kind != KindExtism {
+		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extismModule)
+	}
+	if spec.Kind == KindExtism || importsExtism(cm) {
+		p.kind = KindExtism
+		if err := p.loadExtism(ctx, spec); err != nil {
+			return nil, err
+		}
+		p.prestart.Store(true)
+		ok = true
+		return p, nil
+	}
 	if _, has := cm.ExportedFunctions()["_start"]; !has {
 		if note := reactorNote(cm); note != "" {
 			return nil, errors.New(note)

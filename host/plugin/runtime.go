@@ -32,6 +32,8 @@ type Runtime struct {
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
+	// extism holds the functions of the Extism host module (extism_kernel.go).
+	extism map[string]api.FunctionDefinition
 
 	// ctx lives as long as the runtime; pre-started instances derive from it.
 	ctx    context.Context
@@ -90,12 +92,19 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI preview1: %w", err)
 	}
+	extism, err := instantiateExtism(ctx, rt)
+	if err != nil {
+		rt.Close(ctx)
+		cache.Close(ctx)
+		return nil, fmt.Errorf("instantiate the Extism host module: %w", err)
+	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
 		rt:       rt,
 		cache:    cache,
 		cacheDir: cacheDir,
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
+		extism:   extism,
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.Builtin,
@@ -120,6 +129,9 @@ func (r *Runtime) Close(ctx context.Context) error {
 	for _, p := range plugins {
 		for _, m := range p.mounts {
 			errs = append(errs, m.fs.Close())
+		}
+		if p.ext != nil {
+			p.ext.http.client.CloseIdleConnections()
 		}
 	}
 	return errors.Join(errs...)
@@ -245,8 +257,7 @@ func memoryPages(bytes uint64) uint32 {
 }
 
 // compile checks a module's header, applies the memory limit, compiles it
-// and checks its imports and exports. It reports extism plugins with
-// errExtism so the caller can say "not supported yet".
+// and checks its imports against the WASI preview1 and Extism host modules.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wazero.CompiledModule, *binary, error) {
 	bin, err := parseBinary(wasm)
 	if err != nil {
@@ -297,25 +308,23 @@ func (r *Runtime) dropBadCache(ctx context.Context, err error) bool {
 // extismModule is the import module of Extism plugins.
 const extismModule = "extism:host/env"
 
-// errExtism marks an Extism plugin.
-var errExtism = errors.New("extism plugins are not supported yet; use a WASI preview1 command (kind agenthost or wasi_cli)")
-
 // checkImports refuses modules whose imports agenthost cannot satisfy.
 func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	var errs []error
 	var missing missingImports
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
+		host, what := r.wasi, "WASI preview1's"
 		if mod == extismModule {
-			return errExtism
+			host, what = r.extism, "Extism's"
 		}
-		def, ok := r.wasi[name]
-		if mod != wasi_snapshot_preview1.ModuleName || !ok {
+		def, ok := host[name]
+		if (mod != wasi_snapshot_preview1.ModuleName && mod != extismModule) || !ok {
 			missing.add(mod, name)
 			continue
 		}
 		if !sameTypes(def.ParamTypes(), f.ParamTypes()) || !sameTypes(def.ResultTypes(), f.ResultTypes()) {
-			errs = append(errs, fmt.Errorf("imports %s.%s with a signature that differs from WASI preview1's", mod, name))
+			errs = append(errs, fmt.Errorf("imports %s.%s with a signature that differs from %s", mod, name, what))
 		}
 	}
 	for _, m := range cm.ImportedMemories() {

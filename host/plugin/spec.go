@@ -13,7 +13,8 @@ const (
 	KindAgenthost Kind = "agenthost"
 	// KindWASICLI is any WASI command, described by CLITools.
 	KindWASICLI Kind = "wasi_cli"
-	// KindExtism is recognised and refused as not supported yet.
+	// KindExtism is an Extism plugin: it imports extism:host/env and is
+	// called through its exports (extism.go).
 	KindExtism Kind = "extism"
 )
 
@@ -45,6 +46,11 @@ type Spec struct {
 	Env    map[string]string
 	Clock  bool
 	Random bool
+	// Config is the Extism plugin config (config_get); HTTPAllow the
+	// origins (scheme://host[:port], host may start with "*.") its
+	// http_request may reach. Extism plugins only.
+	Config    map[string]string
+	HTTPAllow []string
 	// Tools are the tools of a wasi_cli plugin; an agenthost plugin
 	// describes its own, in its manifest, and must have none here.
 	Tools []CLITool
@@ -105,4 +111,8 @@ type CLITool struct {
 	// have passed InputSchema. Its error becomes an error result for the
 	// model. It is called concurrently.
 	Command func(args json.RawMessage) (argv []string, stdin []byte, err error)
+	// Function is the export an Extism plugin's tool calls (the tool's
+	// name when ""); Command's stdin is then the call's input and its argv
+	// is ignored.
+	Function string
 }

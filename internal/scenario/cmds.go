@@ -28,10 +28,11 @@ import (
 // them.
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"fakemodel": cmdFakeModel,
-		"status":    cmdStatus,
-		"buildwasm": cmdBuildWasm,
-		"waitmatch": cmdWaitMatch,
+		"fakemodel":  cmdFakeModel,
+		"status":     cmdStatus,
+		"buildwasm":  cmdBuildWasm,
+		"waitmatch":  cmdWaitMatch,
+		"extismwasm": cmdExtismWasm,
 	}
 }
 

@@ -32,7 +32,8 @@ func Params(cacheDir string, env map[string]string) testscript.Params {
 			}
 			return nil
 		},
-		Cmds: Cmds(),
+		Cmds:      Cmds(),
+		Condition: Condition,
 	}
 }
 

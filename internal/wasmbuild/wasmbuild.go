@@ -19,16 +19,17 @@ import (
 // is reproducible (-trimpath), without cgo, outside any go.work, and may
 // resolve modules a guest's own go.mod needs (-mod=mod).
 func Build(out string, dirs ...string) error {
-	return build(nil, out, dirs)
+	return BuildWith(nil, out, dirs...)
 }
 
 // BuildReactor is Build for WASI reactors (-buildmode=c-shared: a module
 // exporting _initialize and no _start).
 func BuildReactor(out string, dirs ...string) error {
-	return build([]string{"-buildmode=c-shared"}, out, dirs)
+	return BuildWith([]string{"-buildmode=c-shared"}, out, dirs...)
 }
 
-func build(flags []string, out string, dirs []string) error {
+// BuildWith is Build with more go build flags (-tags, -buildmode).
+func BuildWith(flags []string, out string, dirs ...string) error {
 	if len(dirs) == 0 {
 		return fmt.Errorf("wasmbuild: no package to build")
 	}

@@ -1,0 +1,150 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/agenthost/agenthost/internal/toolname"
+)
+
+// The attributes of Extism plugins: config, the http block, and tool
+// blocks naming an export (function) and its input.
+
+// extismTools reports whether the block has what only Extism plugins have:
+// config, http, or a tool naming a function or an input.
+func extismTools(rp *rawPlugin) bool {
+	if present(rp.ConfigRange) || rp.HTTP != nil {
+		return true
+	}
+	for _, t := range rp.Tools {
+		if present(t.FunctionRange) || present(t.InputRange) {
+			return true
+		}
+	}
+	return false
+}
+
+// extism builds the Extism parts of a plugin block: config, http and its
+// tool blocks (optional: mcp.run and hyper-mcp plugins describe their own).
+func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
+	p.Config = rp.Config
+	if h := rp.HTTP; h != nil && b.set(h.AllowRange) {
+		for _, a := range h.Allow {
+			if err := checkOrigin(a); err != "" {
+				b.errorf(h.AllowRange, "Invalid http allow entry", "%s", err)
+				continue
+			}
+			p.HTTPAllow = append(p.HTTPAllow, a)
+		}
+	}
+	for _, rt := range rp.Tools {
+		if !b.declared("tool", rt.Name, rt.NameRange, seen) {
+			continue
+		}
+		if !toolname.Valid(rt.Name) {
+			b.errorf(rt.NameRange, "Invalid tool name",
+				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(rt.Name))
+		}
+		for _, a := range []struct {
+			name string
+			r    hcl.Range
+		}{{"argv", rt.ArgvRange}, {"stdin", rt.StdinRange}} {
+			if present(a.r) {
+				b.errorf(a.r, "Invalid attribute for an Extism tool", "%s is for wasi_cli tools; an Extism tool calls an export (function = \"...\") with input (default jsonencode(args)).", a.name)
+			}
+		}
+		t := &CLITool{
+			Name:        rt.Name,
+			Description: rt.Description,
+			InputSchema: json.RawMessage(`{"type":"object"}`),
+			Function:    rt.Function,
+			DefRange:    rt.DefRange,
+		}
+		var props []string
+		if present(rt.InputSchemaRange) {
+			t.InputSchema, props = b.inputSchema(rt.InputSchema, rt.InputSchemaRange)
+		}
+		if present(rt.FunctionRange) && strings.TrimSpace(rt.Function) == "" {
+			b.errorf(rt.FunctionRange, "Empty function", "function names the export of the Extism plugin to call, like \"count_vowels\"; omit it to call the export named like the tool.")
+		}
+		if present(rt.InputRange) {
+			t.Input = rt.Input
+			b.callExpr(rt.Input, "input", props)
+		}
+		p.Tools = append(p.Tools, t)
+	}
+}
+
+// notExtism reports the Extism attributes of a plugin of another kind.
+func (b *builder) notExtism(p *Plugin, rp *rawPlugin) {
+	if present(rp.ConfigRange) {
+		b.errorf(rp.ConfigRange, "config on a "+string(p.Kind)+" plugin", "config is the Extism plugin config; it is only for kind = \"extism\" plugins. Use env for a %s plugin.", p.Kind)
+	}
+	if rp.HTTP != nil {
+		b.errorf(rp.HTTP.DefRange, "http on a "+string(p.Kind)+" plugin", "The http block grants network access to Extism plugins (kind = \"extism\") only; %s plugins have no network.", p.Kind)
+	}
+	for _, t := range rp.Tools {
+		for _, a := range []struct {
+			name string
+			r    hcl.Range
+		}{{"function", t.FunctionRange}, {"input", t.InputRange}} {
+			if present(a.r) {
+				b.errorf(a.r, "Invalid attribute for a "+string(p.Kind)+" tool", "%s is for tools of Extism plugins (kind = \"extism\").", a.name)
+			}
+		}
+	}
+}
+
+// checkOrigin checks one http allow entry: "" when it is an origin
+// scheme://host[:port], else the error.
+func checkOrigin(s string) string {
+	u, err := url.Parse(s)
+	bad := err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.Opaque != ""
+	if !bad {
+		host := u.Hostname()
+		rest, _ := strings.CutPrefix(host, "*.")
+		bad = rest == "" || strings.Contains(rest, "*")
+	}
+	if bad {
+		return fmt.Sprintf("%q is not an origin: each entry is scheme://host[:port] with scheme http or https and no path, like \"https://api.github.com\" or \"http://127.0.0.1:8080\"; the host may start with \"*.\" to allow its subdomains.", s)
+	}
+	return ""
+}
+
+// EvalInput evaluates an Extism tool's input for one call: the bytes given
+// to the plugin, jsonencode(args) without an input attribute. Its argv is
+// always nil; it has the signature of a plugin.CLITool's Command.
+func (t *CLITool) EvalInput(args json.RawMessage) (argv []string, input []byte, err error) {
+	if t.Input == nil {
+		if len(strings.TrimSpace(string(args))) == 0 {
+			return nil, []byte("{}"), nil
+		}
+		return nil, args, nil
+	}
+	argsVal, err := argsValue(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	ctx := &hcl.EvalContext{
+		Variables: map[string]cty.Value{"args": argsVal},
+		Functions: callFunctions(),
+	}
+	v, diags := t.Input.Value(ctx)
+	if diags.HasErrors() {
+		return nil, nil, fmt.Errorf("tool %q: input: %w", t.Name, diagError(diags))
+	}
+	if v.IsNull() {
+		return nil, []byte{}, nil
+	}
+	s, err := toString(v)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool %q: input: %w", t.Name, err)
+	}
+	return nil, []byte(s), nil
+}

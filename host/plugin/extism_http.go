@@ -1,0 +1,185 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// maxHTTPResponse bounds the body of one HTTP response given to a plugin.
+const maxHTTPResponse = 4 << 20
+
+// allowlist is the http grant of an Extism plugin: the origins
+// (scheme://host[:port]) it may reach. A host may start with "*." to allow
+// its subdomains (not the domain itself).
+type allowlist struct {
+	exact    map[string]bool // "scheme://host:port"
+	suffixes []struct{ scheme, suffix, port string }
+	client   *http.Client
+}
+
+// parseAllow checks an http allow list; the error names the bad entry.
+func parseAllow(entries []string) (*allowlist, error) {
+	a := &allowlist{exact: map[string]bool{}}
+	for _, e := range entries {
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("http allow entry %q must be an origin, scheme://host[:port] with scheme http or https, like \"https://api.github.com\"", e)
+		}
+		host, port := strings.ToLower(u.Hostname()), u.Port()
+		if port == "" {
+			port = defaultPort(u.Scheme)
+		}
+		if rest, ok := strings.CutPrefix(host, "*."); ok {
+			if rest == "" || strings.Contains(rest, "*") {
+				return nil, fmt.Errorf("http allow entry %q: a wildcard is only allowed as a leading \"*.\" before a domain", e)
+			}
+			a.suffixes = append(a.suffixes, struct{ scheme, suffix, port string }{u.Scheme, "." + rest, port})
+			continue
+		}
+		if strings.Contains(host, "*") {
+			return nil, fmt.Errorf("http allow entry %q: a wildcard is only allowed as a leading \"*.\" before a domain", e)
+		}
+		a.exact[u.Scheme+"://"+host+":"+port] = true
+	}
+	a.client = &http.Client{
+		// The transport is the default one minus proxies from the
+		// environment: the allowlist names the hosts reached.
+		Transport: &http.Transport{Proxy: nil, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 4},
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return errors.New("too many redirects")
+			}
+			if !a.allows(req.URL) {
+				return &refusedError{url: req.URL.String(), redirect: true}
+			}
+			return nil
+		},
+	}
+	return a, nil
+}
+
+func defaultPort(scheme string) string {
+	if scheme == "https" {
+		return "443"
+	}
+	return "80"
+}
+
+// allows reports whether u's origin is on the list.
+func (a *allowlist) allows(u *url.URL) bool {
+	if a == nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if port == "" {
+		port = defaultPort(u.Scheme)
+	}
+	if a.exact[u.Scheme+"://"+host+":"+port] {
+		return true
+	}
+	for _, s := range a.suffixes {
+		if s.scheme == u.Scheme && s.port == port && strings.HasSuffix(host, s.suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+type refusedError struct {
+	url      string
+	redirect bool
+}
+
+func (e *refusedError) Error() string {
+	if e.redirect {
+		return fmt.Sprintf("HTTP redirect to %s refused: its origin is not in the plugin's http allow list", e.url)
+	}
+	return fmt.Sprintf("HTTP request to %s refused: its origin is not in the plugin's http allow list (add it to http { allow = [...] } in the plugin block if it is trusted)", e.url)
+}
+
+// extismRequest is the JSON an Extism plugin passes to http_request.
+type extismRequest struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+}
+
+// httpRequest performs http_request: only to an allowed origin, within the
+// call's deadline, with the body capped at maxHTTPResponse. A refusal or a
+// failure stops the guest with an error naming it.
+func (c *extismCall) httpRequest(reqOff, bodyOff uint64) uint64 {
+	c.lastStatus, c.lastHeaders = 0, nil
+	var req extismRequest
+	if err := json.Unmarshal(c.block(reqOff), &req); err != nil {
+		c.fail(fmt.Errorf("http_request: invalid request JSON: %v", err))
+	}
+	var body io.Reader
+	if bodyOff != 0 {
+		body = bytes.NewReader(append([]byte(nil), c.block(bodyOff)...))
+	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		c.fail(fmt.Errorf("http_request: invalid url %q: %v", req.URL, err))
+	}
+	if !c.p.http.allows(u) {
+		err := &refusedError{url: redact(u)}
+		c.log.Warn().Str("plugin", c.p.name).Str("url", redact(u)).Msg("HTTP request refused: not in the http allow list")
+		c.fail(err)
+	}
+	method := strings.ToUpper(req.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	hr, err := http.NewRequestWithContext(c.ctx, method, u.String(), body)
+	if err != nil {
+		c.fail(fmt.Errorf("http_request: %v", err))
+	}
+	for k, v := range req.Headers {
+		hr.Header.Set(k, v)
+	}
+	resp, err := c.p.http.client.Do(hr)
+	if err != nil {
+		var re *refusedError
+		if errors.As(err, &re) {
+			c.log.Warn().Str("plugin", c.p.name).Str("url", re.url).Msg("HTTP redirect refused: not in the http allow list")
+			c.fail(re)
+		}
+		c.fail(fmt.Errorf("http_request to %s: %v", redact(u), err))
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse+1))
+	if err != nil {
+		c.fail(fmt.Errorf("http_request to %s: reading the response: %v", redact(u), err))
+	}
+	if len(data) > maxHTTPResponse {
+		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", redact(u), sizeString(maxHTTPResponse)))
+	}
+	c.lastStatus = int32(resp.StatusCode)
+	c.lastHeaders = map[string]string{}
+	for k, v := range resp.Header {
+		c.lastHeaders[strings.ToLower(k)] = strings.Join(v, ",")
+	}
+	return c.write(data)
+}
+
+func (c *extismCall) httpHeaders() uint64 {
+	if c.lastHeaders == nil {
+		return 0
+	}
+	b, _ := json.Marshal(c.lastHeaders)
+	return c.write(b)
+}
+
+// redact drops the query and user info of a URL for messages and logs.
+func redact(u *url.URL) string {
+	v := *u
+	v.User, v.RawQuery, v.Fragment = nil, "", ""
+	return v.String()
+}

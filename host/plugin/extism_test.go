@@ -1,0 +1,401 @@
+package plugin
+
+import (
+	"context"
+	enc "encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/wasmbuild"
+)
+
+// goSDKVersion is the github.com/extism/go-sdk release whose test plugins
+// (folder wasm/) the tests run: real third-party Extism plugins. They are
+// fetched with `go mod download` into the module cache, not required by
+// go.mod; without the module (offline, empty cache) those tests skip.
+const goSDKVersion = "v1.7.1"
+
+var (
+	sdkOnce sync.Once
+	sdkDir  string
+	sdkErr  error
+)
+
+// sdkWasm returns a test plugin of go-sdk, or skips the test.
+func sdkWasm(t testing.TB, name string) []byte {
+	t.Helper()
+	sdkOnce.Do(func() {
+		out, err := exec.Command(wasmbuild.GoTool(), "mod", "download", "-json", "github.com/extism/go-sdk@"+goSDKVersion).Output()
+		var info struct{ Dir, Error string }
+		if jerr := json.Unmarshal(out, &info); jerr == nil && info.Error != "" {
+			err = errors.New(info.Error)
+		}
+		sdkDir, sdkErr = info.Dir, err
+		if err == nil && info.Dir == "" {
+			sdkErr = errors.New("go mod download reported no directory")
+		}
+	})
+	if sdkErr != nil {
+		t.Skipf("github.com/extism/go-sdk@%s is not available (offline?): %v", goSDKVersion, sdkErr)
+	}
+	b, err := os.ReadFile(filepath.Join(sdkDir, "wasm", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var (
+	mcpOnce  sync.Once
+	mcpWasm  = map[string][]byte{}
+	mcpBuild error
+)
+
+// mcpPlugin returns testdata/extism_mcp built for dialect "v1" or "v2".
+func mcpPlugin(t testing.TB, v string) []byte {
+	t.Helper()
+	mcpOnce.Do(func() {
+		dir := filepath.Dir(cacheDir)
+		for _, tag := range []string{"v1", "v2"} {
+			out := filepath.Join(dir, "extism_mcp_"+tag+".wasm")
+			if err := wasmbuild.BuildWith([]string{"-buildmode=c-shared", "-tags", tag}, out, filepath.Join("testdata", "extism_mcp")); err != nil {
+				mcpBuild = err
+				return
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				mcpBuild = err
+				return
+			}
+			mcpWasm[tag] = b
+		}
+	})
+	if mcpBuild != nil {
+		t.Fatal(mcpBuild)
+	}
+	return mcpWasm[v]
+}
+
+// inputTool is a plain-dialect tool whose input is the argument "text".
+func inputTool(name, function string) CLITool {
+	return CLITool{
+		Name: name, Function: function,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`),
+		Command: func(args json.RawMessage) ([]string, []byte, error) {
+			var a struct{ Text string }
+			err := json.Unmarshal(args, &a)
+			return nil, []byte(a.Text), err
+		},
+	}
+}
+
+func extismSpec(t testing.TB, name string, wasm []byte, tools ...CLITool) Spec {
+	s := spec(t, name, wasm)
+	s.Kind = KindExtism
+	s.Tools = tools
+	return s
+}
+
+func TestExtismCountVowels(t *testing.T) {
+	r := newRuntime(t)
+	s := extismSpec(t, "vowels", sdkWasm(t, "count_vowels.wasm"), inputTool("count_vowels", ""))
+	s.Kind = "" // detected from the imports
+	p := load(t, r, s)
+	if p.Kind() != KindExtism || p.Dialect() != DialectPlain {
+		t.Fatalf("kind %q dialect %q, want extism plain", p.Kind(), p.Dialect())
+	}
+	for _, c := range []struct {
+		in   string
+		want int
+	}{{"hello world", 3}, {"aaaaaa", 6}, {"", 0}, {"bbbbbbb", 0}} {
+		// Several calls: the first cold, the next in pre-started instances.
+		res := mustCall(t, p, "count_vowels", fmt.Sprintf(`{"text":%q}`, c.in))
+		var out struct{ Count int }
+		if res.IsError || json.Unmarshal([]byte(res.Content), &out) != nil || out.Count != c.want {
+			t.Errorf("count_vowels(%q) = %+v, want count %d", c.in, res, c.want)
+		}
+	}
+	if n := r.started.Load(); n < 4 {
+		t.Errorf("%d instances started", n)
+	}
+}
+
+func TestExtismConfig(t *testing.T) {
+	r := newRuntime(t)
+	s := extismSpec(t, "cfg", sdkWasm(t, "config.wasm"), inputTool("run_test", ""))
+	s.Config = map[string]string{"thing": "hello"}
+	res := mustCall(t, load(t, r, s), "run_test", `{}`)
+	if res.IsError || res.Content != `{"config": "hello"}` {
+		t.Fatalf("got %+v", res)
+	}
+	s.Config = nil
+	res = mustCall(t, load(t, r, s), "run_test", `{}`)
+	if res.Content != `{"config": "<unset by host>"}` {
+		t.Fatalf("without config: got %+v", res)
+	}
+}
+
+// TestExtismVars: vars persist across calls of a plugin, each in its own
+// instance, as in Extism (var.wasm doubles var "a").
+func TestExtismVars(t *testing.T) {
+	r := newRuntime(t)
+	p := load(t, r, extismSpec(t, "var", sdkWasm(t, "var.wasm"), inputTool("run_test", "")))
+	p.ext.vars["a"] = enc.LittleEndian.AppendUint32(nil, 10)
+	for _, want := range []uint32{20, 40} {
+		if res := mustCall(t, p, "run_test", `{}`); res.IsError {
+			t.Fatalf("got %+v", res)
+		}
+		if got := enc.LittleEndian.Uint32(p.ext.vars["a"]); got != want {
+			t.Fatalf("var a = %d, want %d", got, want)
+		}
+	}
+}
+
+func TestExtismFailAndExit(t *testing.T) {
+	r := newRuntime(t)
+	p := load(t, r, extismSpec(t, "fail", sdkWasm(t, "fail.wasm"), inputTool("run_test", "")))
+	res := mustCall(t, p, "run_test", `{}`)
+	if !res.IsError || res.Content != "Some error message" {
+		t.Fatalf("fail.wasm: got %+v", res)
+	}
+	s := extismSpec(t, "exit", sdkWasm(t, "exit.wasm"), inputTool("exit", "_start"))
+	s.Config = map[string]string{"code": "500"}
+	res = mustCall(t, load(t, r, s), "exit", `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "exited with code 500") {
+		t.Fatalf("exit.wasm code 500: got %+v", res)
+	}
+	s.Config = map[string]string{"code": "0"}
+	if res = mustCall(t, load(t, r, s), "exit", `{}`); res.IsError {
+		t.Fatalf("exit.wasm code 0: got %+v", res)
+	}
+	// The plugin still works after its failures.
+	if res := mustCall(t, p, "run_test", `{}`); res.Content != "Some error message" {
+		t.Fatalf("second call: %+v", res)
+	}
+}
+
+func TestExtismHelloAllocLog(t *testing.T) {
+	r := newRuntime(t)
+	for _, name := range []string{"hello.wasm", "alloc.wasm", "log.wasm"} {
+		p := load(t, r, extismSpec(t, name, sdkWasm(t, name), inputTool("run_test", "")))
+		res := mustCall(t, p, "run_test", `{}`)
+		if res.IsError || (name == "hello.wasm" && res.Content != "Hello, world!") {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+}
+
+func TestExtismSleepTimeout(t *testing.T) {
+	r := newRuntime(t)
+	s := extismSpec(t, "sleep", sdkWasm(t, "sleep.wasm"), inputTool("run_test", ""))
+	s.Config = map[string]string{"duration": "60000"}
+	s.Clock = true
+	s.Limits.Timeout = 300 * time.Millisecond
+	p := load(t, r, s)
+	_, err := call(t, p, "run_test", `{}`)
+	var f *Failure
+	if !errors.As(err, &f) || f.Kind != FailureTimeout {
+		t.Fatalf("want a timeout failure, got %v", err)
+	}
+}
+
+// TestExtismHTTPAllowlist runs go-sdk's http_headers.wasm (GET of the URL
+// in its input) against loopback servers.
+func TestExtismHTTPAllowlist(t *testing.T) {
+	outside := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the plugin reached a server outside its allow list: %s", r.URL)
+	}))
+	defer outside.Close()
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, outside.URL+"/secret", http.StatusFound)
+			return
+		}
+		w.Header().Set("X-Test", "yes")
+	}))
+	defer allowed.Close()
+
+	r := newRuntime(t)
+	tool := CLITool{Name: "http_get", Function: "http_get", Command: func(args json.RawMessage) ([]string, []byte, error) {
+		return nil, args, nil
+	}}
+	s := extismSpec(t, "http", sdkWasm(t, "http_headers.wasm"), tool)
+	s.HTTPAllow = []string{allowed.URL}
+	p := load(t, r, s)
+	res := mustCall(t, p, "http_get", fmt.Sprintf(`{"url":%q}`, allowed.URL+"/ok"))
+	if res.IsError || !strings.Contains(res.Content, `"x-test":"yes"`) {
+		t.Fatalf("allowed: %+v", res)
+	}
+	res = mustCall(t, p, "http_get", fmt.Sprintf(`{"url":%q}`, outside.URL+"/x"))
+	if !res.IsError || !strings.Contains(res.Content, "not in the plugin's http allow list") {
+		t.Fatalf("outside: %+v", res)
+	}
+	res = mustCall(t, p, "http_get", fmt.Sprintf(`{"url":%q}`, allowed.URL+"/redirect"))
+	if !res.IsError || !strings.Contains(res.Content, "redirect to "+outside.URL+"/secret refused") {
+		t.Fatalf("redirect: %+v", res)
+	}
+	// No http block: no network at all.
+	s.HTTPAllow = nil
+	res = mustCall(t, load(t, r, s), "http_get", fmt.Sprintf(`{"url":%q}`, allowed.URL+"/ok"))
+	if !res.IsError || !strings.Contains(res.Content, "refused") {
+		t.Fatalf("no http block: %+v", res)
+	}
+}
+
+func TestExtismAllowlistParse(t *testing.T) {
+	a, err := parseAllow([]string{"https://api.github.com", "http://127.0.0.1:8080", "https://*.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for u, want := range map[string]bool{
+		"https://api.github.com/repos":      true,
+		"https://api.github.com:443/":       true,
+		"http://api.github.com/":            false,
+		"https://api.github.com.evil.com/":  false,
+		"http://127.0.0.1:8080/x":           true,
+		"http://127.0.0.1:8081/x":           false,
+		"http://127.0.0.1/x":                false,
+		"https://a.example.com/":            true,
+		"https://a.b.example.com/":          true,
+		"https://example.com/":              false,
+		"https://evilexample.com/":          false,
+		"ftp://api.github.com/":             false,
+		"https://user@api.github.com/path":  true,
+		"https://API.GITHUB.COM/uppercase":  true,
+		"https://api.github.com@evil.com/x": false,
+	} {
+		if got := a.allows(mustURL(t, u)); got != want {
+			t.Errorf("allows(%s) = %v, want %v", u, got, want)
+		}
+	}
+	for _, bad := range []string{"api.github.com", "https://api.github.com/path", "https://*", "https://a.*.com", "file:///etc", "https://x.com?q=1"} {
+		if _, err := parseAllow([]string{bad}); err == nil {
+			t.Errorf("parseAllow(%q) accepted", bad)
+		}
+	}
+}
+
+func testDialect(t *testing.T, v string, want Dialect) {
+	r := newRuntime(t)
+	s := extismSpec(t, "mcp", mcpPlugin(t, v))
+	s.Kind = ""
+	s.Config = map[string]string{"colour": "blue"}
+	// A small memory limit ends the bombs quickly; the timeout leaves them
+	// room under the race detector.
+	s.Limits.Memory = 32 << 20
+	s.Limits.Timeout = 5 * time.Second
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "note.txt"), []byte("inside"), 0o644))
+	must(t, os.WriteFile(filepath.Join(filepath.Dir(dir), "secret.txt"), []byte("outside"), 0o644))
+	s.Mounts = []Mount{{Name: "data", Host: dir, Guest: "/data"}}
+	p := load(t, r, s)
+	if p.Kind() != KindExtism || p.Dialect() != want || len(p.Tools()) != 11 {
+		t.Fatalf("kind %q dialect %q tools %d", p.Kind(), p.Dialect(), len(p.Tools()))
+	}
+	check := func(tool, args string, isErr bool, sub string) {
+		t.Helper()
+		res := mustCall(t, p, tool, args)
+		if res.IsError != isErr || !strings.Contains(res.Content, sub) {
+			t.Errorf("%s: got %+v, want isError %v and %q", tool, res, isErr, sub)
+		}
+	}
+	check("greet", `{"name":"ada"}`, false, "hello, ada")
+	check("greet", `{"name":"bob"}`, false, "hello, bob") // pre-started
+	check("config", `{"key":"colour"}`, false, "blue")
+	check("image", `{}`, false, "here it is\n[image content (image/png, 4000B of base64) omitted]")
+	check("soft_fail", `{}`, true, "it went wrong")
+	check("read", `{"path":"/data/note.txt"}`, false, "inside")
+	check("read", `{"path":"/data/../secret.txt"}`, true, "")
+	if res := mustCall(t, p, "read", `{"path":"/data/../secret.txt"}`); strings.Contains(res.Content, "outside") {
+		t.Errorf("escaped the mount: %+v", res)
+	}
+	check("fetch", `{"url":"http://127.0.0.1:1/"}`, true, "not in the plugin's http allow list")
+
+	failures := []struct {
+		tool string
+		kind FailureKind
+	}{
+		{"spin", FailureTimeout},
+		{"bomb", FailureMemory},
+		{"kernel_bomb", FailureMemory},
+		{"flood", FailureOutput},
+		{"panic", FailureTrap}, // a Go reactor's panic traps
+	}
+	for _, f := range failures {
+		_, err := call(t, p, f.tool, `{}`)
+		var fl *Failure
+		if !errors.As(err, &fl) || fl.Kind != f.kind {
+			t.Errorf("%s: want a %s failure, got %v", f.tool, f.kind, err)
+		}
+		// The next call works.
+		check("greet", `{"name":"again"}`, false, "hello, again")
+	}
+}
+
+func TestExtismMCPRun(t *testing.T)     { testDialect(t, "v1", DialectMCPRun) }
+func TestExtismHyperMCPv2(t *testing.T) { testDialect(t, "v2", DialectHyperMCP2) }
+
+func TestExtismInspect(t *testing.T) {
+	r := newRuntime(t)
+	info, err := Inspect(context.Background(), r, mcpPlugin(t, "v2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Kind != KindExtism || info.Dialect != DialectHyperMCP2 || len(info.Tools) != 11 || len(info.Problems) != 0 {
+		t.Fatalf("%+v", info)
+	}
+	info, err = Inspect(context.Background(), r, sdkWasm(t, "count_vowels.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Kind != KindExtism || info.Dialect != DialectPlain || !strings.Contains(info.String(), "dialect:  plain") {
+		t.Fatalf("%+v", info)
+	}
+}
+
+func TestExtismLoadErrors(t *testing.T) {
+	r := newRuntime(t)
+	for _, c := range []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"no tools", extismSpec(t, "x", sdkWasm(t, "count_vowels.wasm")), "declare them with tool blocks"},
+		{"missing export", extismSpec(t, "x", sdkWasm(t, "count_vowels.wasm"), inputTool("nope", "")), `exports no function "nope"; its exports are: count_vowels`},
+		{"declared wasi_cli", func() Spec {
+			s := extismSpec(t, "x", sdkWasm(t, "count_vowels.wasm"), inputTool("count_vowels", ""))
+			s.Kind = KindWASICLI
+			return s
+		}(), `set kind = "extism"`},
+		{"bad allow", func() Spec {
+			s := extismSpec(t, "x", sdkWasm(t, "count_vowels.wasm"), inputTool("count_vowels", ""))
+			s.HTTPAllow = []string{"github.com"}
+			return s
+		}(), "must be an origin"},
+	} {
+		_, err := r.Load(context.Background(), c.spec)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func mustURL(t testing.TB, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
