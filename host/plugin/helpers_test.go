@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		cacheDir = filepath.Join(dir, "cache")
-		names := []string{"echo", "hostile", "cli"}
+		names := []string{"echo", "hostile", "cli", "reuse"}
 		args := []string{"build", "-trimpath", "-o", dir + string(filepath.Separator)}
 		for _, n := range names {
 			args = append(args, "./testdata/"+n)
