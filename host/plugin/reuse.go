@@ -137,7 +137,12 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 				return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
 			}
 		}
-		p.refill(p.shared)
+		if !scoped {
+			// Only calls without a scope start a fresh instance each time;
+			// a scope keeps its own, so a spare would idle, costing a
+			// guest start-up of CPU and its memory.
+			p.refill(p.shared)
+		}
 	}
 	if !i.serveLine(ctx, line, p.limits.Timeout) {
 		// The instance ended before it answered: judge it as a one-call
@@ -150,7 +155,16 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 		i.retire()
 		return loop.ToolResult{}, f
 	}
-	if !scoped || res.IsError || i.calls >= reuseCalls || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.shared, i) {
+	if scoped && i.calls >= reuseCalls && !res.IsError {
+		// Worn out, not broken: its successor starts now, off the next
+		// call's path, and waits in the scope.
+		i.retire()
+		if j := p.startPiped(p.shared, true); j != nil && !ref.s.put(ref.owner, p.shared, j) {
+			j.retire()
+		}
+		return res, nil
+	}
+	if !scoped || res.IsError || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.shared, i) {
 		i.retire()
 	}
 	return res, nil
