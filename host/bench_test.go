@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/loop"
 )
 
 // The benchmarks here run whole agent runs in process (host.Run: loop,
@@ -137,4 +140,81 @@ func BenchmarkNew(b *testing.B) {
 	for b.Loop() {
 		load()
 	}
+}
+
+// BenchmarkConcurrentRuns runs 50 runs of 20 steps at once in one host
+// (one runtime, one compiled core plugin), the shape of `mcp serve` or a
+// workflow worker, against one fake server whose replies are all read_file
+// calls (each run's 20th, final step drops its call and ends the run). It
+// reports runs/s and the median and p99 wall time of a step (step.start to
+// step.end: model request, parse, tool call, session writes).
+func BenchmarkConcurrentRuns(b *testing.B) {
+	const runs, steps = 50, 20
+	path := benchProject(b)
+	cache := b.TempDir()
+	ctx := context.Background()
+	var (
+		mu     sync.Mutex
+		stepNS []time.Duration
+		total  time.Duration
+		nruns  int
+	)
+	for b.Loop() {
+		b.StopTimer()
+		var replies []fakemodel.Reply
+		for i := range runs * steps {
+			replies = append(replies, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: json.RawMessage(fmt.Sprintf(`{"path":"a.txt","offset":%d,"limit":1}`, i%300+1))}}})
+		}
+		srv, err := fakemodel.Start(replies)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Setenv("BENCH_BASE_URL", srv.URL())
+		cfg, diags := config.Load(path, config.Options{})
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		cfg.Agents[0].Steps = new(int)
+		*cfg.Agents[0].Steps = steps
+		h, diags, err := New(ctx, cfg, Options{CacheDir: cache})
+		if err != nil || diags.HasErrors() {
+			b.Fatal(err, diags)
+		}
+		b.StartTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range runs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var began time.Time
+				sink := loop.SinkFunc(func(e loop.Event) {
+					switch {
+					case e.Depth != 0:
+					case e.Type == loop.EventStepStart:
+						began = e.Time
+					case e.Type == loop.EventStepEnd:
+						mu.Lock()
+						stepNS = append(stepNS, e.Time.Sub(began))
+						mu.Unlock()
+					}
+				})
+				res, err := h.Run(ctx, RunRequest{Prompt: "Read the lines, one per step.", Sink: sink})
+				if err != nil || res.Steps != steps {
+					b.Errorf("run: %v, %+v", err, res)
+				}
+			}()
+		}
+		wg.Wait()
+		total += time.Since(start)
+		nruns += runs
+		b.StopTimer()
+		h.Close(ctx)
+		srv.Close()
+		b.StartTimer()
+	}
+	sort.Slice(stepNS, func(i, j int) bool { return stepNS[i] < stepNS[j] })
+	b.ReportMetric(float64(nruns)/total.Seconds(), "runs/s")
+	b.ReportMetric(float64(stepNS[len(stepNS)/2].Microseconds())/1000, "ms/step-p50")
+	b.ReportMetric(float64(stepNS[len(stepNS)*99/100].Microseconds())/1000, "ms/step-p99")
 }

@@ -96,7 +96,8 @@ func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 // for agenthost plugins), after each call of a tool the next instance of
 // that tool is instantiated and started in the background, where it waits
 // for its request on stdin; the next call then only pays for its own work.
-// Each instance still serves exactly one call. wasi_cli plugins take their
+// Each such instance serves exactly one call (a reuse plugin's pre-started
+// instance serves calls made without a Scope, see reuse.go). wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
 	if p.kind != KindAgenthost {
