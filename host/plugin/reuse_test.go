@@ -48,6 +48,10 @@ func TestReuseOneInstancePerScopeAndOwner(t *testing.T) {
 			t.Fatalf("call %d of agent a: %q, want %q", n, got, want)
 		}
 	}
+	// A scope keeps its own instance: no spare was pre-started beside it.
+	if n := len(p.shared.warm); n != 0 {
+		t.Errorf("%d spare instances pre-started for scoped calls, want 0", n)
+	}
 	b := WithScopeOwner(WithScope(context.Background(), run1), "agent b")
 	if got := callText(t, b, p, "count", "{}"); got != "call 1 reuse=true" {
 		t.Errorf("agent b shares agent a's instance: %q", got)
@@ -62,6 +66,10 @@ func TestReuseOneInstancePerScopeAndOwner(t *testing.T) {
 		if got := callText(t, context.Background(), p, "count", "{}"); got != "call 1 reuse=true" {
 			t.Errorf("a call without a scope reused an instance: %q", got)
 		}
+	}
+	// Calls without a scope get a fresh instance each, pre-started.
+	if n := len(p.shared.warm); n != 1 {
+		t.Errorf("%d spare instances after calls without a scope, want 1", n)
 	}
 	// After the run's scope closes, its instances are gone.
 	run1.Close()
