@@ -392,5 +392,6 @@ func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
 	}
-	return ref.plugin.Call(ctx, call)
+	// An agent's reused instances are its own (t is one agent's toolset).
+	return ref.plugin.Call(plugin.WithScopeOwner(ctx, t), call)
 }

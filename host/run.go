@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -102,7 +103,10 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 		OnText: req.OnText,
 		Asker:  req.Asker,
 	}
-	res := r.Run(ctx, agent, loop.Input{Prompt: req.Prompt, History: history, Session: sess.ID})
+	// Instances of reuse plugins live as long as the run, never longer.
+	scope := plugin.NewScope()
+	res := r.Run(plugin.WithScope(ctx, scope), agent, loop.Input{Prompt: req.Prompt, History: history, Session: sess.ID})
+	scope.Close()
 	if err := sess.Close(); err != nil {
 		zerolog.Ctx(ctx).Error().Err(err).Msg("session not fully written")
 		res.Errors = append(res.Errors, err.Error())

@@ -5,6 +5,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ const manifest = `{
   "name": "echo",
   "version": "0.1.0",
   "description": "Echoes text back; an example plugin.",
+  "reuse": true,
   "tools": [{
     "name": "echo",
     "description": "Return the given text unchanged.",
@@ -31,7 +34,32 @@ const manifest = `{
 `
 
 func main() {
-	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr))
+	mode, tool := os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL")
+	if mode == "call" && os.Getenv("AGENTHOST_REUSE") == "1" {
+		os.Exit(serve(os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(run(mode, tool, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// serve answers many calls from one instance, as the manifest's "reuse"
+// allows: one request per line of stdin, one CallToolResult line on stdout
+// for each (is_error marks a tool error), until stdin ends. Each request
+// names its tool (the host does not set AGENTHOST_TOOL in this mode).
+func serve(stdin io.Reader, stdout, stderr io.Writer) int {
+	in := bufio.NewReader(stdin)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var req struct {
+				Tool string `json:"tool"`
+			}
+			_ = json.Unmarshal(line, &req)
+			run("call", req.Tool, bytes.NewReader(line), stdout, stderr)
+		}
+		if err != nil {
+			return 0 // the host closed stdin: no more calls
+		}
+	}
 }
 
 // request is what agenthost writes on stdin in call mode.

@@ -48,3 +48,33 @@ func TestDescribe(t *testing.T) {
 		t.Fatalf("no mode: exit %d, stderr %q", code, errb2.String())
 	}
 }
+
+// TestServe: in reuse mode each request line gets one answer line, tool
+// errors included, until stdin ends.
+func TestServe(t *testing.T) {
+	in := `{"tool":"echo","arguments":{"text":"one"},"call_id":"1"}
+{"tool":"echo","arguments":{},"call_id":"2"}
+{"tool":"echo","arguments":{"text":"three\nlines"},"call_id":"3"}
+`
+	var out, errb bytes.Buffer
+	if code := serve(strings.NewReader(in), &out, &errb); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	want := []struct {
+		text    string
+		isError bool
+	}{{"one", false}, {"text is required", true}, {"three\nlines", false}}
+	if len(lines) != len(want) {
+		t.Fatalf("%d answer lines, want %d: %q", len(lines), len(want), out.String())
+	}
+	for i, l := range lines {
+		var res struct {
+			Content []struct{ Type, Text string } `json:"content"`
+			IsError bool                          `json:"is_error"`
+		}
+		if err := json.Unmarshal([]byte(l), &res); err != nil || len(res.Content) != 1 || res.Content[0].Text != want[i].text || res.IsError != want[i].isError {
+			t.Errorf("answer %d: %q (%v), want %+v", i+1, l, err, want[i])
+		}
+	}
+}

@@ -220,3 +220,21 @@ func BenchmarkResolve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallReuse measures one call of a reuse plugin whose instance is
+// kept in the run's scope: argument validation, one request line, one
+// answer line.
+func BenchmarkCallReuse(b *testing.B) {
+	r := newRuntime(b)
+	p := load(b, r, spec(b, "reuse", guests["reuse"]))
+	sc := NewScope()
+	defer sc.Close()
+	ctx := WithScopeOwner(WithScope(context.Background(), sc), "bench")
+	c := loop.ToolCall{ID: "b", Name: "count", Arguments: `{}`}
+	for b.Loop() {
+		res, err := p.Call(ctx, c)
+		if err != nil || res.IsError {
+			b.Fatal(res, err)
+		}
+	}
+}

@@ -122,8 +122,14 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	var (
 		i     *instance
 		stdin []byte
+		res   loop.ToolResult
+		err   error
 	)
-	if t.cli != nil {
+	switch {
+	case p.reuse:
+		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
+		res, err = p.callReuse(ctx, t, stdin)
+	case t.cli != nil:
 		argv, in, err := t.cli.Command(args)
 		if err != nil {
 			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
@@ -131,7 +137,8 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		stdin = in
 		i = newInstance(ctx, p.r, p.compiled, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
 		i.runCold(ctx, stdin, p.limits.Timeout)
-	} else {
+		res, err = p.result(ctx, t, i)
+	default:
 		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
 		if i = p.takeWarm(ctx, t); i != nil {
 			i.serve(ctx, stdin, p.limits.Timeout)
@@ -140,8 +147,8 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 			i.runCold(ctx, stdin, p.limits.Timeout)
 		}
 		p.refill(t)
+		res, err = p.result(ctx, t, i)
 	}
-	res, err := p.result(ctx, t, i)
 	log := zerolog.Ctx(ctx)
 	if err != nil {
 		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
@@ -304,33 +311,14 @@ func (p *Plugin) refill(t *tool) {
 	if !p.prestart.Load() || t.noWarm.Load() {
 		return
 	}
-	r := p.r
 	t.fill.Lock()
 	defer t.fill.Unlock()
 	if len(t.warm) > 0 {
 		return
 	}
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
+	if i := p.startPiped(t, true); i != nil {
+		t.warm <- i
 	}
-	r.bg.Add(1)
-	r.mu.Unlock()
-	var i *instance
-	if t.ext != nil {
-		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
-	} else {
-		i = newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants, p.mounts).withPipe()
-	}
-	// Until the guest waits on stdin, the watchdog bounds its start.
-	i.arm(p.limits.Timeout, errStartTimeout)
-	t.warm <- i
-	go func() {
-		defer r.bg.Done()
-		i.run()
-		i.disarm()
-	}()
 }
 
 // describe runs the module with AGENTHOST_MODE=describe in a sandbox with

@@ -13,7 +13,10 @@
 // a second run skips compilation; in memory with ""), and the WASI preview1
 // host module. LoadAll loads every Spec concurrently, each compiled once,
 // and reports an error per Spec. Each call then runs in a fresh module
-// instance, so no state leaks between calls or agents.
+// instance, so no state leaks between calls or agents; a plugin whose
+// manifest declares "reuse" serves the calls of one agent of one run (a
+// Scope) from one instance, recycled after reuseCalls calls or any
+// trouble (reuse.go), and never shared between agents or runs.
 //
 // # Kinds
 //

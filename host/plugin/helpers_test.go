@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		defer os.RemoveAll(dir)
 		cacheDir = filepath.Join(dir, "cache")
-		names := []string{"echo", "hostile", "cli"}
+		names := []string{"echo", "hostile", "cli", "reuse"}
 		var dirs []string
 		for _, n := range names {
 			dirs = append(dirs, filepath.Join("testdata", n))

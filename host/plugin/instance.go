@@ -27,6 +27,8 @@ var (
 	errStartTimeout = errors.New("pre-start timeout")
 	errFlood        = errors.New("output flood")
 	errClosed       = errors.New("runtime closed")
+	errRetired      = errors.New("instance retired")
+	errFraming      = errors.New("output outside an answer line")
 )
 
 // instance is one module instance serving one call (or one describe run).
@@ -57,6 +59,15 @@ type instance struct {
 	// ready is closed when a pre-started guest first reads stdin.
 	ready chan struct{}
 	done  chan struct{}
+	// reuse: the instance serves many calls, one request line each (see
+	// reuse.go); stdout and stderr are then swapped per call under mu.
+	reuse bool
+	// frame is set while a reused instance serves a call and closed when
+	// the guest has written the line that ends its answer.
+	frame chan struct{}
+	// calls counts the calls a reused instance has served.
+	calls int
+
 	// Set before done is closed.
 	err          error
 	instantiated bool
@@ -83,11 +94,12 @@ func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, c
 			break
 		}
 	}
-	flood := func() { cancel(errFlood) }
-	i.stdout = newCapWriter(limits.MaxOutput, flood)
-	i.stderr = newCapWriter(limits.MaxOutput, flood)
+	i.stdout = newCapWriter(limits.MaxOutput, i.flood)
+	i.stderr = newCapWriter(limits.MaxOutput, i.flood)
 	return i
 }
+
+func (i *instance) flood() { i.cancel(errFlood) }
 
 // withPipe makes the instance read its stdin from a pipe fed by serve; the
 // first read stops the pre-start watchdog.
@@ -148,7 +160,12 @@ func (i *instance) exec() (mod api.Module) {
 			i.err = fmt.Errorf("host panic while running the plugin: %v", v)
 		}
 	}()
-	cfg := i.cfg.WithStdout(i.stdout).WithStderr(i.stderr)
+	var cfg wazero.ModuleConfig
+	if i.reuse {
+		cfg = i.cfg.WithStdout(reuseStdout{i}).WithStderr(reuseStderr{i})
+	} else {
+		cfg = i.cfg.WithStdout(i.stdout).WithStderr(i.stderr)
+	}
 	if i.stdin != nil && i.ext == nil {
 		cfg = cfg.WithStdin(i.stdin)
 	}

@@ -26,6 +26,11 @@ type Manifest struct {
 	Description string         `json:"description,omitempty"`
 	Tools       []ManifestTool `json:"tools"`
 	Requests    Requests       `json:"requests"`
+	// Reuse says the guest can serve many calls from one instance: when
+	// the host sets AGENTHOST_REUSE=1 it reads one request per line of
+	// stdin and answers each with one line on stdout (see
+	// docs/plugin-protocol.md, "Serving many calls").
+	Reuse bool `json:"reuse,omitempty"`
 }
 
 // ManifestTool is one tool of a manifest.

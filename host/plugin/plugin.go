@@ -21,7 +21,9 @@ import (
 
 // Plugin is a loaded plugin: a compiled module, its tools with compiled
 // schemas, and its sandbox. It is safe for concurrent use; every call runs
-// in its own module instance.
+// in its own module instance, or, for a plugin whose manifest declares
+// "reuse", in an instance that serves the calls of one agent of one run
+// (see Scope).
 type Plugin struct {
 	r        *Runtime
 	name     string
@@ -40,6 +42,12 @@ type Plugin struct {
 	// ext and dialect are set for Extism plugins (extism.go).
 	ext     *extismPlugin
 	dialect Dialect
+	// reuse: the manifest says one instance serves many calls (reuse.go).
+	// Such an instance serves every tool of the plugin: shared holds its
+	// module config (no AGENTHOST_TOOL; each request names its tool) and
+	// its pre-started instance.
+	reuse  bool
+	shared *tool
 }
 
 // mountPoint is a mount of the plugin: the FS shared by its instances,
@@ -97,7 +105,8 @@ func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
 // after its language runtime is initialised), after each call of a tool the next instance of
 // that tool is instantiated and started in the background, where it waits
 // for its request on stdin; the next call then only pays for its own work.
-// Each instance still serves exactly one call. wasi_cli plugins take their
+// Each such instance serves exactly one call (a reuse plugin's pre-started
+// instance serves calls made without a Scope, see reuse.go). wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
 	if p.kind != KindAgenthost && p.kind != KindExtism {
@@ -105,7 +114,11 @@ func (p *Plugin) SetPrestart(on bool) {
 	}
 	p.prestart.Store(on)
 	if !on {
-		for _, t := range p.byName {
+		all := p.byName
+		if p.shared != nil {
+			all = map[string]*tool{"": p.shared}
+		}
+		for _, t := range all {
 			select {
 			case i := <-t.warm:
 				i.cancel(errClosed)
@@ -204,6 +217,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			p.manifest, p.manifestSource = m, "describe"
 		}
 		p.grants = grant(p.manifest, spec)
+		p.reuse = p.manifest.Reuse
 	case KindWASICLI:
 		if len(spec.Tools) == 0 {
 			return nil, errors.New("a wasi_cli plugin needs at least one tool block describing its tool")
@@ -226,6 +240,13 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if p.reuse {
+		p.shared = &tool{
+			spec: loop.ToolSpec{Name: "(any tool)"},
+			cfg:  base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_REUSE", "1"),
+			warm: make(chan *instance, 1),
 		}
 	}
 	p.prestart.Store(p.kind == KindAgenthost)

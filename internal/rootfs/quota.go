@@ -46,6 +46,19 @@ func (q *Quota) Used() (bytes, entries int64) {
 	return q.bytes.Load(), q.entries.Load()
 }
 
+// Reset starts the quota afresh: nothing used, nothing refused. An
+// instance that serves many calls resets its quota before each, so the
+// limits stay per call.
+func (q *Quota) Reset() {
+	if q == nil {
+		return
+	}
+	q.bytes.Store(0)
+	q.entries.Store(0)
+	q.hitBytes.Store(false)
+	q.hitEntries.Store(false)
+}
+
 // write reserves up to n bytes and returns how many it reserved.
 func (q *Quota) write(n int) (int, experimentalsys.Errno) {
 	if q == nil {

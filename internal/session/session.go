@@ -1,7 +1,10 @@
 // Package session persists runs under data_dir/sessions/: one directory per
 // session holding meta.json and events.jsonl. Every event (messages
-// included) is appended and synced as it happens, so a crash loses at most
-// the event in flight. A session can be continued: its top-level messages
+// included) is appended as it happens, before anyone sees it, so a killed
+// process loses at most the event in flight; a background syncer flushes
+// the file to disk after each burst of events (group commit), so an
+// operating-system crash or power loss loses at most the events of the last
+// few milliseconds. Close waits for the final sync. A session can be continued: its top-level messages
 // become the history of the next run. One run at a time writes a session:
 // an open Session holds an exclusive lock on the session's lock file, and a
 // second Open or Create of it fails with ErrBusy.
@@ -41,7 +44,17 @@ type Session struct {
 	mu   sync.Mutex
 	f    *os.File
 	lock *os.File // holds the session's lock until Close
-	err  error    // first write error; later writes are skipped
+	err  error    // first write or sync error; later writes are skipped
+	// closing is set by Close: no more writes.
+	closing bool
+
+	// dirty wakes the syncer after a write (buffered: one wake-up covers
+	// every write before the sync starts); synced is closed when the
+	// syncer has ended.
+	dirty  chan struct{}
+	synced chan struct{}
+	// sync flushes the file to disk (f.Sync; tests replace it).
+	sync func() error
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
@@ -113,7 +126,26 @@ func open(dir string, m Meta, lk *os.File) (*Session, error) {
 		lk.Close()
 		return nil, fmt.Errorf("open session: %w", err)
 	}
-	return &Session{Meta: m, dir: dir, f: f, lock: lk}, nil
+	s := &Session{Meta: m, dir: dir, f: f, lock: lk, dirty: make(chan struct{}, 1), synced: make(chan struct{}), sync: f.Sync}
+	go s.syncer()
+	return s, nil
+}
+
+// syncer syncs the file after writes, until Close closes dirty. Writes go
+// on while it syncs; the next wake-up covers them. Syncing off the loop's
+// path keeps a disk's fsync latency (0.4–0.6 ms, several events a step) out
+// of every step.
+func (s *Session) syncer() {
+	defer close(s.synced)
+	for range s.dirty {
+		if err := s.sync(); err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+	}
 }
 
 func readMeta(dir string) (Meta, error) {
@@ -135,8 +167,8 @@ func readMeta(dir string) (Meta, error) {
 func (s *Session) Path() string { return s.dir }
 
 // Emit appends one event, in its wire form (the JSON of loop.Event, the
-// same as `run --events` prints), and syncs it to disk. It implements
-// loop.Sink.
+// same as `run --events` prints), written to the file before Emit returns;
+// the syncer flushes it to disk soon after. It implements loop.Sink.
 func (s *Session) Emit(e loop.Event) {
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -144,15 +176,16 @@ func (s *Session) Emit(e loop.Event) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil || s.f == nil {
+	if s.err != nil || s.f == nil || s.closing {
 		return
 	}
 	if _, err := s.f.Write(append(b, '\n')); err != nil {
 		s.err = err
 		return
 	}
-	if err := s.f.Sync(); err != nil {
-		s.err = err
+	select {
+	case s.dirty <- struct{}{}:
+	default: // a sync is already due; it will cover this write
 	}
 }
 
@@ -161,8 +194,18 @@ func (s *Session) Emit(e loop.Event) {
 func (s *Session) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.f == nil || s.closing {
 		return s.err
+	}
+	s.closing = true
+	// The last sync: wait for the syncer (it takes mu on an error) outside
+	// the lock, then flush whatever it had not covered.
+	close(s.dirty)
+	s.mu.Unlock()
+	<-s.synced
+	s.mu.Lock()
+	if err := s.sync(); err != nil && s.err == nil {
+		s.err = err
 	}
 	err := s.f.Close()
 	s.f = nil

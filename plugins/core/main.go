@@ -39,7 +39,11 @@ const (
 const maxRequest = 64 << 20
 
 func main() {
-	os.Exit(run(os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL"), os.Stdin, os.Stdout, os.Stderr, mountRoots()...))
+	mode, tool := os.Getenv("AGENTHOST_MODE"), os.Getenv("AGENTHOST_TOOL")
+	if mode == "call" && os.Getenv("AGENTHOST_REUSE") == "1" {
+		os.Exit(serve(tool, os.Stdin, os.Stdout, os.Stderr, mountRoots()...))
+	}
+	os.Exit(run(mode, tool, os.Stdin, os.Stdout, os.Stderr, mountRoots()...))
 }
 
 // request is the call-mode stdin document.

@@ -1,0 +1,451 @@
+// Command bench measures agenthost's per-step host cost end to end: it
+// builds the agenthost binary and the example echo plugin, serves a fast
+// scripted model with internal/fakemodel (one tool call per step), runs
+// `agenthost run` for 1 step and for -steps steps, and reports per step
+//
+//	(wall(steps) − wall(1)) / (steps − 1)
+//
+// and the same for CPU time (user + system, from rusage), with the peak RSS
+// of the long run and the cached start-up of a run with three plugins.
+// With Node and bench/aisdk/node_modules present it runs the same loop with
+// the Vercel AI SDK against the same kind of server, so the ratio is one
+// command:
+//
+//	go run ./bench                  # from the repository root
+//	go run ./bench -runs 9 -kinds core
+//	(cd bench/aisdk && npm ci) && go run ./bench -aisdk
+//
+// See bench/README.md for what each figure means and how noisy it is.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/fakemodel"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+var (
+	steps = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
+	runs  = flag.Int("runs", 5, "runs of each length; the median is reported")
+	kinds = flag.String("kinds", "core,echo", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin)")
+	aisdk = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
+	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
+	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
+	evts  = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
+	keep  = flag.Bool("keep", false, "keep the work directory and print its path")
+)
+
+func run() error {
+	flag.Parse()
+	if *steps < 2 || *steps > 200 {
+		return fmt.Errorf("-steps must be between 2 and 200, not %d", *steps)
+	}
+	if _, err := os.Stat("examples/echo/main.go"); err != nil {
+		return errors.New("run from the repository root: go run ./bench")
+	}
+	work, err := os.MkdirTemp("", "agenthost-bench-")
+	if err != nil {
+		return err
+	}
+	if *keep {
+		fmt.Println("work directory:", work)
+	} else {
+		defer os.RemoveAll(work)
+	}
+	agenthost := *bin
+	if agenthost == "" {
+		agenthost = filepath.Join(work, "agenthost")
+		if err := goBuild(".", agenthost, "./cmd/agenthost", nil); err != nil {
+			return err
+		}
+	}
+	echo := *echoF
+	if echo == "" {
+		echo = filepath.Join(work, "echo.wasm")
+		if err := goBuild("examples/echo", echo, ".", []string{"GOOS=wasip1", "GOARCH=wasm"}); err != nil {
+			return err
+		}
+	} else if echo, err = filepath.Abs(echo); err != nil {
+		return err
+	}
+	cache := filepath.Join(work, "cache")
+	if err := os.Mkdir(cache, 0o700); err != nil {
+		return err
+	}
+	b := &bench{bin: agenthost, work: work, cache: cache, echo: echo}
+
+	fmt.Printf("agenthost per-step host cost: %d-step runs against a fake model answering at once, one tool call per step; median of %d runs\n", *steps, *runs)
+	fmt.Printf("%-24s %10s %10s %9s %9s %9s\n", "loop", "wall/step", "CPU/step", "peak RSS", "wall(1)", "spread")
+	for _, k := range strings.Split(*kinds, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		res, err := b.measure(k)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		res.print("agenthost/" + k)
+	}
+	st, err := b.startup()
+	if err != nil {
+		return fmt.Errorf("start-up: %w", err)
+	}
+	fmt.Printf("cached start-up of run with three plugins (core, echo, and echo's bytes again as a wasi_cli plugin; one text step): median %.1f ms wall, %.1f ms CPU, peak RSS %.1f MB\n",
+		ms(st.wall), ms(st.cpu), mb(st.rss))
+	if *aisdk {
+		res, err := b.aisdk()
+		switch {
+		case errors.Is(err, errSkip):
+			fmt.Println("ai-sdk: skipped:", err)
+		case err != nil:
+			return fmt.Errorf("ai-sdk: %w", err)
+		default:
+			res.print("ai-sdk (node)")
+		}
+	}
+	return nil
+}
+
+var errSkip = errors.New("skip")
+
+type bench struct {
+	bin, work, cache, echo string
+}
+
+// sample is one process run.
+type sample struct {
+	wall, cpu time.Duration
+	rss       int64 // bytes
+}
+
+type result struct {
+	short, long []sample
+	steps       int
+}
+
+func (r result) print(name string) {
+	n := float64(r.steps - 1)
+	ws, cs := make([]float64, len(r.long)), make([]float64, len(r.long))
+	for i := range r.long {
+		ws[i] = ms(r.long[i].wall-r.short[i].wall) / n
+		cs[i] = ms(r.long[i].cpu-r.short[i].cpu) / n
+	}
+	var rss []float64
+	var w1 []float64
+	for i := range r.long {
+		rss = append(rss, mb(r.long[i].rss))
+		w1 = append(w1, ms(r.short[i].wall))
+	}
+	lo, hi := minmax(ws)
+	fmt.Printf("%-24s %7.3f ms %7.3f ms %6.1f MB %6.1f ms %4.2f–%.2f\n", name, median(ws), median(cs), median(rss), median(w1), lo, hi)
+}
+
+// measure runs the loop with one plugin kind: runs × (1 step, steps steps),
+// interleaved so drift in the machine's load hits both lengths alike.
+func (b *bench) measure(kind string) (result, error) {
+	dir := filepath.Join(b.work, kind)
+	if err := os.MkdirAll(filepath.Join(dir, "ws"), 0o755); err != nil {
+		return result{}, err
+	}
+	var lines strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&lines, "line %d\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ws", "a.txt"), []byte(lines.String()), 0o644); err != nil {
+		return result{}, err
+	}
+	var plugins, tools string
+	var call func(i int) fakemodel.ToolCall
+	switch kind {
+	case "core":
+		plugins = coreBlock
+		tools = `"read_file"`
+		call = func(i int) fakemodel.ToolCall {
+			return fakemodel.ToolCall{Name: "read_file", Arguments: json.RawMessage(fmt.Sprintf(`{"path":"a.txt","offset":%d,"limit":1}`, i))}
+		}
+	case "echo":
+		plugins = echoBlock("echo", b.echo)
+		tools = `"echo"`
+		call = func(i int) fakemodel.ToolCall {
+			return fakemodel.ToolCall{Name: "echo", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
+		}
+	default:
+		return result{}, fmt.Errorf("unknown kind %q (want core or echo)", kind)
+	}
+	cfg := filepath.Join(dir, "agents.hcl")
+	if err := os.WriteFile(cfg, []byte(config(plugins, tools)), 0o644); err != nil {
+		return result{}, err
+	}
+	script := func(n int) []fakemodel.Reply {
+		var rs []fakemodel.Reply
+		for i := 1; i < n; i++ {
+			rs = append(rs, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{call(i)}})
+		}
+		return append(rs, fakemodel.Reply{Text: "done"})
+	}
+	// One run to fill the compilation cache.
+	if _, err := b.agenthost(dir, cfg, script(2)); err != nil {
+		return result{}, err
+	}
+	if *evts != "" {
+		if _, err := b.agenthost(dir, cfg, script(*steps), "--events", "-o", *evts+kind+".jsonl"); err != nil {
+			return result{}, err
+		}
+	}
+	res := result{steps: *steps}
+	for range *runs {
+		s, err := b.agenthost(dir, cfg, script(1))
+		if err != nil {
+			return result{}, err
+		}
+		l, err := b.agenthost(dir, cfg, script(*steps))
+		if err != nil {
+			return result{}, err
+		}
+		res.short, res.long = append(res.short, s), append(res.long, l)
+	}
+	return res, nil
+}
+
+// startup measures a one-step run (a text answer) with three plugins
+// loaded from a warm compilation cache.
+func (b *bench) startup() (sample, error) {
+	dir := filepath.Join(b.work, "startup")
+	if err := os.MkdirAll(filepath.Join(dir, "ws"), 0o755); err != nil {
+		return sample{}, err
+	}
+	echo2 := filepath.Join(dir, "echo2.wasm")
+	data, err := os.ReadFile(b.echo)
+	if err != nil {
+		return sample{}, err
+	}
+	if err := os.WriteFile(echo2, data, 0o644); err != nil {
+		return sample{}, err
+	}
+	cfg := filepath.Join(dir, "agents.hcl")
+	plugins := coreBlock + echoBlock("echo", b.echo) + fmt.Sprintf(`
+plugin "cli" {
+  source = %q
+  kind   = "wasi_cli"
+  tool "say" {
+    description  = "Echo as a WASI command."
+    input_schema = { type = "object" }
+    argv         = ["echo"]
+  }
+}
+`, echo2)
+	if err := os.WriteFile(cfg, []byte(config(plugins, `"read_file", "echo"`)), 0o644); err != nil {
+		return sample{}, err
+	}
+	text := []fakemodel.Reply{{Text: "done"}}
+	if _, err := b.agenthost(dir, cfg, text); err != nil {
+		return sample{}, err
+	}
+	var all []sample
+	for range *runs {
+		s, err := b.agenthost(dir, cfg, text)
+		if err != nil {
+			return sample{}, err
+		}
+		all = append(all, s)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].wall < all[j].wall })
+	return all[len(all)/2], nil
+}
+
+// agenthost runs one `agenthost run` against a fresh fake model serving
+// replies and checks that it used every reply and answered "done".
+func (b *bench) agenthost(dir, cfg string, replies []fakemodel.Reply, events ...string) (sample, error) {
+	srv, err := fakemodel.Start(replies)
+	if err != nil {
+		return sample{}, err
+	}
+	defer srv.Close()
+	args := []string{"run", "-c", cfg, "--log-level", "error"}
+	var out *os.File
+	if len(events) > 0 {
+		args = append(args, "--events")
+		if out, err = os.Create(events[2]); err != nil {
+			return sample{}, err
+		}
+		defer out.Close()
+	}
+	cmd := exec.Command(b.bin, append(args, "Read the lines, one per step.")...)
+	cmd.Dir = dir
+	cmd.Stdout = out
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "AGENTHOST_CACHE_DIR="+b.cache)
+	return measured(cmd, srv, replies)
+}
+
+func measured(cmd *exec.Cmd, srv *fakemodel.Server, replies []fakemodel.Reply) (sample, error) {
+	var out, errb bytes.Buffer
+	var events *os.File
+	if f, ok := cmd.Stdout.(*os.File); ok && f != nil {
+		events = f
+	}
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if events != nil {
+		cmd.Stdout = io.MultiWriter(&out, events)
+	}
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	// A run that uses all 200 steps ends with exit code 3 ("stopped:
+	// max_steps") even though its last step answered: the final step is the
+	// one max_steps forces to be text. The script check below still holds.
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 && len(replies) == 200 {
+		err = nil
+	}
+	if err != nil {
+		return sample{}, fmt.Errorf("%s: %v\nstdout: %s\nstderr: %s", strings.Join(cmd.Args, " "), err, out.String(), errb.String())
+	}
+	if srv.Remaining() != 0 || srv.Exhausted() != 0 || !strings.Contains(out.String(), "done") {
+		return sample{}, fmt.Errorf("%s: the run did not follow the script (%d of %d replies left, %d requests past its end)\nstdout: %s\nstderr: %s",
+			strings.Join(cmd.Args, " "), srv.Remaining(), len(replies), srv.Exhausted(), out.String(), errb.String())
+	}
+	ps := cmd.ProcessState
+	return sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rss: maxRSS(ps)}, nil
+}
+
+// aisdk runs bench/aisdk/loop.mjs for 1 and for steps steps.
+func (b *bench) aisdk() (result, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return result{}, fmt.Errorf("%w: node is not installed", errSkip)
+	}
+	if _, err := os.Stat("bench/aisdk/node_modules/ai"); err != nil {
+		return result{}, fmt.Errorf("%w: bench/aisdk/node_modules is missing; run (cd bench/aisdk && npm ci)", errSkip)
+	}
+	script := func(n int) []fakemodel.Reply {
+		var rs []fakemodel.Reply
+		for i := 1; i < n; i++ {
+			rs = append(rs, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "echo", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}}})
+		}
+		return append(rs, fakemodel.Reply{Text: "done"})
+	}
+	one := func(n int) (sample, error) {
+		replies := script(n)
+		srv, err := fakemodel.Start(replies)
+		if err != nil {
+			return sample{}, err
+		}
+		defer srv.Close()
+		cmd := exec.Command(node, "bench/aisdk/loop.mjs", srv.URL(), fmt.Sprint(n))
+		return measured(cmd, srv, replies)
+	}
+	if _, err := one(2); err != nil {
+		return result{}, err
+	}
+	res := result{steps: *steps}
+	for range *runs {
+		s, err := one(1)
+		if err != nil {
+			return result{}, err
+		}
+		l, err := one(*steps)
+		if err != nil {
+			return result{}, err
+		}
+		res.short, res.long = append(res.short, s), append(res.long, l)
+	}
+	return res, nil
+}
+
+func goBuild(dir, out, pkg string, env []string) error {
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, dir, err, msg)
+	}
+	return nil
+}
+
+const coreBlock = `
+plugin "core" {
+  source = "builtin:core"
+  mount "workspace" {
+    host  = "ws"
+    guest = "/workspace"
+    mode  = "rw"
+  }
+}
+`
+
+func echoBlock(name, wasm string) string {
+	return fmt.Sprintf("\nplugin %q {\n  source = %q\n}\n", name, wasm)
+}
+
+func config(plugins, tools string) string {
+	return `
+host {
+  max_steps = 200
+  data_dir  = ".agenthost"
+}
+
+provider "fake" {
+  base_url = env("OPENAI_BASE_URL")
+}
+
+model "m" {
+  provider = "fake"
+  name     = "fake-model"
+}
+` + plugins + `
+agent "main" {
+  model   = "m"
+  steps   = 200
+  tools   = [` + tools + `]
+  doom_loop {
+    threshold = 1000
+    action    = "warn"
+  }
+}
+`
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func minmax(xs []float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	lo, hi = xs[0], xs[0]
+	for _, x := range xs {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return lo, hi
+}
