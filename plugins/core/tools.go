@@ -43,8 +43,9 @@ type workspace struct {
 }
 
 // resolve returns the absolute path for p and the path to show the model
-// (relative to root, "." for root itself). Relative paths resolve against
-// root; absolute paths must be under root.
+// (relative to root, "." for root itself; absolute under another mount).
+// Relative paths resolve against root; absolute paths must be under one of
+// the mounts.
 func (w *workspace) resolve(p string) (abs, show string, err error) {
 	if p == "" {
 		p = "."
