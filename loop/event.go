@@ -56,7 +56,7 @@ type Event struct {
 	// step.end; Usage also on compaction (the summary request).
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
-	// step.end and compaction: the request's cost in USD (omitted without a
+	// step.end: the request's cost in USD (omitted without a
 	// price), and the run's usage and cost so far (RunCost omitted while
 	// the run's cost is unknown).
 	Cost     *float64 `json:"cost,omitempty"`

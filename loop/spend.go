@@ -76,7 +76,7 @@ func (ru *run) account(req Request, resp *Response) (Usage, *float64) {
 	u := resp.Usage
 	var cost *float64
 	if ru.a.Price != nil {
-		c := ru.a.Price.Cost(u)
+		c := roundUSD(ru.a.Price.Cost(u))
 		cost = &c
 	}
 	for r := ru; r != nil; r = r.parent {
@@ -96,9 +96,13 @@ func (ru *run) runCost() *float64 {
 	if !ru.spent.costKnown {
 		return nil
 	}
-	c := ru.spent.cost
+	c := roundUSD(ru.spent.cost)
 	return &c
 }
+
+// roundUSD rounds a reported amount to 1e-10 USD, so that sums of float
+// costs print without binary artefacts (0.00169, not 0.0016899999999999999).
+func roundUSD(v float64) float64 { return math.Round(v*1e10) / 1e10 }
 
 // spendLimit says whether the next request could pass the token or cost
 // limit of this run or of a run above it (a subagent's requests count for
