@@ -26,7 +26,7 @@ func (ru *run) finalStep(step int) (bool, StopReason) {
 	if ru.final != "" {
 		return true, ru.final
 	}
-	if ru.a.Tokens > 0 || ru.a.Cost > 0 || ru.parent != nil {
+	if ru.limited() {
 		if reason, why := ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools}); reason != "" {
 			ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
 			ru.final = reason

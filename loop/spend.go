@@ -104,6 +104,16 @@ func (ru *run) runCost() *float64 {
 // costs print without binary artefacts (0.00169, not 0.0016899999999999999).
 func roundUSD(v float64) float64 { return math.Round(v*1e10) / 1e10 }
 
+// limited says whether this run or a run above it has a token or cost limit.
+func (ru *run) limited() bool {
+	for r := ru; r != nil; r = r.parent {
+		if r.a.Tokens > 0 || r.a.Cost > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // spendLimit says whether the next request could pass the token or cost
 // limit of this run or of a run above it (a subagent's requests count for
 // its parents): the tokens so far plus the next prompt, projected as the
