@@ -56,9 +56,9 @@ type Event struct {
 	// step.end; Usage also on compaction (the summary request).
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
-	// step.end: the request's cost in USD (omitted without a
-	// price), and the run's usage and cost so far (RunCost omitted while
-	// the run's cost is unknown).
+	// step.end: the request's cost in USD (null without a price), and
+	// the run's usage and cost so far (RunCost null while the run's cost
+	// is unknown).
 	Cost     *float64 `json:"cost,omitempty"`
 	RunUsage *Usage   `json:"run_usage,omitempty"`
 	RunCost  *float64 `json:"run_cost,omitempty"`

@@ -62,8 +62,8 @@ const wantWire = `{"type":"run.start","time":"2025-01-02T03:04:05.123456789Z","a
 {"type":"step.start","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"final":false,"tools_offered":["read_file","list_dir"]}
 {"type":"step.start","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":6,"steps_max":6,"final":true,"tools_offered":[]}
 {"type":"step.start","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":6,"steps_max":6,"final":true,"tools_offered":[]}
-{"type":"step.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"final":false,"finish_reason":"tool_calls","usage":{"prompt_tokens":300,"completion_tokens":5,"total_tokens":305}}
-{"type":"step.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"final":false,"message":"provider_error"}
+{"type":"step.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"final":false,"finish_reason":"tool_calls","usage":{"prompt_tokens":300,"completion_tokens":5,"total_tokens":305},"cost":null,"run_cost":null}
+{"type":"step.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"final":false,"message":"provider_error","cost":null,"run_cost":null}
 {"type":"tool.start","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"call_id":"c1","tool":"read_file","arguments":"{\"path\":\"a\"}"}
 {"type":"tool.end","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":1,"steps_max":6,"call_id":"c1","tool":"read_file","is_error":false,"duration_ms":0}
 {"type":"tool.dropped","time":"2025-01-02T03:04:05.123456789Z","agent":"main","depth":0,"step":5,"steps_max":6,"call_id":"c9","tool":"read_file","arguments":"{\"path\":\"c.txt\"}","message":"final step 5 of 6 (budget)"}
