@@ -314,6 +314,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	if a.Budget != nil {
 		la.Budget = *a.Budget
 	}
+	spendLimits(la, cfg, a, model)
 	if la.Description == "" {
 		la.Description = "Delegate a task to the " + a.Name + " agent."
 	}
@@ -327,7 +328,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 // agentPrompts are a's own prompts; the loop uses the defaults of package
 // prompts for those left blank.
 func agentPrompts(a *config.Agent) loop.Prompts {
-	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, DoomLoop: a.DoomLoopPrompt}
+	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, Tokens: a.TokensPrompt, Cost: a.CostPrompt, DoomLoop: a.DoomLoopPrompt}
 }
 
 // CacheDir is the compilation cache in use: absolute, checked private; ""

@@ -15,6 +15,8 @@ const (
 	StopMaxSteps      StopReason = "max_steps"
 	StopBudget        StopReason = "budget"
 	StopDoomLoop      StopReason = "doom_loop"
+	StopTokenLimit    StopReason = "token_limit"
+	StopCostLimit     StopReason = "cost_limit"
 	StopAborted       StopReason = "aborted"
 	StopProviderError StopReason = "provider_error"
 	StopError         StopReason = "error"
@@ -45,6 +47,15 @@ type Agent struct {
 	StepsMax int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int
+	// Tokens is the limit on the run's tokens (prompt + completion of every
+	// request, subagents' included); 0 means unlimited.
+	Tokens int
+	// Cost is the limit on the run's cost in USD, subagents' included; 0
+	// means unlimited. It needs Price on this agent and its subagents.
+	Cost float64
+	// Price is the price of the agent's model; nil when unknown (the run's
+	// cost is then unknown too).
+	Price *Price
 	// Tools are the agent's plugin tools (may be nil: no tools).
 	Tools Toolset
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
@@ -89,9 +100,12 @@ type Result struct {
 	// ToolCalls counts executed tool calls (subagent calls count one).
 	ToolCalls int `json:"tool_calls"`
 	// Budget is the tool-call budget; nil when unlimited.
-	Budget *int     `json:"budget"`
-	Output string   `json:"output"`
-	Usage  Usage    `json:"usage"`
+	Budget *int   `json:"budget"`
+	Output string `json:"output"`
+	Usage  Usage  `json:"usage"`
+	// Cost is the run's cost in USD, subagents included; nil when a request
+	// of the run was made by an agent without a price.
+	Cost   *float64 `json:"cost"`
 	Errors []string `json:"errors"`
 	// Messages is the history as the next request would see it: the system
 	// message (when Agent.System is set), Input.History, then this run's

@@ -66,7 +66,7 @@ func (ru *run) compaction(ctx context.Context) StopReason {
 		ru.log.Error().Err(err).Msg("compaction failed: history kept")
 		return ""
 	}
-	ru.res.Usage = ru.res.Usage.Add(resp.Usage)
+	usage, _ := ru.account(Request{Messages: msgs}, &resp)
 	summary := strings.TrimSpace(resp.Message.Content)
 	if summary == "" {
 		ru.log.Warn().Msg("compaction returned no summary: history kept")
@@ -75,7 +75,7 @@ func (ru *run) compaction(ctx context.Context) StopReason {
 	sm := Message{Role: RoleUser, Content: summaryPrefix + summary}
 	ru.history, _ = ApplyCompaction(ru.history, sm, len(body)-cut)
 	ru.log.Info().Int("replaced", cut).Int("kept", len(body)-cut).Msg("history compacted")
-	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.stepsMax, Usage: &resp.Usage, Replaced: cut, Kept: len(body) - cut,
+	ru.emit(Event{Type: EventCompaction, Step: ru.res.Steps, StepsMax: ru.stepsMax, Usage: &usage, Replaced: cut, Kept: len(body) - cut,
 		Message: fmt.Sprintf("%d older messages replaced by a summary; %d recent messages kept", cut, len(body)-cut), Msg: &sm})
 	return ""
 }

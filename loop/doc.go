@@ -1,5 +1,6 @@
 // Package loop runs one agent: steps, the text-only final step, the tool-call
-// budget, doom-loop detection, retries, compaction, subagents and events.
+// budget, token and cost limits, doom-loop detection, retries, compaction,
+// subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
 // only on small interfaces (Model, Toolset, Sink, Asker) and on two leaves,
@@ -10,7 +11,7 @@
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
 // final step and its prompt), tools.go (executing tool calls), budget.go,
-// doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
+// spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
 // event.go hold the types. docs/decisions.md lists the choices made where a
 // model misbehaves.
 //
@@ -86,6 +87,18 @@
 // When a doom-loop stop and the budget end the same response, the first one
 // hit is the stop reason.
 //
+// Tokens and cost: Agent.Tokens and Agent.Cost limit the run's usage and
+// cost (USD, from Agent.Price), subagents' requests included: every request
+// is charged, as it returns, to its run and every run above it. Before each
+// step the loop projects the request (the run's last step prompt tokens, or
+// before the first step bytes/4 of the history and tools): when it would take
+// this run or a run above it past a limit, the step is the final step, with
+// Prompts.Tokens or Prompts.Cost, and the stop reason token_limit or
+// cost_limit. The final step's own tokens may pass the limit. A response
+// without usage is estimated (EstimateUsage) and marked Usage.Estimated.
+// step.end carries the step's Usage and Cost and the run's RunUsage and
+// RunCost; Result.Cost is nil when a request was made without a price.
+//
 // Doom loop: the signature of a call is its name plus its arguments
 // re-marshalled with sorted keys (raw text when not JSON); the count of
 // identical consecutive calls runs across steps. The threshold-th identical
@@ -137,7 +150,8 @@
 // tool result is SubagentContent: the child's output, a blank line, and a
 // last line holding {"stop_reason":…,"steps":…,"steps_max":…}. It is an
 // error result when the child stopped with provider_error, error or aborted.
-// The parent's Usage includes the child's; the child's errors are listed in
+// The parent's Usage (and Cost) includes the child's, charged as the child's
+// requests return; the child's errors are listed in
 // the parent's Errors prefixed "subagent NAME: "; the call counts one toward
 // the parent's budget and ToolCalls.
 //

@@ -56,6 +56,12 @@ type Event struct {
 	// step.end; Usage also on compaction (the summary request).
 	FinishReason string `json:"finish_reason,omitempty"`
 	Usage        *Usage `json:"usage,omitempty"`
+	// step.end: the request's cost in USD (null without a price), and
+	// the run's usage and cost so far (RunCost null while the run's cost
+	// is unknown).
+	Cost     *float64 `json:"cost,omitempty"`
+	RunUsage *Usage   `json:"run_usage,omitempty"`
+	RunCost  *float64 `json:"run_cost,omitempty"`
 
 	// compaction: how many older messages the summary replaced, and how
 	// many recent messages (after the system message) were kept verbatim.

@@ -114,6 +114,8 @@ func (f *fakeTools) called() []string {
 var testPrompts = Prompts{
 	MaxSteps:   "PROMPT max_steps",
 	Budget:     "PROMPT budget",
+	Tokens:     "PROMPT tokens",
+	Cost:       "PROMPT cost",
 	DoomLoop:   "PROMPT doom_loop",
 	DoomWarn:   "PROMPT doom_warn",
 	Compaction: "PROMPT compaction",

@@ -20,10 +20,18 @@ const (
 func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
 
 // finalStep says whether step is the final step and, when it is, the limit
-// that made it so: a budget or doom-loop stop hit earlier, else the step cap.
+// that made it so: a budget or doom-loop stop hit earlier, else the token or
+// cost limit the next request could pass (spendLimit), else the step cap.
 func (ru *run) finalStep(step int) (bool, StopReason) {
 	if ru.final != "" {
 		return true, ru.final
+	}
+	if ru.limited() {
+		if reason, why := ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools}); reason != "" {
+			ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
+			ru.final = reason
+			return true, reason
+		}
 	}
 	if step >= ru.stepsMax {
 		return true, StopMaxSteps
@@ -54,6 +62,10 @@ func (ru *run) finalPrompt(reason StopReason) string {
 		return orDefault(p.Budget, defaultPrompts.Budget)
 	case StopDoomLoop:
 		return orDefault(p.DoomLoop, defaultPrompts.DoomLoop)
+	case StopTokenLimit:
+		return orDefault(p.Tokens, defaultPrompts.Tokens)
+	case StopCostLimit:
+		return orDefault(p.Cost, defaultPrompts.Cost)
 	default:
 		return orDefault(p.MaxSteps, defaultPrompts.MaxSteps)
 	}
@@ -97,6 +109,13 @@ func (ru *run) sentinel(reason StopReason, dropped []string) string {
 		why = fmt.Sprintf("tool-call budget exhausted (%d of %d calls)", ru.used, ru.a.Budget)
 	case StopDoomLoop:
 		why = "doom loop (the same tool call repeated with the same arguments)"
+	case StopTokenLimit:
+		why = fmt.Sprintf("token limit reached (%d tokens used)", ru.res.Usage.TotalTokens)
+	case StopCostLimit:
+		why = "cost limit reached"
+		if c := ru.runCost(); c != nil {
+			why = fmt.Sprintf("cost limit reached ($%s used)", USD(*c))
+		}
 	default:
 		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
 	}

@@ -13,7 +13,7 @@ import (
 // Run runs agent a on the input until it completes or a limit stops it. It
 // never panics on model or tool misbehaviour and always returns a result.
 func (r *Runner) Run(ctx context.Context, a *Agent, in Input) *Result {
-	return r.run(ctx, a, in, 0)
+	return r.run(ctx, a, in, 0, nil)
 }
 
 // run is the state of one agent's run. Subagents get their own.
@@ -21,7 +21,9 @@ type run struct {
 	r     *Runner
 	a     *Agent
 	depth int
-	log   zerolog.Logger
+	// parent is the run that called this one as a subagent; nil at the top.
+	parent *run
+	log    zerolog.Logger
 	// stepsMax is the step cap: Agent.StepsMax, at least 1. The last step is
 	// the final step.
 	stepsMax int
@@ -41,6 +43,8 @@ type run struct {
 
 	lastText string // last non-empty assistant text
 
+	spent spend // tokens and cost (spend.go)
+
 	used          int  // executed tool calls counted against the budget
 	budgetEmitted bool // budget.exhausted was emitted
 	doom          doomDetector
@@ -51,7 +55,7 @@ type run struct {
 	compact bool // summarise before the next request
 }
 
-func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result {
+func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent *run) *Result {
 	if a == nil {
 		res := &Result{Session: in.Session, StopReason: StopError, Errors: []string{"loop: agent is nil"}}
 		r.emit(Event{Type: EventRunEnd, Depth: depth, Time: time.Now(), Result: res})
@@ -61,6 +65,8 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		r:         r,
 		a:         a,
 		depth:     depth,
+		parent:    parent,
+		spent:     spend{costKnown: a.Price != nil},
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
 		stepsMax:  max(a.StepsMax, 1),
 		plugin:    map[string]bool{},
@@ -75,6 +81,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int) *Result
 		},
 	}
 	ru.res.StepsMax = ru.stepsMax
+	ru.res.Cost = ru.runCost()
 	if r.OnText != nil {
 		ru.onText = func(s string) { r.OnText(a.Name, depth, s) }
 	}
@@ -154,10 +161,13 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Message: string(failed)})
 			return failed
 		}
-		ru.res.Usage = ru.res.Usage.Add(resp.Usage)
+		usage, cost := ru.account(req, &resp)
+		ru.spent.lastPrompt = usage.PromptTokens
+		runUsage := ru.res.Usage
 		msg := resp.Message
 		msg.Role, msg.ToolCallID, msg.Name, msg.IsError = RoleAssistant, "", "", false
-		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason, Usage: &resp.Usage}
+		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason,
+			Usage: &usage, Cost: cost, RunUsage: &runUsage, RunCost: ru.runCost()}
 
 		if final {
 			reason = ru.finish(msg, step, reason)

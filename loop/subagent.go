@@ -48,10 +48,11 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 	ru.emit(Event{Type: EventSubagentStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name, Arguments: c.Arguments})
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Msg("subagent start")
 	start := time.Now()
-	child := ru.r.run(ctx, sub, Input{Prompt: *args.Prompt}, ru.depth+1)
+	child := ru.r.run(ctx, sub, Input{Prompt: *args.Prompt}, ru.depth+1, ru)
 	dur := time.Since(start)
 
-	ru.res.Usage = ru.res.Usage.Add(child.Usage)
+	// The child's usage and cost were charged to this run as they happened
+	// (run.account).
 	for _, e := range child.Errors {
 		ru.res.Errors = append(ru.res.Errors, "subagent "+sub.Name+": "+e)
 	}

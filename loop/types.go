@@ -72,16 +72,34 @@ type Request struct {
 	ToolChoice string     `json:"tool_choice,omitempty"`
 }
 
-// Usage is token accounting as reported by the provider (0 when not reported).
+// Usage is token accounting as reported by the provider (0 when not
+// reported). When a server reports none the loop estimates it (see
+// EstimateUsage) and sets Estimated; a sum is estimated when any part is.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
 	TotalTokens      int `json:"total_tokens"`
+	// CachedTokens is the part of PromptTokens the provider served from its
+	// prompt cache (priced as cached input); omitted when 0.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// Estimated marks counts the loop estimated; omitted when false.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{u.PromptTokens + o.PromptTokens, u.CompletionTokens + o.CompletionTokens, u.TotalTokens + o.TotalTokens}
+	return Usage{
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+		CachedTokens:     u.CachedTokens + o.CachedTokens,
+		Estimated:        u.Estimated || o.Estimated,
+	}
+}
+
+// Zero reports whether u carries no counts (the server sent no usage).
+func (u Usage) Zero() bool {
+	return u.PromptTokens == 0 && u.CompletionTokens == 0 && u.TotalTokens == 0
 }
 
 // Response is the complete result of one streamed request.

@@ -13,6 +13,7 @@ import (
 // Every event starts with type, time, agent and depth, then the fields its
 // type uses (the JSON tags of Event), omitted when zero, except that:
 //   - step.start always has tools_offered ([] on a final step);
+//   - step.end always has cost and run_cost (null without prices);
 //   - retry always has attempt, delay_ms and status (0 for a network error);
 //   - run.end and subagent.end carry the fields of their Result at the top
 //     level, like --json (errors [] when none); subagent.end also carries
@@ -38,6 +39,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			eventFields
 			Offered []string `json:"tools_offered"`
 		}{eventFields(e), offered})
+	case e.Type == EventStepEnd:
+		return json.Marshal(struct {
+			eventFields
+			Cost    *float64 `json:"cost"`
+			RunCost *float64 `json:"run_cost"`
+		}{eventFields(e), e.Cost, e.RunCost})
 	case e.Type == EventRetry:
 		return json.Marshal(retryWire{e.Type, e.Time, e.Agent, e.Depth, e.Step, e.StepsMax, e.Attempt, e.DelayMS, e.Status, e.Message})
 	case e.Result != nil:

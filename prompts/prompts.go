@@ -1,6 +1,6 @@
 // Package prompts holds the texts the loop injects into agent runs, and
-// their defaults: the final-step messages (step limit, tool-call budget, doom
-// loop), the error result given to a repeated tool call, and the compaction
+// their defaults: the final-step messages (step limit, tool-call budget, token
+// and cost limits, doom loop), the error result given to a repeated tool call, and the compaction
 // request.
 //
 // It is a leaf of the pipeline: the texts are embedded from the .md files in
@@ -20,6 +20,10 @@ var (
 	maxSteps string
 	//go:embed budget.md
 	budget string
+	//go:embed tokens.md
+	tokens string
+	//go:embed cost.md
+	cost string
 	//go:embed doom_loop.md
 	doomLoop string
 	//go:embed doom_warn.md
@@ -36,6 +40,10 @@ type Set struct {
 	MaxSteps string
 	// Budget is sent on the final step when the tool-call budget is used up.
 	Budget string
+	// Tokens is sent on the final step when the token limit is near.
+	Tokens string
+	// Cost is sent on the final step when the cost limit is near.
+	Cost string
 	// DoomLoop is sent on the final step when a doom loop stopped the run.
 	DoomLoop string
 	// DoomWarn answers a repeated tool call that was not executed.
@@ -49,6 +57,8 @@ func Default() Set {
 	return Set{
 		MaxSteps:   strings.TrimSpace(maxSteps),
 		Budget:     strings.TrimSpace(budget),
+		Tokens:     strings.TrimSpace(tokens),
+		Cost:       strings.TrimSpace(cost),
 		DoomLoop:   strings.TrimSpace(doomLoop),
 		DoomWarn:   strings.TrimSpace(doomWarn),
 		Compaction: strings.TrimSpace(compaction),

@@ -15,6 +15,8 @@ func TestDefaultTexts(t *testing.T) {
 	}{
 		{"max_steps", d.MaxSteps, []string{"step limit", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
 		{"budget", d.Budget, []string{"tool-call budget", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
+		{"tokens", d.Tokens, []string{"token limit", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
+		{"cost", d.Cost, []string{"cost limit", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
 		{"doom_loop", d.DoomLoop, []string{"repeating the same tool call", "tools are now disabled", "summarise what you did", "what remains", "next step"}},
 		{"doom_warn", d.DoomWarn, []string{"not executed", "do not repeat"}},
 		{"compaction", d.Compaction, []string{"summarise", "what remains"}},

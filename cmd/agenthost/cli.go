@@ -19,7 +19,7 @@ const (
 	exitOK      = 0
 	exitError   = 1 // provider_error, error
 	exitUsage   = 2 // usage or config error
-	exitLimit   = 3 // max_steps, budget, doom_loop after the final summary
+	exitLimit   = 3 // max_steps, budget, token_limit, cost_limit, doom_loop after the final summary
 	exitAborted = 130
 )
 
@@ -91,7 +91,8 @@ Usage:
 
 The config is -c FILE, else $AGENTHOST_CONFIG, else ./agents.hcl.
 Exit codes: 0 completed, 1 provider or internal error, 2 usage or config
-error, 3 stopped by a limit (max_steps, budget, doom_loop), 130 aborted.
+error, 3 stopped by a limit (max_steps, budget, token_limit, cost_limit,
+doom_loop), 130 aborted.
 `
 
 func run(ctx context.Context, args []string, e *env) int {

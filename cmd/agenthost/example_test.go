@@ -38,7 +38,7 @@ func TestRootExampleIsTheStarter(t *testing.T) {
 	if code := run(context.Background(), []string{"validate", "-c", "../../agents.hcl"}, e); code != exitOK {
 		t.Fatalf("validate ../../agents.hcl: exit %d\n%s", code, stderr.String())
 	}
-	for _, want := range []string{"agent build: model default, steps 25, budget 50", "agent explore: model default, steps 10, budget unlimited"} {
+	for _, want := range []string{"agent build: model default, steps 25, budget 50, tokens 400000", "agent explore: model default, steps 10, budget unlimited"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("validate output lacks %q:\n%s", want, stdout.String())
 		}

@@ -189,11 +189,29 @@ func (o *output) finish(res *loop.Result) {
 			// Provider messages quote the server: escaped on a terminal.
 			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
 		}
-		if res.StopReason != loop.StopCompleted {
-			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls (session %s)\n",
-				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, res.Session)
+		switch {
+		case res.StopReason != loop.StopCompleted:
+			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls%s (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, spendText(res), res.Session)
+		case o.progress:
+			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %d tool calls%s (session %s)\n",
+				res.Steps, plural(res.Steps, "step", "steps"), res.ToolCalls, spendText(res), res.Session)
 		}
 	}
+}
+
+// spendText is the tokens and cost of a run for the terminal's last line:
+// ", 1285 tokens, $0.0016"; the tokens are marked "estimated" when a server
+// reported none, and the cost is left out when unknown.
+func spendText(res *loop.Result) string {
+	s := fmt.Sprintf(", %d tokens", res.Usage.TotalTokens)
+	if res.Usage.Estimated {
+		s += " (estimated)"
+	}
+	if res.Cost != nil {
+		s += ", $" + loop.USD(*res.Cost)
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

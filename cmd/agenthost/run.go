@@ -100,7 +100,7 @@ func exitCode(r loop.StopReason) int {
 	switch r {
 	case loop.StopCompleted:
 		return exitOK
-	case loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop:
+	case loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop, loop.StopTokenLimit, loop.StopCostLimit:
 		return exitLimit
 	case loop.StopAborted:
 		return exitAborted

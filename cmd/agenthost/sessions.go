@@ -35,11 +35,12 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 			return exitOK
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tAGENT\tCREATED\tSTOP\tSTEPS\tPROMPT")
+		fmt.Fprintln(tw, "ID\tAGENT\tCREATED\tSTOP\tSTEPS\tTOKENS\tCOST\tPROMPT")
 		for _, m := range ms {
 			_, evs, _ := session.Events(dataDir, m.ID)
 			stop, steps, prompt := summarize(evs)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), stop, steps, outText(e, prompt))
+			tokens, cost := sessionSpend(evs)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), stop, steps, tokens, cost, outText(e, prompt))
 		}
 		tw.Flush()
 		return exitOK
@@ -87,6 +88,40 @@ func summarize(evs []loop.Event) (stop, steps, prompt string) {
 		prompt = string(r[:60]) + "…"
 	}
 	return stop, steps, prompt
+}
+
+// sessionSpend returns the tokens and cost of a session's finished runs,
+// summed over their top-level run.end events: tokens with a "~" in front
+// when a figure was estimated, cost in USD or "-" when any run's cost is
+// unknown (no price).
+func sessionSpend(evs []loop.Event) (tokens, cost string) {
+	var u loop.Usage
+	var usd float64
+	known, runs := true, 0
+	for _, ev := range evs {
+		if ev.Depth != 0 || ev.Type != loop.EventRunEnd || ev.Result == nil {
+			continue
+		}
+		runs++
+		u = u.Add(ev.Result.Usage)
+		if ev.Result.Cost == nil {
+			known = false
+		} else {
+			usd += *ev.Result.Cost
+		}
+	}
+	if runs == 0 {
+		return "-", "-"
+	}
+	tokens = fmt.Sprint(u.TotalTokens)
+	if u.Estimated {
+		tokens = "~" + tokens
+	}
+	cost = "-"
+	if known {
+		cost = "$" + loop.USD(usd)
+	}
+	return tokens, cost
 }
 
 // printMessage prints one message of a transcript. Everything in it may

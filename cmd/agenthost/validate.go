@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -36,7 +37,14 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 		if tools == "" {
 			tools = "none"
 		}
-		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s, tools: %s", a.Name, a.Model, cfg.StepsMax(a), budget, tools)
+		limits := ""
+		if a.Tokens != nil {
+			limits += fmt.Sprintf(", tokens %d", *a.Tokens)
+		}
+		if c := cfg.CostMax(a); c > 0 {
+			limits += fmt.Sprintf(", cost $%s", strconv.FormatFloat(c, 'f', -1, 64))
+		}
+		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s%s, tools: %s", a.Name, a.Model, cfg.StepsMax(a), budget, limits, tools)
 		if len(a.Subagents) > 0 {
 			line += ", subagents: " + strings.Join(a.Subagents, ", ")
 		}

@@ -34,6 +34,7 @@ func (b *builder) host(cfg *Config, h *rawHost) {
 				cfg.Host.MaxDepth = *h.MaxDepth
 			}
 		}
+		b.hostCost(cfg, h)
 		if b.set(h.DataDirRange) {
 			if strings.TrimSpace(h.DataDir) == "" {
 				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", defaults.DataDir)
@@ -258,6 +259,7 @@ func (b *builder) model(rm *rawModel, cfg *Config) *Model {
 			m.MaxTokens = *rm.MaxTokens
 		}
 	}
+	m.Price = b.price(rm.Price)
 	return m
 }
 
@@ -265,6 +267,7 @@ func (b *builder) model(rm *rawModel, cfg *Config) *Model {
 type agentExtra struct {
 	subRanges    []hcl.Range
 	defaultRange hcl.Range
+	costRange    hcl.Range // the cost attribute, for the price check
 }
 
 func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
@@ -275,6 +278,8 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 		Default:        ra.Default,
 		MaxStepsPrompt: ra.MaxStepsPrompt,
 		BudgetPrompt:   ra.BudgetPrompt,
+		TokensPrompt:   ra.TokensPrompt,
+		CostPrompt:     ra.CostPrompt,
 		DoomLoopPrompt: ra.DoomLoopPrompt,
 		DoomLoop:       DoomLoop{Threshold: defaults.DoomThreshold, Action: defaults.DoomAction},
 		DefRange:       ra.DefRange,
@@ -306,6 +311,7 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 			a.Budget = &n
 		}
 	}
+	b.agentSpend(a, ra, &ex)
 	a.Tools, a.ToolRanges = b.nameList(ra.Tools, ra.ToolsRange, "tools", "tool")
 	for i, t := range a.Tools {
 		if !toolname.Valid(t) {

@@ -266,6 +266,7 @@ func (b *builder) build(body hcl.Body) *Config {
 	}
 	if len(raw.Agents) == 0 || len(cfg.Agents) > 0 {
 		b.agentRefs(cfg, body, extras)
+		b.prices(cfg, extras)
 	}
 	return cfg
 }

@@ -21,6 +21,8 @@ type rawHost struct {
 	DataDirRange  hcl.Range `hcl:"data_dir,attr_value_range"`
 	MaxDepth      *int      `hcl:"max_depth,optional"`
 	MaxDepthRange hcl.Range `hcl:"max_depth,attr_value_range"`
+	MaxCost       *float64  `hcl:"max_cost,optional"`
+	MaxCostRange  hcl.Range `hcl:"max_cost,attr_value_range"`
 }
 
 type rawProvider struct {
@@ -62,7 +64,18 @@ type rawModel struct {
 	TemperatureRange   hcl.Range `hcl:"temperature,attr_value_range"`
 	MaxTokens          *int      `hcl:"max_tokens,optional"`
 	MaxTokensRange     hcl.Range `hcl:"max_tokens,attr_value_range"`
+	Price              *rawPrice `hcl:"price,block"`
 	DefRange           hcl.Range `hcl:",def_range"`
+}
+
+type rawPrice struct {
+	Input            *float64  `hcl:"input,optional"`
+	InputRange       hcl.Range `hcl:"input,attr_value_range"`
+	Output           *float64  `hcl:"output,optional"`
+	OutputRange      hcl.Range `hcl:"output,attr_value_range"`
+	CachedInput      *float64  `hcl:"cached_input,optional"`
+	CachedInputRange hcl.Range `hcl:"cached_input,attr_value_range"`
+	DefRange         hcl.Range `hcl:",def_range"`
 }
 
 type rawPlugin struct {
@@ -146,6 +159,10 @@ type rawAgent struct {
 	StepsRange     hcl.Range      `hcl:"steps,attr_value_range"`
 	Budget         *int           `hcl:"budget,optional"`
 	BudgetRange    hcl.Range      `hcl:"budget,attr_value_range"`
+	Tokens         *int           `hcl:"tokens,optional"`
+	TokensRange    hcl.Range      `hcl:"tokens,attr_value_range"`
+	Cost           *float64       `hcl:"cost,optional"`
+	CostRange      hcl.Range      `hcl:"cost,attr_value_range"`
 	Tools          hcl.Expression `hcl:"tools,optional"`
 	ToolsRange     hcl.Range      `hcl:"tools,attr_value_range"`
 	Subagents      hcl.Expression `hcl:"subagents,optional"`
@@ -154,6 +171,8 @@ type rawAgent struct {
 	DefaultRange   hcl.Range      `hcl:"default,attr_value_range"`
 	MaxStepsPrompt string         `hcl:"max_steps_prompt,optional"`
 	BudgetPrompt   string         `hcl:"budget_prompt,optional"`
+	TokensPrompt   string         `hcl:"tokens_prompt,optional"`
+	CostPrompt     string         `hcl:"cost_prompt,optional"`
 	DoomLoopPrompt string         `hcl:"doom_loop_prompt,optional"`
 	DoomLoop       *rawDoomLoop   `hcl:"doom_loop,block"`
 	DefRange       hcl.Range      `hcl:",def_range"`

@@ -41,6 +41,10 @@ type Host struct {
 	DataDir string
 	// MaxDepth is the subagent nesting limit (default defaults.MaxDepth).
 	MaxDepth int
+	// MaxCost is the cost ceiling in USD for every agent's run; 0 when
+	// unset (no ceiling). Config.CostMax is an agent's limit in effect.
+	MaxCost      float64
+	MaxCostRange hcl.Range
 }
 
 // Provider is a provider block: an OpenAI-compatible endpoint.
@@ -87,7 +91,17 @@ type Model struct {
 	Temperature *float64
 	// MaxTokens caps completion tokens; 0 = unset.
 	MaxTokens int
-	DefRange  hcl.Range
+	// Price is the price block; nil when unset (costs are unknown).
+	Price    *Price
+	DefRange hcl.Range
+}
+
+// Price is the price block of a model: USD per million tokens.
+// CachedInput is Input when the block leaves it out.
+type Price struct {
+	Input       float64
+	Output      float64
+	CachedInput float64
 }
 
 // PluginKind is the kind attribute of a plugin block.
@@ -196,6 +210,12 @@ type Agent struct {
 	Steps *int
 	// Budget is the tool-call budget; nil when unset (unlimited).
 	Budget *int
+	// Tokens is the token limit of a run (subagents included); nil when
+	// unset (unlimited).
+	Tokens *int
+	// Cost is the cost limit in USD of a run as written; nil when unset.
+	// Config.CostMax is the limit in effect (host.max_cost applies).
+	Cost *float64
 	// Tools and Subagents are the referenced names; ToolRanges[i] is the
 	// source range of Tools[i], for diagnostics raised after plugins load.
 	Tools      []string
@@ -206,6 +226,8 @@ type Agent struct {
 	// Prompt overrides; "" keeps the host default.
 	MaxStepsPrompt string
 	BudgetPrompt   string
+	TokensPrompt   string
+	CostPrompt     string
 	DoomLoopPrompt string
 	DoomLoop       DoomLoop
 	DefRange       hcl.Range

@@ -162,6 +162,9 @@ type usage struct {
 	PromptTokens     float64
 	CompletionTokens float64
 	TotalTokens      float64
+	// CachedTokens is prompt_tokens_details.cached_tokens (OpenAI), or
+	// prompt_cache_hit_tokens (DeepSeek).
+	CachedTokens float64
 }
 
 func (u *usage) UnmarshalJSON(b []byte) error {
@@ -180,7 +183,14 @@ func (u *usage) UnmarshalJSON(b []byte) error {
 		}
 		return f
 	}
-	*u = usage{num("prompt_tokens"), num("completion_tokens"), num("total_tokens")}
+	*u = usage{num("prompt_tokens"), num("completion_tokens"), num("total_tokens"), num("prompt_cache_hit_tokens")}
+	var details map[string]json.RawMessage
+	if json.Unmarshal(m["prompt_tokens_details"], &details) == nil && details != nil {
+		m = details
+		if c := num("cached_tokens"); c > 0 {
+			u.CachedTokens = c
+		}
+	}
 	return nil
 }
 
@@ -192,7 +202,9 @@ func (u *usage) loop() (loop.Usage, bool) {
 		PromptTokens:     tokenCount(u.PromptTokens),
 		CompletionTokens: tokenCount(u.CompletionTokens),
 		TotalTokens:      tokenCount(u.TotalTokens),
+		CachedTokens:     tokenCount(u.CachedTokens),
 	}
+	out.CachedTokens = min(out.CachedTokens, out.PromptTokens)
 	if out.TotalTokens == 0 {
 		out.TotalTokens = out.PromptTokens + out.CompletionTokens
 	}

@@ -452,6 +452,28 @@ data: [DONE]
 				call("call00002", "read_file", "{}"), call("1", "read_file", "{}"), call("call00003", "ls", "{}")),
 		},
 		{
+			name: "cached prompt tokens (OpenAI prompt_tokens_details, DeepSeek prompt_cache_hit_tokens)",
+			sse: `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}
+
+data: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105,"prompt_tokens_details":{"cached_tokens":"64"}}}
+
+data: [DONE]
+
+`,
+			want: textStep("hi", "stop", loop.Usage{PromptTokens: 100, CompletionTokens: 5, TotalTokens: 105, CachedTokens: 64}),
+		},
+		{
+			name: "cached prompt tokens as DeepSeek sends them, never above the prompt",
+			sse: `data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}
+
+data: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"prompt_cache_hit_tokens":90}}
+
+data: [DONE]
+
+`,
+			want: textStep("hi", "stop", loop.Usage{PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, CachedTokens: 10}),
+		},
+		{
 			name: "server ignoring stream:true answers one JSON completion",
 			sse: `{
   "id": "chatcmpl-9",

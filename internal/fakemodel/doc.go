@@ -49,7 +49,8 @@
 //     "call_<reply number>_<call number>", unique within the server.
 //   - finish_reason: defaults to "tool_calls" when there are calls, else "stop".
 //   - usage: {"prompt_tokens": N, "completion_tokens": N}, sent in a last
-//     chunk with "choices": [] (total_tokens is their sum unless given).
+//     chunk with "choices": [] (total_tokens is their sum unless given);
+//     "cached_tokens": N is sent as prompt_tokens_details.cached_tokens.
 //     Without it no usage is sent.
 //   - status: an HTTP error status (400–599) answered instead of a stream.
 //     body is the JSON error body (a JSON string is sent verbatim, for

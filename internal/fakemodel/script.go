@@ -50,6 +50,9 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 	// TotalTokens defaults to the sum of the other two.
 	TotalTokens int `json:"total_tokens,omitempty"`
+	// CachedTokens, when set, is sent as
+	// prompt_tokens_details.cached_tokens.
+	CachedTokens int `json:"cached_tokens,omitempty"`
 }
 
 // ParseScript parses a script: JSON lines, one reply per non-empty line,

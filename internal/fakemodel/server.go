@@ -333,12 +333,22 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 
 // Wire shapes of a stream chunk.
 type chunk struct {
-	ID      string   `json:"id"`
-	Object  string   `json:"object"`
-	Created int64    `json:"created"`
-	Model   string   `json:"model"`
-	Choices []choice `json:"choices"`
-	Usage   *Usage   `json:"usage,omitempty"`
+	ID      string     `json:"id"`
+	Object  string     `json:"object"`
+	Created int64      `json:"created"`
+	Model   string     `json:"model"`
+	Choices []choice   `json:"choices"`
+	Usage   *wireUsage `json:"usage,omitempty"`
+}
+
+// wireUsage is a Usage as OpenAI sends it.
+type wireUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	Details          *struct {
+		CachedTokens int `json:"cached_tokens"`
+	} `json:"prompt_tokens_details,omitempty"`
 }
 
 type choice struct {
@@ -380,7 +390,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, n i
 
 	id := fmt.Sprintf("chatcmpl-fake-%d", n)
 	pause := reply.chunkDelay()
-	send := func(choices []choice, usage *Usage) error {
+	send := func(choices []choice, usage *wireUsage) error {
 		if pause > 0 {
 			t := time.NewTimer(pause)
 			select {
@@ -472,9 +482,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, reply Reply, n i
 		return
 	}
 	if u := reply.Usage; u != nil {
-		usage := *u
+		usage := wireUsage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 		if usage.TotalTokens == 0 {
 			usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+		}
+		if u.CachedTokens > 0 {
+			usage.Details = &struct {
+				CachedTokens int `json:"cached_tokens"`
+			}{u.CachedTokens}
 		}
 		if send([]choice{}, &usage) != nil {
 			return

@@ -226,7 +226,7 @@ func TestStreamToolCalls(t *testing.T) {
 			{"call_1_1", "read_file", `{"path":"dir/é.txt","limit":10}`},
 			{"call_1_2", "list_dir", `{}`},
 			{"x9", "bad", `{"path": `},
-		}, &Usage{100, 7, 107}},
+		}, &Usage{PromptTokens: 100, CompletionTokens: 7, TotalTokens: 107}},
 		{"stop", []assembledCall{{"call_2_1", "read_file", `{}`}}, nil},
 	} {
 		resp := post(t, s, streamBody)

@@ -25,6 +25,12 @@ model "default" {
   provider       = "local"
   name           = env("AGENTHOST_MODEL", "qwen2.5:7b-instruct")
   context_window = 32768 # tokens; older history is summarised near the limit
+  # For a paid model, its price (USD per million tokens) lets agents set a
+  # cost limit (cost = 0.50) and reports each run's cost:
+  # price {
+  #   input  = 0.15
+  #   output = 0.60
+  # }
 }
 
 # The builtin tools (read_file, write_file, list_dir, search, ...). A plugin
@@ -56,6 +62,7 @@ agent "build" {
   default     = true
   steps       = 25 # step cap; the last step is text-only and summarises
   budget      = 50 # tool calls allowed; remove for unlimited
+  tokens      = 400000 # prompt + completion tokens of a run, subagents included
   tools       = ["read_file", "write_file", "list_dir", "search"]
   subagents   = ["explore"]
   doom_loop {
