@@ -130,9 +130,9 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
 		res, err = p.callReuse(ctx, t, stdin)
 	case t.cli != nil:
-		argv, in, err := t.cli.Command(args)
-		if err != nil {
-			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
+		argv, in, cerr := t.cli.Command(args)
+		if cerr != nil {
+			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, cerr), nil
 		}
 		stdin = in
 		i = newInstance(ctx, p.r, p.compiled, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)

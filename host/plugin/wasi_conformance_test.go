@@ -162,6 +162,12 @@ func TestWASIConformance(t *testing.T) {
 				*v.n++
 				if res.plain != nil {
 					t.Logf("%s passes %s, which plain wazero fails", v.name, c.name)
+					if !betterThanWazero[c.name] {
+						// A pass here is suspect: most of wazero's failures are
+						// in its WASI layer, which the sandbox shares. Add the
+						// test to betterThanWazero once the reason is known.
+						t.Errorf("%s passes %s, which plain wazero fails, for no known reason: check that the harness still sees failures", v.name, c.name)
+					}
 				}
 			case res.plain == nil:
 				t.Errorf("%s fails %s, which plain wazero passes: %v", v.name, c.name, v.err)
@@ -327,6 +333,13 @@ func brief(err, stderr string) error {
 		return errors.New(first)
 	}
 	return fmt.Errorf("%s; stderr: %s", first, strings.Join(tail, " | "))
+}
+
+// betterThanWazero are the tests the sandbox passes and plain wazero fails,
+// each for a known reason.
+var betterThanWazero = map[string]bool{
+	// rootfs serves pwrite on an O_APPEND file; wazero refuses it.
+	"c/pwrite-with-append": true,
 }
 
 // exitLine is the first line of a wasi_cli error result.
