@@ -98,8 +98,12 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	if err != nil {
 		return usageErr(e, "mcp serve: %v", err)
 	}
+	// Calls still running when the client goes away were cancelled with
+	// it: wait for them to end (aborted, their sessions written) before
+	// the host is closed.
+	defer srv.Wait()
 	if *httpAddr != "" {
-		return serveHTTP(ctx, srv, *httpAddr, token, &logger, e)
+		return serveHTTP(ctx, srv.Server, *httpAddr, token, &logger, e)
 	}
 	logger.Info().Msg("serving MCP on stdio")
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -60,10 +61,30 @@ type AgentResult struct {
 	Errors     []string        `json:"errors,omitempty"`
 }
 
+// Server is the MCP server of a host.
+type Server struct {
+	*mcp.Server
+	calls sync.WaitGroup // calls being served
+}
+
+// Wait waits for the calls being served to end. A client that goes away
+// cancels its calls; the front end waits for them before it closes the
+// host, so that an aborted run's session is written to its end.
+func (s *Server) Wait() { s.calls.Wait() }
+
+// track makes h count as a call being served while it runs.
+func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.calls.Add(1)
+		defer s.calls.Done()
+		return h(ctx, req)
+	}
+}
+
 // New builds the MCP server for h. It fails when nothing would be served,
 // when opts.Agent names no agent, or when an agent and a tool would be
 // served under the same name.
-func New(ctx context.Context, h *host.Host, opts Options) (*mcp.Server, error) {
+func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 	if !opts.Tools && !opts.Agents {
 		return nil, errors.New("nothing to serve: pass --tools, --agents or both")
 	}
@@ -85,7 +106,8 @@ func New(ctx context.Context, h *host.Host, opts Options) (*mcp.Server, error) {
 		}
 	}
 
-	srv := mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
+	srv := &Server{}
+	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
 	})
 	served := map[string]string{} // name → what serves it, for collisions
@@ -110,9 +132,9 @@ func New(ctx context.Context, h *host.Host, opts Options) (*mcp.Server, error) {
 			}
 			served[t.Name] = fmt.Sprintf("the tool of plugin %q", t.Plugin)
 			name := t.Name
-			srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1))), nil
-			})
+			}))
 		}
 	}
 	if opts.Agents {
@@ -122,9 +144,9 @@ func New(ctx context.Context, h *host.Host, opts Options) (*mcp.Server, error) {
 			}
 			served[name] = fmt.Sprintf("agent %q", name)
 			la := h.Agent(name)
-			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: agentOutput}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: agentOutput}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return runAgent(ctx, h, name, req), nil
-			})
+			}))
 		}
 	}
 	if len(served) == 0 {
