@@ -149,8 +149,8 @@ func loopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It prints
-// the address it listens on to stderr (the log), so that ":0" can be used.
+// serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
+// the URL it serves (a port chosen by the system with ":0" too).
 func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger *zerolog.Logger, e *env) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -170,8 +170,8 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger 
 		defer cancel()
 		hs.Shutdown(sctx)
 	}()
-	fmt.Fprintf(e.stderr, "agenthost: serving MCP on http://%s/mcp\n", ln.Addr())
-	logger.Info().Str("addr", ln.Addr().String()).Bool("token", token != "").Msg("serving MCP over HTTP")
+	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	logger.Info().Str("url", url).Bool("token", token != "").Msg("serving MCP over HTTP")
 	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error().Err(err).Msg("HTTP server failed")
 		return exitError

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,9 +22,10 @@ import (
 // client made with the official Go SDK that connects to a server and runs
 // operations in order, printing what it got on stdout.
 //
-//	mcpclient [-http URL] [-token-env VAR] [-timeout D] OP... [-- SERVER ARGS...]
+//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] OP... [-- SERVER ARGS...]
 //
-// With -http it connects to URL (streamable HTTP; with -token-env, sending
+// With -http it connects to URL (-url-from: the URL that 'agenthost mcp
+// serve --http' logged in LOG) (streamable HTTP; with -token-env, sending
 // "Authorization: Bearer $VAR"), else it starts SERVER ARGS... and speaks
 // over its stdin and stdout. Operations:
 //
@@ -39,10 +41,20 @@ import (
 func mcpClientMain() int {
 	fs := flag.NewFlagSet("mcpclient", flag.ContinueOnError)
 	httpURL := fs.String("http", "", "connect to this streamable HTTP `url`")
+	urlFrom := fs.String("url-from", "", "connect to the URL that 'agenthost mcp serve --http' logged in this `file`")
 	tokenEnv := fs.String("token-env", "", "send the bearer token in this environment `variable`")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this `duration`")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *urlFrom != "" {
+		b, err := os.ReadFile(*urlFrom)
+		m := regexp.MustCompile(`"url":"(http://[^"]+)"`).FindSubmatch(b)
+		if err != nil || m == nil {
+			fmt.Fprintf(os.Stderr, "mcpclient: no URL logged in %s (%v)\n", *urlFrom, err)
+			return 1
+		}
+		*httpURL = string(m[1])
 	}
 	args := fs.Args()
 	var server []string
