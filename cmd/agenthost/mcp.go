@@ -157,12 +157,8 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger 
 		fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", addr, err)
 		return exitError
 	}
-	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	if token != "" {
-		handler = bearer(token, handler)
-	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", handler)
+	mux.Handle("/mcp", mcpHandler(srv, token))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
@@ -177,6 +173,21 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger 
 		return exitError
 	}
 	return exitOK
+}
+
+// mcpHandler is the HTTP handler of srv: the SDK's streamable HTTP
+// handler behind the token check (when token is set) and the refusal of
+// cross-origin browser requests.
+func mcpHandler(srv *mcp.Server, token string) http.Handler {
+	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	// A web page in the user's browser must not drive a local server:
+	// cross-origin browser requests are refused (the SDK refuses a
+	// non-loopback Host on a loopback address, against DNS rebinding).
+	handler = http.NewCrossOriginProtection().Handler(handler)
+	if token != "" {
+		handler = bearer(token, handler)
+	}
+	return handler
 }
 
 // bearer lets through only requests with "Authorization: Bearer token".
