@@ -86,6 +86,8 @@ Usage:
   agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
   agenthost sessions [-c FILE] [list | show ID]
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
+  agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents] [--http ADDR]
+                      [--token-env VAR] [--log-level L] [--log-file FILE]
   agenthost init
   agenthost version
 
@@ -116,6 +118,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return cmdTest(ctx, rest, e)
 	case "init":
 		return cmdInit(ctx, rest, e)
+	case "mcp":
+		return cmdMCP(ctx, rest, e)
 	case "version", "--version", "-version":
 		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
 		return exitOK

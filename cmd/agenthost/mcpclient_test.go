@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpClientMain is mcpclient, a test-only program the scripts run: an MCP
+// client made with the official Go SDK that connects to a server and runs
+// operations in order, printing what it got on stdout.
+//
+//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] OP... [-- SERVER ARGS...]
+//
+// With -http it connects to URL (-url-from: the URL that 'agenthost mcp
+// serve --http' logged in LOG) (streamable HTTP; with -token-env, sending
+// "Authorization: Bearer $VAR"), else it starts SERVER ARGS... and speaks
+// over its stdin and stdout. Operations:
+//
+//	list                     print each tool: "tool NAME: DESCRIPTION" and its input schema
+//	call TOOL JSON           call TOOL; print the result (see printResult)
+//	progress TOOL JSON       the same with a progress token; print each notification
+//	parallel N TOOL JSON     N concurrent calls of TOOL; print each result, sorted
+//	cancel TOOL JSON         call TOOL with a progress token and cancel the call at
+//	                         its first progress notification; print "cancelled"
+//
+// The exit code is 0 when every operation got an answer (error results
+// included), 1 otherwise (the error on stderr).
+func mcpClientMain() int {
+	fs := flag.NewFlagSet("mcpclient", flag.ContinueOnError)
+	httpURL := fs.String("http", "", "connect to this streamable HTTP `url`")
+	urlFrom := fs.String("url-from", "", "connect to the URL that 'agenthost mcp serve --http' logged in this `file`")
+	tokenEnv := fs.String("token-env", "", "send the bearer token in this environment `variable`")
+	timeout := fs.Duration("timeout", 60*time.Second, "give up after this `duration`")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	if *urlFrom != "" {
+		b, err := os.ReadFile(*urlFrom)
+		m := regexp.MustCompile(`"url":"(http://[^"]+)"`).FindSubmatch(b)
+		if err != nil || m == nil {
+			fmt.Fprintf(os.Stderr, "mcpclient: no URL logged in %s (%v)\n", *urlFrom, err)
+			return 1
+		}
+		*httpURL = string(m[1])
+	}
+	args := fs.Args()
+	var server []string
+	for i, a := range args {
+		if a == "--" {
+			args, server = args[:i], args[i+1:]
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := mcpClientRun(ctx, *httpURL, *tokenEnv, args, server); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// progressFns routes progress notifications to the call that asked for
+// them, by token.
+var progressFns sync.Map // token string → func(*mcp.ProgressNotificationParams)
+
+func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []string) error {
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpclient", Version: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if f, ok := progressFns.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
+				f.(func(*mcp.ProgressNotificationParams))(req.Params)
+			}
+		},
+	})
+	var t mcp.Transport
+	switch {
+	case httpURL != "":
+		hc := &http.Client{}
+		if tokenEnv != "" {
+			hc.Transport = bearerTransport{token: os.Getenv(tokenEnv)}
+		}
+		t = &mcp.StreamableClientTransport{Endpoint: httpURL, HTTPClient: hc, MaxRetries: -1}
+	case len(server) > 0:
+		cmd := exec.Command(server[0], server[1:]...)
+		cmd.Stderr = os.Stderr
+		t = &mcp.CommandTransport{Command: cmd}
+	default:
+		return fmt.Errorf("no server: pass -http URL or -- COMMAND ARGS...")
+	}
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cs.Close()
+	next := func(n int) ([]string, error) {
+		if len(ops) < n {
+			return nil, fmt.Errorf("operation needs %d arguments, got %q", n, ops)
+		}
+		a := ops[:n]
+		ops = ops[n:]
+		return a, nil
+	}
+	token := 0
+	for len(ops) > 0 {
+		op := ops[0]
+		ops = ops[1:]
+		switch op {
+		case "list":
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+			for _, tl := range res.Tools {
+				schema, _ := json.Marshal(tl.InputSchema)
+				fmt.Printf("tool %s: %s\n  input %s\n", tl.Name, firstLine(tl.Description), schema)
+			}
+		case "call", "progress", "cancel":
+			a, err := next(2)
+			if err != nil {
+				return err
+			}
+			params := &mcp.CallToolParams{Name: a[0], Arguments: json.RawMessage(a[1])}
+			cctx, ccancel := context.WithCancel(ctx)
+			if op != "call" {
+				token++
+				tok := "p" + strconv.Itoa(token)
+				params.SetProgressToken(tok)
+				var once sync.Once
+				progressFns.Store(tok, func(p *mcp.ProgressNotificationParams) {
+					if op == "cancel" {
+						once.Do(func() {
+							fmt.Printf("progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+							ccancel()
+						})
+						return
+					}
+					fmt.Printf("progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+				})
+			}
+			res, err := cs.CallTool(cctx, params)
+			ccancel()
+			if op == "cancel" {
+				if err == nil {
+					return fmt.Errorf("cancel %s: the call was not cancelled, it returned a result", a[0])
+				}
+				fmt.Println("cancelled")
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("tools/call %s: %w", a[0], err)
+			}
+			fmt.Print(formatResult(res))
+		case "parallel":
+			a, err := next(3)
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(a[0])
+			if err != nil {
+				return fmt.Errorf("parallel N: %v", err)
+			}
+			outs := make([]string, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: a[1], Arguments: json.RawMessage(a[2])})
+					if err != nil {
+						errs[i] = err
+						return
+					}
+					outs[i] = formatResult(res)
+				})
+			}
+			wg.Wait()
+			for _, err := range errs {
+				if err != nil {
+					return fmt.Errorf("parallel call of %s: %w", a[1], err)
+				}
+			}
+			sort.Strings(outs)
+			for _, o := range outs {
+				fmt.Print(o)
+			}
+		default:
+			return fmt.Errorf("unknown operation %q", op)
+		}
+	}
+	return nil
+}
+
+// formatResult prints a result as "result isError=BOOL", a "text: " line
+// per text content and "structured: JSON" when there is structured content.
+func formatResult(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "result isError=%v\n", res.IsError)
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			fmt.Fprintf(&b, "text: %s\n", strings.ReplaceAll(strings.TrimRight(tc.Text, "\n"), "\n", `\n`))
+		} else {
+			fmt.Fprintf(&b, "content: %T\n", c)
+		}
+	}
+	if res.StructuredContent != nil {
+		sc, _ := json.Marshal(res.StructuredContent)
+		fmt.Fprintf(&b, "structured: %s\n", sc)
+	}
+	return b.String()
+}
+
+type bearerTransport struct{ token string }
+
+func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,0 +1,22 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// CallTool runs one call of the plugin tool name outside any agent run, the
+// way `agenthost mcp serve --tools` offers it: the same sandbox, grants and
+// limits as a call from an agent, a fresh instance per call. Arguments that
+// are not JSON or fail the tool's schema give an error result without
+// running the plugin; a plugin that breaks (trap, timeout, crash) gives an
+// error, never a panic.
+func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (loop.ToolResult, error) {
+	ref, ok := h.tools[name]
+	if !ok {
+		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", name), IsError: true}, nil
+	}
+	return ref.plugin.Call(ctx, loop.ToolCall{ID: callID, Name: name, Arguments: arguments})
+}

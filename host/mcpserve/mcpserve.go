@@ -1,0 +1,257 @@
+// Package mcpserve offers a host's plugin tools and agents to MCP clients
+// (`agenthost mcp serve`), with the official Go SDK of the Model Context
+// Protocol. It builds the *mcp.Server; the command line picks the
+// transport (stdio or streamable HTTP).
+//
+// A plugin tool served here runs in the same sandbox, with the same grants
+// and limits, as when an agent calls it: a fresh instance per call, so
+// concurrent calls are served concurrently. An agent served here runs with
+// host.Run, like `agenthost run`: its full loop and limits, and a session
+// recorded in data_dir.
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Options say what to serve.
+type Options struct {
+	// Agent, when set, narrows what is served to this agent: its tools
+	// (Tools) and itself (Agents). "" serves every plugin tool and every
+	// agent.
+	Agent string
+	// Tools serves plugin tools; Agents serves agents as tools taking
+	// {"prompt": string}. At least one must be set.
+	Tools, Agents bool
+	// Version is agenthost's version, told to clients.
+	Version string
+}
+
+// agentInput is the input schema of a served agent.
+var agentInput = json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The task for the agent."}},"required":["prompt"],"additionalProperties":false}`)
+
+// agentOutput is the schema of a served agent's structured content.
+var agentOutput = json.RawMessage(`{"type":"object","properties":{` +
+	`"agent":{"type":"string"},"session":{"type":"string"},"stop_reason":{"type":"string"},` +
+	`"steps":{"type":"integer"},"steps_max":{"type":"integer"},"tool_calls":{"type":"integer"},` +
+	`"output":{"type":"string"},"errors":{"type":"array","items":{"type":"string"}}},` +
+	`"required":["agent","stop_reason","steps","steps_max","tool_calls","output"]}`)
+
+// AgentResult is the structured content of a served agent's result.
+type AgentResult struct {
+	Agent      string          `json:"agent"`
+	Session    string          `json:"session,omitempty"`
+	StopReason loop.StopReason `json:"stop_reason"`
+	Steps      int             `json:"steps"`
+	StepsMax   int             `json:"steps_max"`
+	ToolCalls  int             `json:"tool_calls"`
+	Output     string          `json:"output"`
+	Errors     []string        `json:"errors,omitempty"`
+}
+
+// Server is the MCP server of a host.
+type Server struct {
+	*mcp.Server
+	calls sync.WaitGroup // calls being served
+}
+
+// Wait waits for the calls being served to end. A client that goes away
+// cancels its calls; the front end waits for them before it closes the
+// host, so that an aborted run's session is written to its end.
+func (s *Server) Wait() { s.calls.Wait() }
+
+// track makes h count as a call being served while it runs.
+func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.calls.Add(1)
+		defer s.calls.Done()
+		return h(ctx, req)
+	}
+}
+
+// New builds the MCP server for h. It fails when nothing would be served,
+// when opts.Agent names no agent, or when an agent and a tool would be
+// served under the same name.
+func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
+	if !opts.Tools && !opts.Agents {
+		return nil, errors.New("nothing to serve: pass --tools, --agents or both")
+	}
+	log := zerolog.Ctx(ctx)
+	var agents []string
+	if opts.Agent != "" {
+		a := h.Config.Agent(opts.Agent)
+		if a == nil {
+			var names []string
+			for _, a := range h.Config.Agents {
+				names = append(names, a.Name)
+			}
+			return nil, fmt.Errorf("no agent %q; agents: %s", opts.Agent, strings.Join(names, ", "))
+		}
+		agents = []string{a.Name}
+	} else {
+		for _, a := range h.Config.Agents {
+			agents = append(agents, a.Name)
+		}
+	}
+
+	srv := &Server{}
+	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
+		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
+	})
+	served := map[string]string{} // name → what serves it, for collisions
+	var seq atomic.Int64          // call ids of served tool calls
+	if opts.Tools {
+		var want map[string]bool
+		if opts.Agent != "" {
+			want = map[string]bool{}
+			for _, t := range h.Config.Agent(opts.Agent).Tools {
+				want[t] = true
+			}
+		}
+		for _, t := range h.Tools() {
+			if want != nil && !want[t.Name] {
+				continue
+			}
+			if !objectSchema(t.InputSchema) {
+				// MCP requires an object schema; a plugin tool whose
+				// schema is not one cannot be offered as it is.
+				log.Warn().Str("tool", t.Name).Str("plugin", t.Plugin).Msg("not served over MCP: its input schema is not of type \"object\"")
+				continue
+			}
+			served[t.Name] = fmt.Sprintf("the tool of plugin %q", t.Plugin)
+			name := t.Name
+			srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1))), nil
+			}))
+		}
+	}
+	if opts.Agents {
+		for _, name := range agents {
+			if prev, dup := served[name]; dup {
+				return nil, fmt.Errorf("agent %q and %s have the same name; serve them separately (--tools or --agents) or rename one", name, prev)
+			}
+			served[name] = fmt.Sprintf("agent %q", name)
+			la := h.Agent(name)
+			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: agentOutput}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return runAgent(ctx, h, name, req), nil
+			}))
+		}
+	}
+	if len(served) == 0 {
+		return nil, errors.New("nothing to serve: the selected agent has no tools and --agents was not given")
+	}
+	return srv, nil
+}
+
+// objectSchema reports whether schema is a JSON object with "type": "object".
+func objectSchema(schema json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return json.Unmarshal(schema, &s) == nil && s.Type == "object"
+}
+
+// callTool runs one plugin tool call and maps its outcome: a result, an
+// error result (IsError), or a broken plugin as an error result naming
+// what went wrong. A panic in the call is an error result too: the server
+// goes on.
+func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string) (out *mcp.CallToolResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			zerolog.Ctx(ctx).Error().Str("tool", name).Interface("panic", v).Msg("tool call panicked")
+			out = errResult(fmt.Sprintf("tool %q failed: internal error: %v", name, v))
+		}
+	}()
+	args := ""
+	if req.Params != nil {
+		args = string(req.Params.Arguments)
+	}
+	res, err := h.CallTool(ctx, name, args, id)
+	if err != nil {
+		// The text an agent's model would read for the same failure.
+		return errResult("plugin failure: " + err.Error())
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}
+}
+
+// runAgent runs agent name on the prompt of req with host.Run, sending a
+// progress notification per step of the agent itself when the client gave
+// a progress token. The client's cancellation cancels ctx: the run stops
+// as after Ctrl-C and its session is kept.
+func runAgent(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest) (out *mcp.CallToolResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			zerolog.Ctx(ctx).Error().Str("agent", name).Interface("panic", v).Msg("agent run panicked")
+			out = errResult(fmt.Sprintf("agent %q failed: internal error: %v", name, v))
+		}
+	}()
+	var in struct {
+		Prompt *string `json:"prompt"`
+	}
+	if req.Params == nil || json.Unmarshal(req.Params.Arguments, &in) != nil || in.Prompt == nil {
+		return errResult(fmt.Sprintf(`agent %q takes {"prompt": string}`, name))
+	}
+	prompt := strings.TrimSpace(*in.Prompt)
+	if prompt == "" {
+		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
+	}
+	run := host.RunRequest{Agent: name, Prompt: prompt}
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		run.Sink = loop.SinkFunc(func(ev loop.Event) {
+			if ev.Type != loop.EventStepStart || ev.Depth != 0 {
+				return
+			}
+			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      float64(ev.Step),
+				Total:         float64(ev.StepsMax),
+				Message:       fmt.Sprintf("%s: step %d of at most %d", name, ev.Step, ev.StepsMax),
+			})
+			if err != nil {
+				zerolog.Ctx(ctx).Debug().Err(err).Msg("progress notification not sent")
+			}
+		})
+	}
+	res, err := h.Run(ctx, run)
+	if err != nil {
+		return errResult(fmt.Sprintf("agent %q: %v", name, err))
+	}
+	sc := AgentResult{
+		Agent: res.Agent, Session: res.Session, StopReason: res.StopReason,
+		Steps: res.Steps, StepsMax: res.StepsMax, ToolCalls: res.ToolCalls,
+		Output: res.Output, Errors: res.Errors,
+	}
+	zerolog.Ctx(ctx).Info().Str("agent", name).Str("session", res.Session).Str("stop_reason", string(res.StopReason)).Int("steps", res.Steps).Msg("served agent run")
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: res.Output}},
+		StructuredContent: sc,
+		IsError:           !limitOrDone(res.StopReason),
+	}
+}
+
+// limitOrDone reports whether a run ended with an answer: completed, or
+// stopped by a limit after its final summary. Other ends (provider error,
+// error, aborted) are error results.
+func limitOrDone(r loop.StopReason) bool {
+	switch r {
+	case loop.StopCompleted, loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop:
+		return true
+	}
+	return false
+}
+
+func errResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
+}

@@ -1,0 +1,319 @@
+// Package mcpuse calls the tools of an external MCP server, for agents
+// (the use side of MCP; `mcp_server` blocks are to be wired to it). It
+// speaks the protocol with the official Go SDK.
+//
+// An MCP server is NOT sandboxed: it is an ordinary process (or a remote
+// service) with the rights it was started with; none of a plugin's grants,
+// mounts or limits apply to it. What this package bounds is the host's
+// side: every request waits at most Spec.Timeout, a server that dies is
+// restarted once, and whatever the server does (hang, crash, garbage on
+// stdout) gives an error result, never a panic or a stuck run.
+package mcpuse
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// DefaultTimeout bounds a request (start and listing included) when
+// Spec.Timeout is zero.
+const DefaultTimeout = 30 * time.Second
+
+// Spec is one MCP server.
+type Spec struct {
+	// Name names the server in messages and logs ("fs").
+	Name string
+	// Command starts a stdio server: the program and its arguments.
+	Command []string
+	// Env is added to the server process's environment (which is
+	// otherwise agenthost's own). Dir is its working directory.
+	Env map[string]string
+	Dir string
+	// URL is a streamable HTTP server, instead of Command; Headers are
+	// sent with every request.
+	URL     string
+	Headers map[string]string
+	// Tools, when not nil, is the allowlist of the server's tools offered.
+	Tools []string
+	// Timeout bounds each request; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// Stderr receives the server process's stderr; nil discards it.
+	Stderr io.Writer
+}
+
+// Server is a connection to one MCP server, made at first use. It is safe
+// for concurrent use: calls are sent concurrently on one connection.
+type Server struct {
+	spec Spec
+	log  zerolog.Logger
+
+	mu       sync.Mutex
+	cs       *mcp.ClientSession
+	starts   int
+	dead     error // why the last session ended, for messages
+	closed   bool
+	tools    []*mcp.Tool
+	toolsErr error
+	// ended is closed once the current session's end has been noticed.
+	ended chan struct{}
+}
+
+// New returns the server of spec; nothing is started yet.
+func New(spec Spec, log zerolog.Logger) *Server {
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	return &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+}
+
+// maxStarts is how many times a server is started in the host's life: the
+// first start and one restart after it died.
+const maxStarts = 2
+
+// session returns the live session, starting the server when there is
+// none (at first use, or once after it died).
+func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, fmt.Errorf("MCP server %q: the host is closing", s.spec.Name)
+	}
+	if s.cs != nil {
+		return s.cs, nil
+	}
+	if s.starts >= maxStarts {
+		return nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
+	}
+	s.starts++
+	if s.starts > 1 {
+		s.log.Warn().AnErr("cause", s.dead).Msg("restarting MCP server")
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, nil)
+	t, err := s.transport()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		s.dead = err
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("MCP server %q did not start within %s: %v", s.spec.Name, s.spec.Timeout, err)
+		}
+		return nil, fmt.Errorf("MCP server %q did not start: %v", s.spec.Name, err)
+	}
+	s.cs = cs
+	ended := make(chan struct{})
+	s.ended = ended
+	go func() {
+		err := cs.Wait()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		defer close(ended)
+		if s.cs == cs {
+			s.cs = nil
+			if err == nil {
+				err = errors.New("the connection closed")
+			}
+			s.dead = err
+			if !s.closed {
+				s.log.Warn().Err(err).Msg("MCP server stopped")
+			}
+		}
+	}()
+	s.log.Info().Msg("MCP server started")
+	return cs, nil
+}
+
+func (s *Server) transport() (mcp.Transport, error) {
+	switch {
+	case len(s.spec.Command) > 0:
+		cmd := exec.Command(s.spec.Command[0], s.spec.Command[1:]...)
+		cmd.Dir = s.spec.Dir
+		cmd.Env = os.Environ()
+		for k, v := range s.spec.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Stderr = s.spec.Stderr
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	case s.spec.URL != "":
+		hc := &http.Client{Transport: headerTransport{h: s.spec.Headers}}
+		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}, nil
+	}
+	return nil, fmt.Errorf("MCP server %q has neither a command nor a URL", s.spec.Name)
+}
+
+type headerTransport struct{ h map[string]string }
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.h) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.h {
+			r.Header.Set(k, v)
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Tools lists the server's tools (starting it when needed), narrowed to
+// Spec.Tools; an allowlisted tool the server does not have is an error.
+// The list is read once and kept.
+func (s *Server) Tools(ctx context.Context) ([]loop.ToolSpec, error) {
+	s.mu.Lock()
+	tools, terr := s.tools, s.toolsErr
+	s.mu.Unlock()
+	if tools == nil && terr == nil {
+		tools, terr = s.listTools(ctx)
+		s.mu.Lock()
+		s.tools, s.toolsErr = tools, terr
+		s.mu.Unlock()
+	}
+	if terr != nil {
+		return nil, terr
+	}
+	out := make([]loop.ToolSpec, 0, len(tools))
+	for _, t := range tools {
+		schema, err := json.Marshal(t.InputSchema)
+		if err != nil || string(schema) == "null" {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		out = append(out, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	return out, nil
+}
+
+func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+	cs, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
+	defer cancel()
+	var all []*mcp.Tool
+	for t, err := range cs.Tools(cctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %q: listing its tools: %v", s.spec.Name, err)
+		}
+		all = append(all, t)
+	}
+	if s.spec.Tools == nil {
+		return all, nil
+	}
+	byName := map[string]*mcp.Tool{}
+	var names []string
+	for _, t := range all {
+		byName[t.Name] = t
+		names = append(names, t.Name)
+	}
+	out := []*mcp.Tool{}
+	for _, n := range s.spec.Tools {
+		t, ok := byName[n]
+		if !ok {
+			return nil, fmt.Errorf("MCP server %q has no tool %q; its tools are: %s", s.spec.Name, n, strings.Join(names, ", "))
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Call calls the server's tool call.Name (without any prefix) within
+// Spec.Timeout. The server's error results are error results; a server
+// that does not answer in time, dies or answers garbage gives an error
+// result saying so (the error return is for a cancelled ctx only).
+func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
+	args := strings.TrimSpace(call.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return errResult("invalid arguments for tool %q: not valid JSON", call.Name), nil
+	}
+	cs, err := s.session(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return loop.ToolResult{}, ctx.Err()
+		}
+		return errResult("%v", err), nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
+	defer cancel()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)})
+	switch {
+	case err == nil:
+		return toResult(res), nil
+	case ctx.Err() != nil:
+		return loop.ToolResult{}, ctx.Err()
+	case cctx.Err() != nil:
+		s.log.Warn().Str("tool", call.Name).Dur("timeout", s.spec.Timeout).Msg("MCP tool call timed out")
+		return errResult("MCP server %q: tool %q gave no result within %s", s.spec.Name, call.Name, s.spec.Timeout), nil
+	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errResult("MCP server %q stopped during the call of tool %q: %v", s.spec.Name, call.Name, err), nil
+	}
+	return errResult("MCP server %q: tool %q: %v", s.spec.Name, call.Name, err), nil
+}
+
+// toResult turns an MCP result into a tool result: its text contents
+// joined, other contents named, the structured content when there is no
+// text.
+func toResult(res *mcp.CallToolResult) loop.ToolResult {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, c.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image, %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio, %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource %s]", c.URI))
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource %s]", c.Resource.URI))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("[%T]", c))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return loop.ToolResult{Content: strings.Join(parts, "\n"), IsError: res.IsError}
+}
+
+func errResult(format string, a ...any) loop.ToolResult {
+	return loop.ToolResult{Content: fmt.Sprintf(format, a...), IsError: true}
+}
+
+// Close stops the server (a stdio server's stdin is closed; after 2s it is
+// terminated) and refuses further calls.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	cs := s.cs
+	s.cs = nil
+	s.mu.Unlock()
+	if cs == nil {
+		return nil
+	}
+	return cs.Close()
+}
