@@ -83,6 +83,7 @@ Usage:
                      [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
   agenthost validate [-c FILE]
   agenthost tools    [-c FILE] [-a AGENT] [--json]
+  agenthost doctor   [-c FILE] [-a AGENT] [--json]
   agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
   agenthost sessions [-c FILE] [list | show ID]
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
@@ -115,6 +116,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return cmdTest(ctx, rest, e)
 	case "init":
 		return cmdInit(ctx, rest, e)
+	case "doctor":
+		return cmdDoctor(ctx, rest, e)
 	case "version", "--version", "-version":
 		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
 		return exitOK
