@@ -204,7 +204,6 @@ func (s *Server) track(h http.Handler) http.Handler {
 	})
 }
 
-
 // take returns the next reply and its 1-based serial number; ok is false
 // when the script is used up, and n is then the number of replies served.
 func (s *Server) take() (r Reply, n int, ok bool) {
