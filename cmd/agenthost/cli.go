@@ -85,7 +85,7 @@ Usage:
   agenthost tools    [-c FILE] [-a AGENT] [--json]
   agenthost doctor   [-c FILE] [-a AGENT] [--json]
   agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
-  agenthost sessions [-c FILE] [list | show ID]
+  agenthost sessions [-c FILE] [list | show [--html] ID]
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
   agenthost init
   agenthost version
