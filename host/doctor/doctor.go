@@ -247,6 +247,14 @@ func (pr *probe) listModels(ctx context.Context) {
 // run) and a request offering one trivial tool, through the provider
 // client the runs use.
 func (pr *probe) complete(ctx context.Context) {
+	for _, c := range pr.checks {
+		if c.Name == "auth" && c.Status == Fail {
+			for _, n := range []string{"completion", "streaming", "tool call"} {
+				pr.add(Check{Name: n, Status: Skip, Detail: "the key was refused"})
+			}
+			return
+		}
+	}
 	model := provider.New(provider.Options{
 		BaseURL:        pr.p.BaseURL,
 		APIKey:         pr.p.APIKey,

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/fakemodel"
 )
 
 // A server whose certificate is not trusted fails the tls check, timed,
@@ -46,5 +47,37 @@ func TestSuffixHint(t *testing.T) {
 		if got := suffixHint(base); !strings.Contains(got, want) {
 			t.Errorf("suffixHint(%q) = %q, want it to contain %q", base, got, want)
 		}
+	}
+}
+
+// By name, the dns check resolves the host, timed; then every check passes
+// against a server that does it all.
+func TestCheckModelByName(t *testing.T) {
+	replies, err := fakemodel.ParseScript([]byte(`{"text": "OK"}
+{"tool_calls": [{"name": "ping", "arguments": {}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(replies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.SetModels(0, "m1")
+	base := strings.Replace(srv.URL(), "127.0.0.1", "localhost", 1)
+	rep := CheckModel(context.Background(), &config.Provider{Name: "p", BaseURL: base}, &config.Model{Name: "m", ID: "m1"})
+	var names []string
+	for _, c := range rep.Checks {
+		names = append(names, c.Name+"="+string(c.Status))
+	}
+	want := "dns=ok tcp=ok tls=skip models=ok auth=ok completion=ok streaming=ok tool call=ok"
+	if strings.Join(names, " ") != want {
+		t.Fatalf("checks %s, want %s\n%+v", strings.Join(names, " "), want, rep.Checks)
+	}
+	if d := rep.Checks[0]; !strings.HasPrefix(d.Detail, "localhost → ") || d.MS <= 0 {
+		t.Errorf("dns check %+v", d)
+	}
+	if !rep.OK() {
+		t.Errorf("report not OK")
 	}
 }
