@@ -63,3 +63,34 @@ func TestFixPrefix(t *testing.T) {
 		}
 	}
 }
+
+// The same holds for the tool blocks of plain Extism plugins.
+func TestToolNamesExtism(t *testing.T) {
+	files := map[string]string{"a.wasm": string(coreModule), "b.wasm": string(coreModule)}
+	src := func(b string) string {
+		return base + `plugin "a" {
+  source = "a.wasm"
+  kind   = "extism"
+  tool "count" { function = "count_vowels" }
+}
+plugin "b" {
+  source = "b.wasm"
+  kind   = "extism"
+` + b + `
+  tool "count" { function = "count_vowels" }
+}
+agent "x" {}
+`
+	}
+	_, diags := parseIn(t, src(""), files)
+	if !strings.Contains(dump(diags), `A tool named "count" is already declared on line 6`) {
+		t.Fatalf("same name without a prefix:%s", dump(diags))
+	}
+	cfg, diags := parseIn(t, src(`  tool_prefix = "b-"`), files)
+	if diags.HasErrors() {
+		t.Fatalf("with tool_prefix:%s", dump(diags))
+	}
+	if got := cfg.Plugin("b").ToolName("count"); got != "b-count" {
+		t.Errorf("ToolName = %q", got)
+	}
+}
