@@ -50,7 +50,10 @@ type Host struct {
 
 type toolRef struct {
 	plugin *plugin.Plugin
-	spec   loop.ToolSpec
+	// spec is the tool as the agent knows it (its name after tool_prefix
+	// and rename); own is the name the plugin knows it by.
+	spec loop.ToolSpec
+	own  string
 }
 
 // New loads every plugin (compiling each once, concurrently), checks that
@@ -103,20 +106,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			continue
 		}
 		h.Plugins = append(h.Plugins, p)
-		for _, spec := range p.Tools() {
-			if prev, dup := owner[spec.Name]; dup {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate tool name",
-					Detail: fmt.Sprintf("plugin %q provides tool %q, which plugin %q (%s) provides too; tool names must be unique across plugins: drop one plugin or rename the tool.",
-						cfg.Plugins[i].Name, spec.Name, prev.Name, prev.DefRange.String()),
-					Subject: cfg.Plugins[i].DefRange.Ptr(),
-				})
-				continue
-			}
-			owner[spec.Name] = cfg.Plugins[i]
-			h.tools[spec.Name] = toolRef{plugin: p, spec: spec}
-		}
+		diags = append(diags, h.addTools(cfg.Plugins[i], p, owner)...)
 		diags = append(diags, grantWarnings(cfg.Plugins[i], p.Grants())...)
 	}
 	// A plugin that failed to load is reported once; the tools it would
@@ -127,7 +117,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			available = append(available, n)
 		}
 		sort.Strings(available)
-		diags = append(diags, cfg.CheckTools(available)...)
+		unknown := cfg.CheckTools(available)
+		h.hintRenamed(unknown)
+		diags = append(diags, unknown...)
 	}
 	if diags.HasErrors() {
 		return nil, diags, nil
@@ -340,8 +332,11 @@ func (h *Host) Agent(name string) *loop.Agent { return h.agents[name] }
 
 // Tool is one tool as listed by `agenthost tools`.
 type Tool struct {
-	Name        string          `json:"name"`
-	Plugin      string          `json:"plugin"`
+	Name   string `json:"name"`
+	Plugin string `json:"plugin"`
+	// PluginTool is the plugin's own name for the tool when tool_prefix
+	// or rename changed it.
+	PluginTool  string          `json:"plugin_tool,omitempty"`
 	Kind        plugin.Kind     `json:"kind"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
@@ -351,8 +346,13 @@ type Tool struct {
 func (h *Host) Tools() []Tool {
 	var out []Tool
 	for _, p := range h.Plugins {
+		cp := h.Config.Plugin(p.Name())
 		for _, s := range p.Tools() {
-			out = append(out, Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema})
+			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema}
+			if cp != nil && cp.ToolName(s.Name) != s.Name {
+				t.Name, t.PluginTool = cp.ToolName(s.Name), s.Name
+			}
+			out = append(out, t)
 		}
 	}
 	return out
@@ -385,6 +385,7 @@ func (t *toolset) Check(call loop.ToolCall) string {
 	if !ok {
 		return fmt.Sprintf("unknown tool %q", call.Name)
 	}
+	call.Name = ref.own
 	return ref.plugin.Check(call)
 }
 
@@ -393,6 +394,7 @@ func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
 	}
+	call.Name = ref.own
 	// An agent's reused instances are its own (t is one agent's toolset).
 	return ref.plugin.Call(plugin.WithScopeOwner(ctx, t), call)
 }

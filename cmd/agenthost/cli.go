@@ -83,8 +83,9 @@ Usage:
                      [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
   agenthost validate [-c FILE]
   agenthost tools    [-c FILE] [-a AGENT] [--json]
+  agenthost doctor   [-c FILE] [-a AGENT] [--json]
   agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
-  agenthost sessions [-c FILE] [list | show ID]
+  agenthost sessions [-c FILE] [list | show [--html] ID]
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents] [--http ADDR]
                       [--token-env VAR] [--log-level L] [--log-file FILE]
@@ -120,6 +121,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		return cmdInit(ctx, rest, e)
 	case "mcp":
 		return cmdMCP(ctx, rest, e)
+	case "doctor":
+		return cmdDoctor(ctx, rest, e)
 	case "version", "--version", "-version":
 		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
 		return exitOK

@@ -15,6 +15,7 @@ import (
 func cmdSessions(_ context.Context, args []string, e *env) int {
 	fs := newFlags("sessions", e)
 	cfgFlag := fs.String("c", "", "config `file` (its data_dir holds the sessions)")
+	asHTML := fs.Bool("html", false, "show: print the session as one self-contained HTML page (a timeline)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -46,9 +47,16 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		return exitOK
 	}
 	if pos[0] == "show" && len(pos) == 2 {
-		_, evs, err := session.Events(dataDir, pos[1])
+		meta, evs, err := session.Events(dataDir, pos[1])
 		if err != nil {
 			return usageErr(e, "sessions show: %v", err)
+		}
+		if *asHTML {
+			if err := writeSessionHTML(e.stdout, meta, evs); err != nil {
+				fmt.Fprintf(e.stderr, "agenthost: sessions show: %v\n", err)
+				return exitError
+			}
+			return exitOK
 		}
 		for _, ev := range evs {
 			if ev.Type != loop.EventMessage || ev.Msg == nil {

@@ -43,12 +43,12 @@ func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
 		}
 	}
 	for _, rt := range rp.Tools {
-		if !b.declared("tool", rt.Name, rt.NameRange, seen) {
+		if !b.declaredTool(p, rt, seen) {
 			continue
 		}
-		if !toolname.Valid(rt.Name) {
+		if n := p.ToolName(rt.Name); !toolname.Valid(n) {
 			b.errorf(rt.NameRange, "Invalid tool name",
-				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(rt.Name))
+				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(n))
 		}
 		for _, a := range []struct {
 			name string

@@ -108,6 +108,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		}
 	}
 	b.mounts(p, rp.Mounts)
+	b.toolNames(p, rp)
 
 	if p.Kind != KindExtism {
 		b.notExtism(p, rp)
@@ -303,12 +304,12 @@ func (b *builder) mounts(p *Plugin, raws []*rawMount) {
 }
 
 func (b *builder) cliTool(rt *rawTool, p *Plugin, seen map[string]hcl.Range) *CLITool {
-	if !b.declared("tool", rt.Name, rt.NameRange, seen) {
+	if !b.declaredTool(p, rt, seen) {
 		return nil
 	}
-	if !toolname.Valid(rt.Name) {
+	if n := p.ToolName(rt.Name); !toolname.Valid(n) {
 		b.errorf(rt.NameRange, "Invalid tool name",
-			"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(rt.Name))
+			"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(n))
 	}
 	t := &CLITool{
 		Name:        rt.Name,

@@ -97,7 +97,12 @@ type rawPlugin struct {
 	Config      map[string]string `hcl:"config,optional"`
 	ConfigRange hcl.Range         `hcl:"config,attr_value_range"`
 	HTTP        *rawHTTP          `hcl:"http,block"`
-	DefRange    hcl.Range         `hcl:",def_range"`
+	// ToolPrefix and Rename change the names the model sees (names.go).
+	ToolPrefix      string            `hcl:"tool_prefix,optional"`
+	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`
+	Rename          map[string]string `hcl:"rename,optional"`
+	RenameRange     hcl.Range         `hcl:"rename,attr_value_range"`
+	DefRange        hcl.Range         `hcl:",def_range"`
 }
 
 type rawHTTP struct {

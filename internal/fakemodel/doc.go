@@ -3,7 +3,9 @@
 // with the next reply of a script as a real server-sent-events stream, and
 // records every request body and URL so a test can assert on what the host
 // sent.
-// GET /v1/models lists one model, "fakemodel".
+// GET /v1/models lists one model, "fakemodel", or what Server.SetModels
+// says (other ids, or an HTTP error); Server.RequireKey makes every route
+// answer 401 to requests without the key.
 //
 // It sits beside the pipeline, not in it: the script tests of cmd/agenthost
 // (the "fakemodel" script command) and "agenthost test" start one per

@@ -45,6 +45,8 @@ type Server struct {
 	uris      []string      // per request: method and request URI
 	notes     []string      // per request: why it got no scripted reply, or ""
 	arrived   chan struct{} // closed and replaced when a request is recorded
+
+	cat catalog // GET /v1/models and the API key (catalog.go)
 }
 
 // Start serves replies on 127.0.0.1 at a free port. The caller must Close
@@ -202,11 +204,6 @@ func (s *Server) track(h http.Handler) http.Handler {
 	})
 }
 
-func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"fakemodel","object":"model","created":0,"owned_by":"fakemodel"}]}`)
-}
-
 // take returns the next reply and its 1-based serial number; ok is false
 // when the script is used up, and n is then the number of replies served.
 func (s *Server) take() (r Reply, n int, ok bool) {
@@ -239,6 +236,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	reject := func(status int, typ, msg string) {
 		s.note(idx, fmt.Sprintf("answered %d: %s", status, msg))
 		writeError(w, status, typ, msg)
+	}
+	if !s.authorized(w, r) {
+		s.note(idx, "answered 401: no valid API key")
+		return
 	}
 	if err != nil {
 		reject(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: read request body: %v", err))

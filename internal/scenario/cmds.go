@@ -44,6 +44,8 @@ func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) 
 //	fakemodel urls           print "#N METHOD URI" per request (path and query sent)
 //	fakemodel count N        assert exactly N requests were received
 //	fakemodel wait N         block until N requests have arrived (at most 30s)
+//	fakemodel models [-status N] ID...  what GET /v1/models answers (an HTTP error with -status)
+//	fakemodel key KEY        answer 401 to requests without "Bearer KEY"
 //	fakemodel release        let the held replies ("hold": true) go on
 func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 {
@@ -103,6 +105,20 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 		if err := srv.WaitRequests(ctx, want); err != nil {
 			ts.Fatalf("fakemodel: %d requests after 30s, want %d", len(srv.Requests()), want)
 		}
+	case "models":
+		status := 0
+		ids := args[1:]
+		if len(ids) >= 2 && ids[0] == "-status" {
+			n, err := strconv.Atoi(ids[1])
+			ts.Check(err)
+			status, ids = n, ids[2:]
+		}
+		srv.SetModels(status, ids...)
+	case "key":
+		if len(args) != 2 {
+			ts.Fatalf("usage: fakemodel key KEY")
+		}
+		srv.RequireKey(args[1])
 	case "release":
 		if len(args) != 1 || neg {
 			ts.Fatalf("usage: fakemodel release")

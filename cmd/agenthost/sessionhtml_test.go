@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// node is a parsed HTML element: its name, attributes, text and children.
+type node struct {
+	name  string
+	attr  map[string]string
+	text  string
+	kids  []*node
+	outer *node
+}
+
+// parseHTML parses the page with encoding/xml in its HTML mode (void
+// elements closed, HTML entities) and fails on any unbalanced tag.
+func parseHTML(t *testing.T, page string) *node {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(page))
+	d.Strict = false
+	d.AutoClose = xml.HTMLAutoClose
+	d.Entity = xml.HTMLEntity
+	root := &node{name: "#root"}
+	cur := root
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("HTML does not parse: %v\n%s", err, page)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			n := &node{name: tok.Name.Local, attr: map[string]string{}, outer: cur}
+			for _, a := range tok.Attr {
+				n.attr[a.Name.Local] = a.Value
+			}
+			cur.kids = append(cur.kids, n)
+			cur = n
+		case xml.EndElement:
+			if cur.name != tok.Name.Local {
+				t.Fatalf("</%s> closes <%s>", tok.Name.Local, cur.name)
+			}
+			cur = cur.outer
+		case xml.CharData:
+			cur.text += string(tok)
+		}
+	}
+	if cur != root {
+		t.Fatalf("<%s> left open", cur.name)
+	}
+	return root
+}
+
+// find returns every element under n with this name whose class attribute
+// has class ("" matches any).
+func (n *node) find(name, class string) []*node {
+	var out []*node
+	for _, k := range n.kids {
+		if (name == "" || k.name == name) && (class == "" || hasClass(k, class)) {
+			out = append(out, k)
+		}
+		out = append(out, k.find(name, class)...)
+	}
+	return out
+}
+
+func hasClass(n *node, c string) bool {
+	for _, f := range strings.Fields(n.attr["class"]) {
+		if f == c {
+			return true
+		}
+	}
+	return false
+}
+
+// allText is the text of n and its descendants.
+func (n *node) allText() string {
+	s := n.text
+	for _, k := range n.kids {
+		s += k.allText()
+	}
+	return s
+}
+
+func TestSessionHTML(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ev := func(ms int, e loop.Event) loop.Event {
+		e.Time, e.Agent = at(ms), "main"
+		return e
+	}
+	msg := func(ms int, m loop.Message) loop.Event { return ev(ms, loop.Event{Type: loop.EventMessage, Msg: &m}) }
+	hostile := `<script>alert(1)</script><img src="http://evil.example/x.png">`
+	evs := []loop.Event{
+		ev(0, loop.Event{Type: loop.EventRunStart}),
+		msg(0, loop.Message{Role: loop.RoleUser, Content: "Read a.txt & b.txt"}),
+		ev(1, loop.Event{Type: loop.EventStepStart, Step: 1, Final: loop.Bool(false)}),
+		msg(400, loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "c1", Name: "read_file"}, {ID: "c2", Name: "read_file"}}}),
+		ev(401, loop.Event{Type: loop.EventToolStart, Step: 1, CallID: "c1", Tool: "read_file", Arguments: `{"path":"a.txt"}`}),
+		ev(401, loop.Event{Type: loop.EventToolStart, Step: 1, CallID: "c2", Tool: "read_file", Arguments: `{"path":"b.txt"}`}),
+		ev(450, loop.Event{Type: loop.EventToolEnd, Step: 1, CallID: "c1", Tool: "read_file", IsError: loop.Bool(false), DurationMS: loop.Int64(49)}),
+		msg(450, loop.Message{Role: loop.RoleTool, ToolCallID: "c1", Name: "read_file", Content: hostile}),
+		ev(600, loop.Event{Type: loop.EventToolEnd, Step: 1, CallID: "c2", Tool: "read_file", IsError: loop.Bool(true), DurationMS: loop.Int64(199)}),
+		msg(600, loop.Message{Role: loop.RoleTool, ToolCallID: "c2", Name: "read_file", Content: "no such file", IsError: true}),
+		ev(600, loop.Event{Type: loop.EventStepEnd, Step: 1, FinishReason: "tool_calls", Usage: &loop.Usage{PromptTokens: 120, CompletionTokens: 30}}),
+		ev(601, loop.Event{Type: loop.EventStepStart, Step: 2, Final: loop.Bool(true)}),
+		msg(1000, loop.Message{Role: loop.RoleAssistant, Content: "a says hi"}),
+		ev(1000, loop.Event{Type: loop.EventStepEnd, Step: 2, FinishReason: "stop", Usage: &loop.Usage{PromptTokens: 200, CompletionTokens: 5}}),
+		ev(1000, loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{Agent: "main", StopReason: loop.StopMaxSteps, Steps: 2, Output: "a says hi", Usage: loop.Usage{TotalTokens: 355}}}),
+	}
+	var sb strings.Builder
+	if err := writeSessionHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, evs); err != nil {
+		t.Fatal(err)
+	}
+	page := sb.String()
+	doc := parseHTML(t, page)
+
+	// self-contained: nothing fetched, no script, the hostile text escaped
+	if len(doc.find("script", "")) > 0 || len(doc.find("img", "")) > 0 || len(doc.find("link", "")) > 0 {
+		t.Errorf("page has a script, img or link element:\n%s", page)
+	}
+	if regexp.MustCompile(`(?i)<script|url\(|@import`).MatchString(page) {
+		t.Errorf("page has a script or refers to something outside it:\n%s", page)
+	}
+	for _, n := range doc.find("", "") {
+		for _, a := range []string{"src", "href", "action", "srcset", "data"} {
+			if _, ok := n.attr[a]; ok {
+				t.Errorf("<%s> has %s=%q", n.name, a, n.attr[a])
+			}
+		}
+	}
+
+	rows := doc.find("tr", "step")
+	if len(rows) != 2 {
+		t.Fatalf("%d step rows, want 2:\n%s", len(rows), page)
+	}
+	if hasClass(rows[0], "final") || !hasClass(rows[1], "final") {
+		t.Errorf("final marking: row 1 %q, row 2 %q", rows[0].attr["class"], rows[1].attr["class"])
+	}
+	if got := rows[0].find("td", "model-ms")[0].allText(); got != "399 ms" {
+		t.Errorf("step 1 model time %q, want 399 ms", got)
+	}
+	if got := rows[0].find("td", "tokens")[0].allText(); got != "120 in / 30 out" {
+		t.Errorf("step 1 tokens %q", got)
+	}
+	// bars: one model bar per row, one tool bar per call, placed on the axis
+	bars := rows[0].find("div", "bar")
+	if len(bars) != 3 || !hasClass(bars[0], "model") || !hasClass(bars[1], "tool") || !hasClass(bars[2], "error") {
+		t.Fatalf("step 1 bars: %d %v", len(bars), bars)
+	}
+	style := regexp.MustCompile(`^left: ([0-9.]+)%; width: ([0-9.]+)%$`)
+	for i, want := range []string{"0.10", "40.10", "40.10"} {
+		m := style.FindStringSubmatch(bars[i].attr["style"])
+		if m == nil || m[1] != want {
+			t.Errorf("bar %d style %q, want left %s%%", i, bars[i].attr["style"], want)
+		}
+	}
+	if m := style.FindStringSubmatch(bars[2].attr["style"]); m == nil || m[2] != "19.90" {
+		t.Errorf("failed call's bar %q, want width 19.90%%", bars[2].attr["style"])
+	}
+	// calls folded, with arguments and results as text
+	calls := rows[0].find("details", "call")
+	if len(calls) != 2 {
+		t.Fatalf("%d folded calls, want 2", len(calls))
+	}
+	if s := calls[0].find("summary", "")[0].allText(); s != "read_file 49 ms" {
+		t.Errorf("call summary %q", s)
+	}
+	if a := calls[0].find("pre", "arguments")[0].allText(); a != `{"path":"a.txt"}` {
+		t.Errorf("arguments %q", a)
+	}
+	if r := calls[0].find("pre", "result")[0].allText(); r != hostile {
+		t.Errorf("result %q, want the hostile text as text", r)
+	}
+	if s := calls[1].find("summary", "")[0].allText(); s != "read_file 199 ms (error)" {
+		t.Errorf("failed call summary %q", s)
+	}
+	if got := doc.find("p", "stop")[0].allText(); !strings.Contains(got, "max_steps") || !strings.Contains(got, "355 tokens") {
+		t.Errorf("stop line %q", got)
+	}
+	if got := doc.find("pre", "output")[0].allText(); got != "a says hi" {
+		t.Errorf("output %q", got)
+	}
+	if got := doc.find("pre", "prompt")[0].allText(); got != "Read a.txt & b.txt" {
+		t.Errorf("prompt %q", got)
+	}
+	var tags []string
+	for _, sp := range rows[1].find("span", "tag") {
+		tags = append(tags, sp.allText())
+	}
+	if strings.Join(tags, "|") != "final|no tools: limit reached" {
+		t.Errorf("final row's tags %q", tags)
+	}
+	if tags := rows[0].find("span", "tag"); len(tags) != 0 {
+		t.Errorf("first row has tags")
+	}
+}
+
+// A subagent's steps are rows of their own, indented, and its last step
+// is marked final when its subagent.end arrives; the parent's call to it
+// is a bar like a tool's.
+func TestSessionHTMLSubagent(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	ev := func(ms int, agent string, depth int, e loop.Event) loop.Event {
+		e.Time, e.Agent, e.Depth = t0.Add(time.Duration(ms)*time.Millisecond), agent, depth
+		return e
+	}
+	evs := []loop.Event{
+		ev(0, "main", 0, loop.Event{Type: loop.EventRunStart}),
+		ev(0, "main", 0, loop.Event{Type: loop.EventStepStart, Step: 1}),
+		ev(100, "main", 0, loop.Event{Type: loop.EventSubagentStart, Step: 1, CallID: "c1", Tool: "helper", Arguments: `{"prompt":"go"}`}),
+		ev(100, "helper", 1, loop.Event{Type: loop.EventStepStart, Step: 1}),
+		ev(150, "helper", 1, loop.Event{Type: loop.EventStepEnd, Step: 1, FinishReason: "tool_calls"}),
+		ev(150, "helper", 1, loop.Event{Type: loop.EventStepStart, Step: 2}),
+		ev(200, "helper", 1, loop.Event{Type: loop.EventStepEnd, Step: 2, FinishReason: "stop"}),
+		ev(200, "main", 0, loop.Event{Type: loop.EventSubagentEnd, Step: 1, CallID: "c1", Tool: "helper", DurationMS: loop.Int64(100)}),
+		ev(200, "main", 0, loop.Event{Type: loop.EventStepEnd, Step: 1}),
+		ev(200, "main", 0, loop.Event{Type: loop.EventStepStart, Step: 2}),
+		ev(300, "main", 0, loop.Event{Type: loop.EventStepEnd, Step: 2, FinishReason: "stop"}),
+		ev(300, "main", 0, loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{Agent: "main", StopReason: loop.StopCompleted, Steps: 2}}),
+	}
+	var sb strings.Builder
+	if err := writeSessionHTML(&sb, session.Meta{ID: "s2", Agent: "main", Created: t0}, evs); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, sb.String())
+	var got []string
+	for _, r := range doc.find("tr", "step") {
+		got = append(got, r.attr["data-agent"]+"#"+r.attr["data-step"]+map[bool]string{true: " final"}[hasClass(r, "final")]+" "+r.find("td", "")[0].attr["style"])
+	}
+	want := []string{
+		"main#1 padding-left: 0em", "helper#1 padding-left: 2em", "helper#2 final padding-left: 2em", "main#2 final padding-left: 0em",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	calls := doc.find("details", "call")
+	if len(calls) != 1 || calls[0].attr["data-tool"] != "helper" || calls[0].find("summary", "")[0].allText() != "helper 100 ms" {
+		t.Errorf("subagent call not shown as a call: %d", len(calls))
+	}
+}
+
+// With Debian's chromium installed, the page renders headless, offline,
+// to a non-empty PNG; without it the test is skipped.
+func TestSessionHTMLScreenshot(t *testing.T) {
+	var bin string
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("no chromium on PATH")
+	}
+	dir := t.TempDir()
+	page := filepath.Join(dir, "run.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	err = writeSessionHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, []loop.Event{
+		{Type: loop.EventStepStart, Time: t0, Agent: "main", Step: 1},
+		{Type: loop.EventStepEnd, Time: t0.Add(time.Second), Agent: "main", Step: 1, FinishReason: "stop"},
+		{Type: loop.EventRunEnd, Time: t0.Add(time.Second), Agent: "main", Result: &loop.Result{Agent: "main", StopReason: loop.StopCompleted, Steps: 1, Output: "done"}},
+	})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	png := filepath.Join(dir, "shot.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--window-size=1200,800", "--screenshot="+png, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(png)
+	if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
+		t.Fatalf("screenshot: %d bytes, %v", len(b), err)
+	}
+}

@@ -1,0 +1,386 @@
+// Package doctor checks, before a run, that what an agent needs works: each
+// provider and model the agents use (reachable, authenticated, the model
+// known to the server, a completion, streaming, a tool call) and each
+// plugin (loads, its kind, tools, grants and mounts). Every check says what
+// it found, how long it took and, when it fails for a known cause, how to
+// fix it. Everything printed is scrubbed of the credentials a base_url,
+// api_key or header carries (internal/redact).
+package doctor
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/provider"
+	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Status is the outcome of one check.
+type Status string
+
+// Outcomes. Skip is a check that could not or need not run (an IP address
+// needs no DNS; a server without GET /models); it does not fail the report.
+const (
+	OK   Status = "ok"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Check is one line of the report.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	// Detail says what was found; Hint, for a failure of a known cause,
+	// what to do.
+	Detail string `json:"detail,omitempty"`
+	Hint   string `json:"hint,omitempty"`
+	// MS is the time the check took, in milliseconds (0: not timed).
+	MS float64 `json:"ms,omitempty"`
+}
+
+// Model is the report on one model block and its provider.
+type Model struct {
+	Model    string  `json:"model"`
+	ID       string  `json:"id"`
+	Provider string  `json:"provider"`
+	BaseURL  string  `json:"base_url"` // redacted
+	Checks   []Check `json:"checks"`
+}
+
+// OK reports whether no check failed.
+func (m Model) OK() bool { return allOK(m.Checks) }
+
+func allOK(cs []Check) bool {
+	for _, c := range cs {
+		if c.Status == Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// Timeout bounds each network check.
+const Timeout = 30 * time.Second
+
+// probe holds what one model's checks learn from each other.
+type probe struct {
+	p      *config.Provider
+	m      *config.Model
+	u      *url.URL
+	scrub  *redact.Replacer
+	client *http.Client
+	checks []Check
+	// models404 is set when GET /models answered 404: with a 404 on the
+	// completion too, the base_url's path is wrong.
+	models404 bool
+}
+
+func (pr *probe) add(c Check) *Check {
+	c.Detail = pr.scrub.Replace(c.Detail)
+	c.Hint = pr.scrub.Replace(c.Hint)
+	pr.checks = append(pr.checks, c)
+	return &pr.checks[len(pr.checks)-1]
+}
+
+func since(t time.Time) float64 {
+	return float64(time.Since(t).Microseconds()) / 1000
+}
+
+// CheckModel runs every check of model m served by provider p. A failure
+// that makes the later checks pointless (no DNS, no connection) stops
+// there.
+func CheckModel(ctx context.Context, p *config.Provider, m *config.Model) Model {
+	secrets := redact.Secrets(p.BaseURL)
+	secrets = append(secrets, p.APIKey)
+	for _, v := range p.Headers {
+		secrets = append(secrets, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+	}
+	pr := &probe{p: p, m: m, scrub: redact.NewReplacer(secrets...), client: &http.Client{Timeout: Timeout}}
+	rep := Model{Model: m.Name, ID: m.ID, Provider: p.Name, BaseURL: redact.URL(p.BaseURL)}
+	u, err := url.Parse(p.BaseURL)
+	if err != nil || u.Host == "" {
+		pr.add(Check{Name: "base_url", Status: Fail, Detail: "base_url is not a URL", Hint: `write it like "http://127.0.0.1:11434/v1"`})
+		rep.Checks = pr.checks
+		return rep
+	}
+	pr.u = u
+	if pr.reach(ctx) {
+		pr.listModels(ctx)
+		pr.complete(ctx)
+	}
+	rep.Checks = pr.checks
+	return rep
+}
+
+// reach checks DNS, TCP and (for https) TLS, each timed.
+func (pr *probe) reach(ctx context.Context) bool {
+	host, port := pr.u.Hostname(), pr.u.Port()
+	if port == "" {
+		port = map[bool]string{true: "443", false: "80"}[pr.u.Scheme == "https"]
+	}
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	addr := host
+	if net.ParseIP(host) != nil {
+		pr.add(Check{Name: "dns", Status: Skip, Detail: host + " is an IP address"})
+	} else {
+		t := time.Now()
+		addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+		if err != nil {
+			pr.add(Check{Name: "dns", Status: Fail, Detail: err.Error(), MS: since(t), Hint: "check the host name in base_url"})
+			return false
+		}
+		pr.add(Check{Name: "dns", Status: OK, Detail: host + " → " + strings.Join(addrs, ", "), MS: since(t)})
+		addr = addrs[0]
+	}
+	t := time.Now()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, port))
+	if err != nil {
+		pr.add(Check{Name: "tcp", Status: Fail, Detail: err.Error(), MS: since(t),
+			Hint: "is the server running and listening on " + net.JoinHostPort(host, port) + "? (Ollama: ollama serve; llama.cpp: llama-server --port " + port + ")"})
+		return false
+	}
+	pr.add(Check{Name: "tcp", Status: OK, Detail: "connected to " + net.JoinHostPort(addr, port), MS: since(t)})
+	defer conn.Close()
+	if pr.u.Scheme != "https" {
+		pr.add(Check{Name: "tls", Status: Skip, Detail: "plain http"})
+		return true
+	}
+	t = time.Now()
+	tc := tls.Client(conn, &tls.Config{ServerName: host})
+	if err := tc.HandshakeContext(ctx); err != nil {
+		pr.add(Check{Name: "tls", Status: Fail, Detail: err.Error(), MS: since(t),
+			Hint: "the server's certificate is not trusted for " + host + ", or the port speaks plain http (use http://)"})
+		return false
+	}
+	st := tc.ConnectionState()
+	pr.add(Check{Name: "tls", Status: OK, Detail: tls.VersionName(st.Version), MS: since(t)})
+	return true
+}
+
+// listModels asks GET /models whether the server knows the model.
+func (pr *probe) listModels(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(pr.p.BaseURL, "/")+"/models", nil)
+	if err != nil {
+		pr.add(Check{Name: "models", Status: Fail, Detail: err.Error()})
+		return
+	}
+	if pr.p.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+pr.p.APIKey)
+	}
+	for k, v := range pr.p.Headers {
+		req.Header.Set(k, v)
+	}
+	t := time.Now()
+	resp, err := pr.client.Do(req)
+	if err != nil {
+		pr.add(Check{Name: "models", Status: Fail, Detail: err.Error(), MS: since(t)})
+		return
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	ms := since(t)
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		pr.add(Check{Name: "auth", Status: Fail, Detail: fmt.Sprintf("GET /models answered %d", resp.StatusCode), MS: ms, Hint: authHint(pr.p)})
+		return
+	case resp.StatusCode == http.StatusNotFound:
+		pr.models404 = true
+		pr.add(Check{Name: "models", Status: Skip, Detail: "the server has no GET /models (404)", MS: ms})
+		return
+	case resp.StatusCode != http.StatusOK:
+		pr.add(Check{Name: "models", Status: Skip, Detail: fmt.Sprintf("GET /models answered %d", resp.StatusCode), MS: ms})
+		return
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Models []struct { // Ollama's /api/tags shape, seen behind some proxies
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		pr.add(Check{Name: "models", Status: Skip, Detail: "GET /models did not answer a model list", MS: ms})
+		return
+	}
+	var ids []string
+	for _, d := range list.Data {
+		ids = append(ids, d.ID)
+	}
+	for _, d := range list.Models {
+		ids = append(ids, d.Name)
+	}
+	if pr.p.APIKey != "" {
+		pr.add(Check{Name: "auth", Status: OK, Detail: "api_key accepted"})
+	}
+	for _, id := range ids {
+		if id == pr.m.ID {
+			pr.add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%q listed (%d models)", pr.m.ID, len(ids)), MS: ms})
+			return
+		}
+	}
+	shown := ids
+	if len(shown) > 10 {
+		shown = append(shown[:10:10], "...")
+	}
+	pr.add(Check{Name: "models", Status: Fail, MS: ms,
+		Detail: fmt.Sprintf("%q is not among the server's models: %s", pr.m.ID, strings.Join(shown, ", ")),
+		Hint:   fmt.Sprintf("pull it (Ollama: ollama pull %s), or set the model block's name to one the server has", pr.m.ID)})
+}
+
+// complete sends a short completion (streamed, like every request of a
+// run) and a request offering one trivial tool, through the provider
+// client the runs use.
+func (pr *probe) complete(ctx context.Context) {
+	for _, c := range pr.checks {
+		if c.Name == "auth" && c.Status == Fail {
+			for _, n := range []string{"completion", "streaming", "tool call"} {
+				pr.add(Check{Name: n, Status: Skip, Detail: "the key was refused"})
+			}
+			return
+		}
+	}
+	model := provider.New(provider.Options{
+		BaseURL:        pr.p.BaseURL,
+		APIKey:         pr.p.APIKey,
+		Headers:        pr.p.Headers,
+		ModelID:        pr.m.ID,
+		Temperature:    pr.m.Temperature,
+		MaxTokens:      pr.m.MaxTokens,
+		IdleTimeout:    Timeout,
+		RequestTimeout: Timeout,
+	})
+	t := time.Now()
+	var first float64
+	req := loop.Request{Messages: []loop.Message{{Role: loop.RoleUser, Content: "Reply with the single word OK."}}}
+	resp, err := model.Stream(ctx, req, func(string) {
+		if first == 0 {
+			first = since(t)
+		}
+	})
+	ms := since(t)
+	if err != nil {
+		pr.add(pr.failure("completion", err, ms))
+		pr.add(Check{Name: "streaming", Status: Skip, Detail: "no completion"})
+		pr.add(Check{Name: "tool call", Status: Skip, Detail: "no completion"})
+		return
+	}
+	if !hasCheck(pr.checks, "auth") {
+		pr.add(Check{Name: "auth", Status: OK, Detail: "request accepted"})
+	}
+	pr.add(Check{Name: "completion", Status: OK, MS: ms,
+		Detail: fmt.Sprintf("%q, finish %s, %d tokens", clip(resp.Message.Content, 40), orDash(resp.FinishReason), resp.Usage.TotalTokens)})
+	if first > 0 {
+		pr.add(Check{Name: "streaming", Status: OK, Detail: fmt.Sprintf("first text after %.0f ms", first), MS: first})
+	} else {
+		pr.add(Check{Name: "streaming", Status: OK, Detail: "streamed answer without text"})
+	}
+
+	t = time.Now()
+	req = loop.Request{
+		Messages: []loop.Message{{Role: loop.RoleUser, Content: "Call the ping tool now."}},
+		Tools:    []loop.ToolSpec{{Name: "ping", Description: "Answer a ping. Call it when asked to.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}},
+	}
+	resp, err = model.Stream(ctx, req, nil)
+	ms = since(t)
+	if err != nil {
+		c := pr.failure("tool call", err, ms)
+		var pe *loop.ProviderError
+		if errors.As(err, &pe) && pe.Status >= 400 && pe.Status < 500 && strings.Contains(strings.ToLower(pe.Message), "tool") {
+			c.Hint = toolHint
+		}
+		pr.add(c)
+		return
+	}
+	for _, call := range resp.Message.ToolCalls {
+		if call.Name == "ping" {
+			pr.add(Check{Name: "tool call", Status: OK, Detail: "ping called", MS: ms})
+			return
+		}
+	}
+	pr.add(Check{Name: "tool call", Status: Fail, MS: ms,
+		Detail: fmt.Sprintf("the model answered %q without calling the tool", clip(resp.Message.Content, 60)),
+		Hint:   toolHint})
+}
+
+const toolHint = "the server or model does not do tool calls: pick a model with tool support (Ollama: qwen2.5, llama3.1), start llama.cpp with --jinja, vLLM with --enable-auto-tool-choice --tool-call-parser"
+
+// failure makes the failed check name out of a provider error, with the
+// hint of its known cause.
+func (pr *probe) failure(name string, err error, ms float64) Check {
+	c := Check{Name: name, Status: Fail, Detail: err.Error(), MS: ms}
+	var pe *loop.ProviderError
+	if !errors.As(err, &pe) {
+		return c
+	}
+	msg := strings.ToLower(pe.Message)
+	switch {
+	case pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden:
+		c.Name = "auth"
+		c.Hint = authHint(pr.p)
+	case pe.Status == http.StatusNotFound && strings.Contains(msg, "model") && !pr.models404:
+		c.Hint = fmt.Sprintf("the server does not have model %q: pull it (Ollama: ollama pull %s) or fix the model block's name", pr.m.ID, pr.m.ID)
+	case pe.Status == http.StatusNotFound || pe.Status == http.StatusMethodNotAllowed:
+		c.Hint = suffixHint(pr.p.BaseURL)
+	}
+	return c
+}
+
+func authHint(p *config.Provider) string {
+	if p.APIKey == "" {
+		return fmt.Sprintf("the server wants an API key: set api_key in provider %q (e.g. api_key = env(\"OPENAI_API_KEY\"))", p.Name)
+	}
+	return fmt.Sprintf("the server refused the API key of provider %q: check api_key (expired, wrong project, or for another server)", p.Name)
+}
+
+// suffixHint explains a 404 on chat/completions: base_url must be the API
+// root, usually ending in /v1, without /chat/completions.
+func suffixHint(base string) string {
+	b := strings.TrimSuffix(redact.URL(base), "/")
+	switch {
+	case strings.HasSuffix(b, "/chat/completions"):
+		return fmt.Sprintf("base_url is the API root; agenthost adds /chat/completions: try %q", strings.TrimSuffix(b, "/chat/completions"))
+	case !strings.HasSuffix(b, "/v1") && !strings.Contains(b, "/v1/") && !strings.Contains(b, "/openai"):
+		return fmt.Sprintf("base_url usually ends in /v1 (the API root): try %q", b+"/v1")
+	}
+	return "nothing answers at " + b + "/chat/completions: check base_url's path (the API root, usually ending in /v1)"
+}
+
+func hasCheck(cs []Check, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
