@@ -167,7 +167,7 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		}
 		identity = saneID(id)
 	}
-	var sent map[string]bool       // wire ids given out so far
+	var sent map[string]bool        // wire ids given out so far
 	var pending map[string][]string // loop id → wire ids awaiting a tool message
 	if !identity {
 		sent = make(map[string]bool, len(all))
