@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/scenario"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func main() {
 var (
 	steps = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
 	runs  = flag.Int("runs", 5, "runs of each length; the median is reported")
-	kinds = flag.String("kinds", "core,echo", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin)")
+	kinds = flag.String("kinds", "core,echo,extism", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download)")
 	aisdk = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
 	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
 	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
@@ -188,8 +189,29 @@ func (b *bench) measure(kind string) (result, error) {
 		call = func(i int) fakemodel.ToolCall {
 			return fakemodel.ToolCall{Name: "echo", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
 		}
+	case "extism":
+		wasm, err := scenario.ExtismTestPlugin("count_vowels.wasm")
+		if err != nil {
+			return result{}, err
+		}
+		plugins = fmt.Sprintf(`
+plugin "vowels" {
+  source = %q
+  kind   = "extism"
+  tool "count_vowels" {
+    description  = "Count the vowels in a text."
+    input_schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+    function     = "count_vowels"
+    input        = args.text
+  }
+}
+`, wasm)
+		tools = `"count_vowels"`
+		call = func(i int) fakemodel.ToolCall {
+			return fakemodel.ToolCall{Name: "count_vowels", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
+		}
 	default:
-		return result{}, fmt.Errorf("unknown kind %q (want core or echo)", kind)
+		return result{}, fmt.Errorf("unknown kind %q (want core, echo or extism)", kind)
 	}
 	cfg := filepath.Join(dir, "agents.hcl")
 	if err := os.WriteFile(cfg, []byte(config(plugins, tools)), 0o644); err != nil {
