@@ -51,6 +51,7 @@ var (
 	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
 	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
 	evts  = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
+	conc  = flag.Bool("concurrent", true, "also run 50 concurrent 20-step runs in one process (go test ./host -bench ConcurrentRuns) and report runs/s and the step p50/p99; always this source tree, whatever -bin says")
 	keep  = flag.Bool("keep", false, "keep the work directory and print its path")
 )
 
@@ -112,6 +113,11 @@ func run() error {
 	}
 	fmt.Printf("cached start-up of run with three plugins (core, echo, and echo's bytes again as a wasi_cli plugin; one text step): median %.1f ms wall, %.1f ms CPU, peak RSS %.1f MB\n",
 		ms(st.wall), ms(st.cpu), mb(st.rss))
+	if *conc {
+		if err := concurrent(); err != nil {
+			return fmt.Errorf("concurrent runs: %w", err)
+		}
+	}
 	if *aisdk {
 		res, err := b.aisdk()
 		switch {
@@ -347,6 +353,31 @@ func measured(cmd *exec.Cmd, srv *fakemodel.Server, replies []fakemodel.Reply) (
 	}
 	ps := cmd.ProcessState
 	return sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rss: maxRSS(ps)}, nil
+}
+
+// concurrent runs BenchmarkConcurrentRuns of package host (50 runs of 20
+// steps at once in one host, in process: a long-lived front end's shape)
+// and prints its figures.
+func concurrent() error {
+	cmd := exec.Command("go", "test", "./host", "-run", "^$", "-bench", "^BenchmarkConcurrentRuns$", "-benchtime", fmt.Sprintf("%dx", *runs), "-count", "1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "BenchmarkConcurrentRuns") {
+			continue
+		}
+		f := strings.Fields(line)
+		vals := map[string]string{}
+		for i := 2; i+1 < len(f); i += 2 {
+			vals[f[i+1]] = f[i]
+		}
+		fmt.Printf("50 concurrent 20-step core runs in one process (%d rounds): %s runs/s, step p50 %s ms, p99 %s ms\n",
+			*runs, vals["runs/s"], vals["ms/step-p50"], vals["ms/step-p99"])
+		return nil
+	}
+	return fmt.Errorf("%s: no benchmark line in its output:\n%s", strings.Join(cmd.Args, " "), out)
 }
 
 // aisdk runs bench/aisdk/loop.mjs for 1 and for steps steps.
