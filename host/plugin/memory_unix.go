@@ -70,6 +70,8 @@ type mmapMemory struct {
 	res  []byte // the whole reservation; nil before the first Reallocate and after Free
 	open uint64 // bytes open to reading and writing
 	dead bool
+	heap bool // the reservation failed: buf, a Go slice, holds the memory
+	buf  []byte
 }
 
 func (m *mmapMemory) Reallocate(size uint64) []byte {
@@ -78,16 +80,25 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 	if m.dead || size > m.max {
 		return nil
 	}
-	if m.res == nil {
+	if m.res == nil && !m.heap {
 		n := m.max
 		if n == 0 {
 			n = 1 // a zero-length mapping is an error; the memory stays empty
 		}
 		res, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 		if err != nil {
-			return nil // wazero fails the instantiation or the guest's memory.grow
+			// No address space for the reservation (ulimit -v): grow a Go
+			// slice by copying, as wazero does by default.
+			m.heap = true
+		} else {
+			m.res = res
 		}
-		m.res = res
+	}
+	if m.heap {
+		if size > uint64(len(m.buf)) {
+			m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
+		}
+		return m.buf[:size:size]
 	}
 	if size > m.open {
 		if err := syscall.Mprotect(m.res[m.open:size], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
@@ -107,5 +118,5 @@ func (m *mmapMemory) unmap() {
 	if m.res != nil {
 		syscall.Munmap(m.res)
 	}
-	m.res, m.open, m.dead = nil, 0, true
+	m.res, m.open, m.dead, m.buf = nil, 0, true, nil
 }

@@ -37,3 +37,21 @@ func TestMmapMemoryGrowsInPlace(t *testing.T) {
 	}
 	a.release() // twice is harmless
 }
+
+// Without address space for the reservation the memory is a Go slice.
+func TestMmapMemoryFallsBackToTheHeap(t *testing.T) {
+	_, a := withInstanceMemory(context.Background())
+	m := a.Allocate(0, 1<<62).(*mmapMemory) // no system reserves 4 EiB
+	b := m.Reallocate(64 << 10)
+	if len(b) != 64<<10 || !m.heap {
+		t.Fatalf("Reallocate: len %d, heap %v", len(b), m.heap)
+	}
+	b[10] = 3
+	if b2 := m.Reallocate(128 << 10); len(b2) != 128<<10 || b2[10] != 3 {
+		t.Fatal("heap memory did not grow with its contents")
+	}
+	a.release()
+	if m.Reallocate(64<<10) != nil {
+		t.Error("Reallocate after release succeeded")
+	}
+}
