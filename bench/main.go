@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/scenario"
 )
 
 func main() {
@@ -45,11 +46,12 @@ func main() {
 var (
 	steps = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
 	runs  = flag.Int("runs", 5, "runs of each length; the median is reported")
-	kinds = flag.String("kinds", "core,echo", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin)")
+	kinds = flag.String("kinds", "core,echo,extism", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download)")
 	aisdk = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
 	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
 	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
 	evts  = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
+	conc  = flag.Bool("concurrent", true, "also run 50 concurrent 20-step runs in one process (go test ./host -bench ConcurrentRuns) and report runs/s and the step p50/p99; always this source tree, whatever -bin says")
 	keep  = flag.Bool("keep", false, "keep the work directory and print its path")
 )
 
@@ -111,6 +113,11 @@ func run() error {
 	}
 	fmt.Printf("cached start-up of run with three plugins (core, echo, and echo's bytes again as a wasi_cli plugin; one text step): median %.1f ms wall, %.1f ms CPU, peak RSS %.1f MB\n",
 		ms(st.wall), ms(st.cpu), mb(st.rss))
+	if *conc {
+		if err := concurrent(); err != nil {
+			return fmt.Errorf("concurrent runs: %w", err)
+		}
+	}
 	if *aisdk {
 		res, err := b.aisdk()
 		switch {
@@ -188,8 +195,29 @@ func (b *bench) measure(kind string) (result, error) {
 		call = func(i int) fakemodel.ToolCall {
 			return fakemodel.ToolCall{Name: "echo", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
 		}
+	case "extism":
+		wasm, err := scenario.ExtismTestPlugin("count_vowels.wasm")
+		if err != nil {
+			return result{}, err
+		}
+		plugins = fmt.Sprintf(`
+plugin "vowels" {
+  source = %q
+  kind   = "extism"
+  tool "count_vowels" {
+    description  = "Count the vowels in a text."
+    input_schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+    function     = "count_vowels"
+    input        = args.text
+  }
+}
+`, wasm)
+		tools = `"count_vowels"`
+		call = func(i int) fakemodel.ToolCall {
+			return fakemodel.ToolCall{Name: "count_vowels", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
+		}
 	default:
-		return result{}, fmt.Errorf("unknown kind %q (want core or echo)", kind)
+		return result{}, fmt.Errorf("unknown kind %q (want core, echo or extism)", kind)
 	}
 	cfg := filepath.Join(dir, "agents.hcl")
 	if err := os.WriteFile(cfg, []byte(config(plugins, tools)), 0o644); err != nil {
@@ -325,6 +353,31 @@ func measured(cmd *exec.Cmd, srv *fakemodel.Server, replies []fakemodel.Reply) (
 	}
 	ps := cmd.ProcessState
 	return sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rss: maxRSS(ps)}, nil
+}
+
+// concurrent runs BenchmarkConcurrentRuns of package host (50 runs of 20
+// steps at once in one host, in process: a long-lived front end's shape)
+// and prints its figures.
+func concurrent() error {
+	cmd := exec.Command("go", "test", "./host", "-run", "^$", "-bench", "^BenchmarkConcurrentRuns$", "-benchtime", fmt.Sprintf("%dx", *runs), "-count", "1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "BenchmarkConcurrentRuns") {
+			continue
+		}
+		f := strings.Fields(line)
+		vals := map[string]string{}
+		for i := 2; i+1 < len(f); i += 2 {
+			vals[f[i+1]] = f[i]
+		}
+		fmt.Printf("50 concurrent 20-step core runs in one process (%d rounds): %s runs/s, step p50 %s ms, p99 %s ms\n",
+			*runs, vals["runs/s"], vals["ms/step-p50"], vals["ms/step-p99"])
+		return nil
+	}
+	return fmt.Errorf("%s: no benchmark line in its output:\n%s", strings.Join(cmd.Args, " "), out)
 }
 
 // aisdk runs bench/aisdk/loop.mjs for 1 and for steps steps.

@@ -199,6 +199,8 @@ func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg 
 func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 	ctx := context.WithValue(i.ctx, extismKey{}, i.ext)
 	i.r.started.Add(1)
+	ctx, mem := withInstanceMemory(ctx)
+	i.mem = mem
 	mod, err := i.r.rt.InstantiateModule(ctx, i.cm, cfg.WithStartFunctions())
 	if err != nil {
 		i.err = err

@@ -35,6 +35,7 @@ var (
 type instance struct {
 	r      *Runtime
 	cm     wazero.CompiledModule
+	mem    *instanceMemory // the guest memories of the running module (memory_unix.go)
 	cfg    wazero.ModuleConfig
 	limits Limits
 	clock  bool // real sleeping (the clock grant)
@@ -150,6 +151,7 @@ func (i *instance) run() {
 	if mod != nil {
 		mod.Close(context.WithoutCancel(i.ctx))
 	}
+	i.mem.release() // the guest has stopped: its memory can go
 }
 
 func (i *instance) exec() (mod api.Module) {
@@ -182,7 +184,9 @@ func (i *instance) exec() (mod api.Module) {
 		return i.execExtism(cfg)
 	}
 	i.r.started.Add(1)
-	mod, err := i.r.rt.InstantiateModule(i.ctx, i.cm, cfg)
+	mctx, mem := withInstanceMemory(i.ctx)
+	i.mem = mem
+	mod, err := i.r.rt.InstantiateModule(mctx, i.cm, cfg)
 	if err != nil {
 		i.err = err
 		return nil

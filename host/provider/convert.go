@@ -44,8 +44,12 @@ func freshID(used map[string]bool, next int) (string, int) {
 // historyIDs returns the tool-call ids of the history and how many calls it
 // holds (where generated ids continue counting).
 func historyIDs(msgs []loop.Message) (map[string]bool, int) {
-	used := make(map[string]bool)
 	n := 0
+	for i := range msgs {
+		n += len(msgs[i].ToolCalls)
+	}
+	used := make(map[string]bool, n)
+	n = 0
 	for i := range msgs {
 		for _, c := range msgs[i].ToolCalls {
 			used[c.ID] = true
@@ -56,79 +60,43 @@ func historyIDs(msgs []loop.Message) (map[string]bool, int) {
 }
 
 // bodyPatch is what go-openai's request types cannot say, added to the JSON
-// body it produced: a temperature of 0 (dropped by omitempty), extra_content
-// on tool calls (Gemini's thought signatures), and "content": "" where a
-// message has empty text (some servers require the key).
+// body it produced: a temperature of 0 (dropped by omitempty), and the
+// messages, which we encode ourselves (encode.go): with extra_content on
+// tool calls (Gemini's thought signatures) and "content": "" where a message
+// has empty text (some servers require the key).
 type bodyPatch struct {
-	temperature  *float64
-	extras       map[string]json.RawMessage // by wire tool-call id
-	emptyContent []int                      // message positions
+	temperature *float64
+	messages    []byte // a JSON array, spliced for "messages":null; nil: none
 }
 
 func (b *bodyPatch) empty() bool {
-	return b.temperature == nil && len(b.extras) == 0 && len(b.emptyContent) == 0
+	return b.temperature == nil && b.messages == nil
 }
 
 func (b *bodyPatch) apply(body []byte) ([]byte, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(body, &top); err != nil {
-		return nil, fmt.Errorf("patch request body: %w", err)
-	}
 	if b.temperature != nil {
+		// The body here has no messages yet: small, cheap to re-encode.
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(body, &top); err != nil {
+			return nil, fmt.Errorf("patch request body: %w", err)
+		}
 		t, err := json.Marshal(*b.temperature)
 		if err != nil {
 			return nil, fmt.Errorf("temperature %v: %w", *b.temperature, err)
 		}
 		top["temperature"] = t
-	}
-	if len(b.extras) > 0 || len(b.emptyContent) > 0 {
-		var msgs []map[string]json.RawMessage
-		if err := json.Unmarshal(top["messages"], &msgs); err != nil {
-			return nil, fmt.Errorf("patch request messages: %w", err)
-		}
-		for _, i := range b.emptyContent {
-			if i < len(msgs) {
-				msgs[i]["content"] = json.RawMessage(`""`)
-			}
-		}
-		if len(b.extras) > 0 {
-			for _, m := range msgs {
-				if err := patchCalls(m, b.extras); err != nil {
-					return nil, err
-				}
-			}
-		}
-		raw, err := json.Marshal(msgs)
-		if err != nil {
-			return nil, fmt.Errorf("patch request messages: %w", err)
-		}
-		top["messages"] = raw
-	}
-	return json.Marshal(top)
-}
-
-func patchCalls(m map[string]json.RawMessage, extras map[string]json.RawMessage) error {
-	raw, ok := m["tool_calls"]
-	if !ok {
-		return nil
-	}
-	var calls []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &calls); err != nil {
-		return fmt.Errorf("patch tool calls: %w", err)
-	}
-	for _, c := range calls {
-		var id string
-		json.Unmarshal(c["id"], &id)
-		if x, ok := extras[id]; ok {
-			c["extra_content"] = x
+		if body, err = json.Marshal(top); err != nil {
+			return nil, fmt.Errorf("patch request body: %w", err)
 		}
 	}
-	out, err := json.Marshal(calls)
-	if err != nil {
-		return fmt.Errorf("patch tool calls: %w", err)
+	if b.messages != nil {
+		out, ok := spliceMessages(body, b.messages)
+		if !ok {
+			return nil, fmt.Errorf("patch request body: no \"messages\" key in go-openai's body")
+		}
+		body = out
 	}
-	m["tool_calls"] = out
-	return nil
+	return body, nil
 }
 
 // reasoningModel reports model names for which go-openai (and OpenAI)
@@ -149,7 +117,10 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // knows them when they are sane and unique in the request; otherwise each
 // call gets a fresh wire id, and the tool message that answers it (the first
 // one after it with the loop's id) is given the same.
-func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest, bodyPatch, error) {
+//
+// It also returns the history's tool-call ids and their number, which the
+// response needs for ids it has to make up.
+func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest, bodyPatch, map[string]bool, int, error) {
 	out := openai.ChatCompletionRequest{
 		Model:         p.modelID,
 		Stream:        true,
@@ -170,7 +141,7 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 			if len(schema) == 0 {
 				schema = emptySchema
 			} else if !json.Valid(schema) {
-				return out, patch, fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
+				return out, patch, nil, 0, fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
 			}
 			out.Tools = append(out.Tools, openai.Tool{
 				Type: openai.ToolTypeFunction,
@@ -186,57 +157,73 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		}
 	}
 
-	all, _ := historyIDs(req.Messages)
-	sent := make(map[string]bool, len(all)) // wire ids given out so far
-	pending := make(map[string][]string)    // loop id → wire ids awaiting a tool message
+	all, n := historyIDs(req.Messages)
+	// When every id is sane and none repeats (the usual history), each goes
+	// out as it is and the bookkeeping below would map every id to itself.
+	identity := len(all) == n
+	for id := range all {
+		if !identity {
+			break
+		}
+		identity = saneID(id)
+	}
+	var sent map[string]bool        // wire ids given out so far
+	var pending map[string][]string // loop id → wire ids awaiting a tool message
+	if !identity {
+		sent = make(map[string]bool, len(all))
+		pending = make(map[string][]string)
+	}
 	next := 1
-	out.Messages = make([]openai.ChatCompletionMessage, 0, len(req.Messages))
-	for i, m := range req.Messages {
-		om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
+	msgs := make([]wireMessage, 0, len(req.Messages))
+	size := 2
+	for _, m := range req.Messages {
+		om := wireMessage{role: string(m.Role), content: m.Content}
+		size += 32 + len(m.Content)
 		switch m.Role {
 		case loop.RoleAssistant:
 			if len(m.ToolCalls) > 0 {
 				// DeepSeek's thinking mode needs the reasoning of a tool turn
 				// back; its older reasoner rejected it anywhere else.
-				om.ReasoningContent = m.Reasoning
+				om.reasoning = m.Reasoning
+				size += len(m.Reasoning)
+				om.toolCalls = make([]wireCall, 0, len(m.ToolCalls))
 			}
 			for _, c := range m.ToolCalls {
 				wire := c.ID
-				if !saneID(wire) || sent[wire] {
-					wire, next = freshID(mergedSet(all, sent), next)
+				if !identity {
+					if !saneID(wire) || sent[wire] {
+						wire, next = freshID(mergedSet(all, sent), next)
+					}
+					sent[wire] = true
+					pending[c.ID] = append(pending[c.ID], wire)
 				}
-				sent[wire] = true
-				pending[c.ID] = append(pending[c.ID], wire)
 				args := c.Arguments
 				if strings.TrimSpace(args) == "" {
 					args = "{}"
 				}
-				om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
-					ID:       wire,
-					Type:     openai.ToolTypeFunction,
-					Function: openai.FunctionCall{Name: c.Name, Arguments: args},
-				})
+				wc := wireCall{id: wire, name: c.Name, args: args}
 				if len(c.Extra) > 0 && json.Valid(c.Extra) {
-					if patch.extras == nil {
-						patch.extras = make(map[string]json.RawMessage)
-					}
-					patch.extras[wire] = c.Extra
+					wc.extra = c.Extra
 				}
+				size += 80 + len(wire) + len(c.Name) + len(args) + len(wc.extra)
+				om.toolCalls = append(om.toolCalls, wc)
 			}
 		case loop.RoleTool:
-			if q := pending[m.ToolCallID]; len(q) > 0 {
-				om.ToolCallID = q[0]
+			if identity {
+				om.toolCallID = m.ToolCallID
+			} else if q := pending[m.ToolCallID]; len(q) > 0 {
+				om.toolCallID = q[0]
 				pending[m.ToolCallID] = q[1:]
 			} else {
-				om.ToolCallID = m.ToolCallID // answers nothing we know: leave it to the server
+				om.toolCallID = m.ToolCallID // answers nothing we know: leave it to the server
 			}
+			size += len(om.toolCallID)
 		}
-		if om.Content == "" && len(om.ToolCalls) == 0 {
-			patch.emptyContent = append(patch.emptyContent, i)
-		}
-		out.Messages = append(out.Messages, om)
+		msgs = append(msgs, om)
 	}
-	return out, patch, nil
+	// Escapes make the text longer; an eighth more avoids most regrowth.
+	patch.messages = appendMessages(make([]byte, 0, size+size/8), msgs)
+	return out, patch, all, n, nil
 }
 
 // mergedSet is a view of two sets as one, for freshID.

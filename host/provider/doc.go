@@ -18,9 +18,12 @@
 //
 //   - Its request types cannot say some things we must send: a temperature
 //     of 0 (dropped by omitempty), extra_content on a tool call (Gemini's
-//     thought signature), an empty tool result ("content" dropped). The doer
-//     patches these into the JSON body go-openai produced (bodyPatch); the
-//     rest of the body stays go-openai's.
+//     thought signature), an empty tool result ("content" dropped). And its
+//     reflection-based encoding of the whole history was the largest CPU
+//     cost of a step. So the messages are encoded by us (encode.go, with
+//     extra_content and empty content) and the doer splices them, and a
+//     temperature of 0, into the small body go-openai produced for the rest
+//     (bodyPatch); model, tools and limits stay go-openai's.
 //   - It returns a nil stream for a failed request, so the status headers
 //     (Retry-After, retry-after-ms, x-should-retry) and a non-OpenAI error
 //     body are lost, and it never closes that body. The doer keeps them.

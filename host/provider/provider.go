@@ -203,7 +203,7 @@ func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
 func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(string)) (loop.Response, error) {
-	oreq, patch, err := p.buildRequest(req)
+	oreq, patch, used, n, err := p.buildRequest(req)
 	if err != nil {
 		return loop.Response{}, &loop.ProviderError{Code: "invalid_request", Message: err.Error(), Err: err}
 	}
@@ -278,7 +278,6 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 		notReplayed(pe, acc.toolDeltas)
 		return loop.Response{}, pe
 	}
-	used, n := historyIDs(req.Messages)
 	return acc.response(used, n+1), nil
 }
 

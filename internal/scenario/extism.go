@@ -29,6 +29,17 @@ var extismDir = sync.OnceValues(func() (string, error) {
 	return info.Dir, nil
 })
 
+// ExtismTestPlugin returns the path of a test plugin of ExtismSDK
+// ("count_vowels.wasm") in the module cache, fetching the module if needed
+// (go run ./bench uses it too).
+func ExtismTestPlugin(name string) (string, error) {
+	dir, err := extismDir()
+	if err != nil {
+		return "", fmt.Errorf("%s is not available (offline?): %w", ExtismSDK, err)
+	}
+	return filepath.Join(dir, "wasm", name), nil
+}
+
 // ExtismPDK is the Extism Go PDK a scenario may build a plugin with: its
 // go.mod requires this version (and its go.sum lists it), and buildwasm
 // fetches it like any dependency.

@@ -1,0 +1,122 @@
+//go:build linux || darwin || freebsd
+
+package plugin
+
+import (
+	"context"
+	"sync"
+	"syscall"
+
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// Guest linear memory outside the Go heap. By default wazero keeps a
+// guest's memory in a Go slice and copies it to a bigger one whenever the
+// guest grows it: a Go guest grows its memory a few times while starting,
+// so every instance start copied megabytes, left the old copies to the
+// garbage collector, and counted the whole guest memory in the heap that
+// paces collections. Here each memory reserves its maximum (the plugin's
+// limits.memory, which limitMemory wrote into the module) as address space
+// with no access, and growing only opens more of it to reading and
+// writing: the memory never moves and pages cost nothing until touched.
+//
+// The reservation is unmapped by the instance when its guest can no longer
+// run (instance.run, after the module is closed), never by wazero's Free:
+// wazero frees a module's memory when the module is closed, and a runtime
+// being closed closes modules whose guest may still be running on another
+// goroutine; with a Go slice that was harmless, with an unmapped region it
+// would crash the host.
+
+// instanceMemory hands out the memories of one instantiation and
+// remembers them until release.
+type instanceMemory struct {
+	mu   sync.Mutex
+	mems []*mmapMemory
+}
+
+// withInstanceMemory returns ctx making wazero allocate the memories of the
+// next instantiation with it, and the allocator.
+func withInstanceMemory(ctx context.Context) (context.Context, *instanceMemory) {
+	a := &instanceMemory{}
+	return experimental.WithMemoryAllocator(ctx, a), a
+}
+
+func (a *instanceMemory) Allocate(_, max uint64) experimental.LinearMemory {
+	m := &mmapMemory{max: max}
+	a.mu.Lock()
+	a.mems = append(a.mems, m)
+	a.mu.Unlock()
+	return m
+}
+
+// release unmaps the memories; the guest must not run any more.
+func (a *instanceMemory) release() {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range a.mems {
+		m.unmap()
+	}
+	a.mems = nil
+}
+
+// mmapMemory is one linear memory: a reservation of max bytes, of which
+// the first len(buf) are readable and writable.
+type mmapMemory struct {
+	mu   sync.Mutex
+	max  uint64
+	res  []byte // the whole reservation; nil before the first Reallocate and after Free
+	open uint64 // bytes open to reading and writing
+	dead bool
+	heap bool // the reservation failed: buf, a Go slice, holds the memory
+	buf  []byte
+}
+
+func (m *mmapMemory) Reallocate(size uint64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dead || size > m.max {
+		return nil
+	}
+	if m.res == nil && !m.heap {
+		n := m.max
+		if n == 0 {
+			n = 1 // a zero-length mapping is an error; the memory stays empty
+		}
+		res, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+		if err != nil {
+			// No address space for the reservation (ulimit -v): grow a Go
+			// slice by copying, as wazero does by default.
+			m.heap = true
+		} else {
+			m.res = res
+		}
+	}
+	if m.heap {
+		if size > uint64(len(m.buf)) {
+			m.buf = append(m.buf, make([]byte, size-uint64(len(m.buf)))...)
+		}
+		return m.buf[:size:size]
+	}
+	if size > m.open {
+		if err := syscall.Mprotect(m.res[m.open:size], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+			return nil
+		}
+		m.open = size
+	}
+	return m.res[:size:size]
+}
+
+// Free is wazero's: see the note at the top of the file.
+func (m *mmapMemory) Free() {}
+
+func (m *mmapMemory) unmap() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.res != nil {
+		syscall.Munmap(m.res)
+	}
+	m.res, m.open, m.dead, m.buf = nil, 0, true, nil
+}
