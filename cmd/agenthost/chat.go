@@ -106,7 +106,8 @@ func (c *chat) loop(ctx context.Context) int {
 	for ctx.Err() == nil {
 		text, err := c.readLine(ctx)
 		if err != nil {
-			break // io.EOF: Ctrl-D or Ctrl-C at the prompt
+			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
+			break
 		}
 		text = strings.TrimSpace(text)
 		if text == "" {
