@@ -14,6 +14,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/zclconf/go-cty v1.20.0
 	golang.org/x/sys v0.44.0
+	golang.org/x/term v0.43.0
 )
 
 require (

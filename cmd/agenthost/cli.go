@@ -81,6 +81,7 @@ const usage = `agenthost runs LLM agents declared in HCL, with sandboxed WebAsse
 Usage:
   agenthost run      [-c FILE] [-a AGENT] [--json] [--events] [--session ID]
                      [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
+  agenthost chat     [-c FILE] [-a AGENT] [--session ID] [--log-level L]
   agenthost validate [-c FILE]
   agenthost tools    [-c FILE] [-a AGENT] [--json]
   agenthost doctor   [-c FILE] [-a AGENT] [--json]
@@ -107,6 +108,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	switch cmd {
 	case "run":
 		return cmdRun(ctx, rest, e)
+	case "chat":
+		return cmdChat(ctx, rest, e)
 	case "validate":
 		return cmdValidate(ctx, rest, e)
 	case "tools":

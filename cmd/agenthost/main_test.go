@@ -20,6 +20,9 @@ func TestMain(m *testing.M) {
 		// ptyrun CMD ARGS... runs CMD with stdout and stderr on terminals
 		// (pty_linux_test.go).
 		"ptyrun": func() { os.Exit(ptyRun()) },
+		// ptytype SCRIPT CMD ARGS... types at CMD's terminal and waits for
+		// its output (ptytype_linux_test.go).
+		"ptytype": func() { os.Exit(ptyType()) },
 		// mcpclient OP... -- SERVER... is an MCP client made with the
 		// official Go SDK (mcpclient_test.go).
 		"mcpclient": func() { os.Exit(mcpClientMain()) },

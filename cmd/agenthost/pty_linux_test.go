@@ -18,7 +18,7 @@ import (
 //	ptyrun CMD ARGS...
 //
 // runs CMD with its stdout and its stderr each on a pseudo-terminal of its
-// own (stdin is /dev/null), prints what each terminal received to its own
+// own (stdin is /dev/null, or the script's terminal after 'ttyin -stdin'), prints what each terminal received to its own
 // stdout and stderr, and exits with CMD's exit code. The terminal's output
 // processing turns every "\n" into "\r\n"; ptyrun folds "\r\n" back, so a
 // script sees the program's bytes, and a lone "\r" stays visible.
@@ -39,6 +39,11 @@ func ptyRun() int {
 	}
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdout, cmd.Stderr = outS, errS
+	if isTerminal(os.Stdin) {
+		// A script's 'ttyin -stdin' terminal: the program reads it (and
+		// has it as its controlling terminal, like ptyrun).
+		cmd.Stdin = os.Stdin
+	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "ptyrun: %v\n", err)
 		return 2

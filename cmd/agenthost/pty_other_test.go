@@ -13,3 +13,10 @@ func ptyRun() int {
 	fmt.Fprintln(os.Stderr, "ptyrun: not supported on this system")
 	return 2
 }
+
+// ptyType is the "ptytype" program of the script tests; it needs Linux's
+// pseudo-terminals too.
+func ptyType() int {
+	fmt.Fprintln(os.Stderr, "ptytype: not supported on this system")
+	return 2
+}

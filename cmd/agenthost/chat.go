@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// chatPrompt is the prompt of `agenthost chat`'s input line.
+const chatPrompt = "> "
+
+// chatHelp lists the chat's commands.
+const chatHelp = `commands:
+  /new      start a new session (the next line is its first turn)
+  /session  print the session's id
+  /tools    list the agent's tools
+  /usage    print the session's tokens and cost so far
+  /exit     leave (so do Ctrl-D and Ctrl-C at the prompt)
+`
+
+// cmdChat is `agenthost chat`: an interactive loop on a terminal. Each line
+// is one run (host.Run) continuing the same session, rendered as `run`
+// renders it (output.go); every limit applies per turn, as for
+// `run --session`. The input line is read with golang.org/x/term's
+// Terminal (line editing, history) on the controlling terminal; during a
+// turn the terminal is back in its normal mode, so Ctrl-C is a SIGINT and
+// stops that turn only.
+func cmdChat(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("chat", e)
+	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+	agentFlag := fs.String("a", "", "`agent` to talk to (default: the one with default = true, or the only one)")
+	sessionFlag := fs.String("session", "", "continue the session with this `id`")
+	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "chat takes no arguments (got %q): type the prompts at its prompt, or use agenthost run PROMPT", pos)
+	}
+	in, ok := e.stdin.(*os.File)
+	if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
+		return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
+	}
+	logger, code := newLogger(*logLevel, e)
+	if code != exitOK {
+		return code
+	}
+	ctx = logger.WithContext(ctx)
+	path := configPath(*cfgFlag, e)
+	h, code := loadHost(ctx, path, hostOptions(e), e)
+	if code != exitOK {
+		return code
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+
+	// The input line is read on the controlling terminal, like the
+	// doom-loop question (asker.go); stdin when there is none.
+	tty := in
+	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		tty = f
+		defer f.Close()
+	}
+	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty}
+	c.line = term.NewTerminal(tty, chatPrompt)
+	return c.loop(ctx)
+}
+
+// chat is the state of one `agenthost chat`.
+type chat struct {
+	e       *env
+	h       *host.Host
+	path    string
+	agent   string
+	session string // "" until the first turn of a new session
+	tty     *os.File
+	line    *term.Terminal
+}
+
+func (c *chat) loop(ctx context.Context) int {
+	// Ctrl-C stops the turn in flight, not the process: the first-signal
+	// handler of Main (which cancels everything) gives SIGINT up to the
+	// chat. SIGTERM still cancels ctx, which ends the chat.
+	signal.Reset(os.Interrupt)
+	ints := make(chan os.Signal, 1)
+	signal.Notify(ints, os.Interrupt)
+	defer signal.Stop(ints)
+
+	if c.session != "" {
+		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s; /exit or Ctrl-D leaves, /help lists the commands\n", outText(c.e, c.session))
+	} else {
+		fmt.Fprintf(c.e.stderr, "agenthost chat: new session; /exit or Ctrl-D leaves, /help lists the commands\n")
+	}
+	code := exitOK
+	for ctx.Err() == nil {
+		text, err := c.readLine(ctx)
+		if err != nil {
+			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
+			break
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, "/") {
+			if !c.command(text) {
+				break
+			}
+			continue
+		}
+		if code = c.turn(ctx, text, ints); code == exitUsage {
+			break // the session or the agent cannot be used: say so and leave
+		}
+		code = exitOK
+	}
+	if c.session != "" {
+		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s (continue it with agenthost chat --session %s)\n", outText(c.e, c.session), outText(c.e, c.session))
+	}
+	return code
+}
+
+// readLine reads one line in raw mode; the terminal's mode is restored
+// before it returns. A cancelled ctx (SIGTERM) unblocks it.
+func (c *chat) readLine(ctx context.Context) (string, error) {
+	fd := int(c.tty.Fd())
+	st, err := term.MakeRaw(fd)
+	if err != nil {
+		return "", err
+	}
+	var once sync.Once
+	restore := func() { once.Do(func() { term.Restore(fd, st) }) }
+	defer restore()
+	stop := context.AfterFunc(ctx, func() {
+		restore()
+		c.tty.Close()
+	})
+	defer stop()
+	return c.line.ReadLine()
+}
+
+// command runs a chat command; it returns false to leave.
+func (c *chat) command(text string) bool {
+	w := c.e.stderr
+	switch strings.Fields(text)[0] {
+	case "/exit", "/quit":
+		return false
+	case "/new":
+		if c.session != "" {
+			fmt.Fprintf(w, "left session %s; the next line starts a new one\n", outText(c.e, c.session))
+		}
+		c.session = ""
+	case "/session":
+		if c.session == "" {
+			fmt.Fprintln(w, "no session yet: the next line starts one")
+		} else {
+			fmt.Fprintf(c.e.stdout, "%s\n", outText(c.e, c.session))
+		}
+	case "/tools":
+		c.tools()
+	case "/usage":
+		c.usage()
+	case "/help", "/?":
+		fmt.Fprint(w, chatHelp)
+	default:
+		fmt.Fprintf(w, "unknown command %s\n%s", termtext.Escape(text), chatHelp)
+	}
+	return true
+}
+
+// tools prints the names and descriptions of the agent's tools.
+func (c *chat) tools() {
+	name := c.agent
+	if name == "" {
+		a, err := c.h.Config.DefaultAgent()
+		if err != nil {
+			fmt.Fprintf(c.e.stderr, "agenthost: %v\n", err)
+			return
+		}
+		name = a.Name
+	}
+	a := c.h.Config.Agent(name)
+	if a == nil {
+		fmt.Fprintf(c.e.stderr, "agenthost: no agent %q in %s\n", name, c.path)
+		return
+	}
+	desc := map[string]string{}
+	for _, t := range c.h.Tools() {
+		desc[t.Name] = t.Description
+	}
+	if len(a.Tools) == 0 {
+		fmt.Fprintf(c.e.stdout, "%s has no tools\n", outText(c.e, name))
+	}
+	for _, t := range a.Tools {
+		d, _, _ := strings.Cut(desc[t], "\n")
+		fmt.Fprintf(c.e.stdout, "%s\t%s\n", outText(c.e, t), outText(c.e, d))
+	}
+}
+
+// usage prints the session's tokens and cost so far, summed over its
+// finished runs the way `sessions list` does.
+func (c *chat) usage() {
+	if c.session == "" {
+		fmt.Fprintln(c.e.stdout, "tokens -, cost - (no session yet)")
+		return
+	}
+	_, evs, err := session.Events(c.h.Config.Host.DataDir, c.session)
+	if err != nil {
+		fmt.Fprintf(c.e.stderr, "agenthost: session %s: %v\n", outText(c.e, c.session), err)
+		return
+	}
+	tokens, cost := sessionSpend(evs)
+	fmt.Fprintf(c.e.stdout, "session %s: tokens %s, cost %s\n", outText(c.e, c.session), tokens, cost)
+}
+
+// turn runs one line as a run of the session. A SIGINT during the turn
+// cancels only the turn: the loop records an aborted run and the session
+// stays usable. It returns exitUsage when the run was refused.
+func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) int {
+	select { // a Ctrl-C from before this turn does not stop it
+	case <-ints:
+	default:
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ints:
+			cancel()
+		case <-done:
+		}
+	}()
+	out := newOutput(c.e, false, false)
+	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: loop.SinkFunc(out.event), OnText: out.text}
+	if a := terminalAsker(c.e); a != nil {
+		req.Asker = a
+		defer a.close()
+	}
+	res, err := c.h.Run(tctx, req)
+	if err != nil {
+		code := runError(c.e, err, c.path)
+		var ue *host.UsageError
+		if errors.As(err, &ue) && errors.Is(err, session.ErrBusy) {
+			return exitOK // another run holds the session: the user may try again
+		}
+		return code
+	}
+	out.finish(res)
+	if c.session == "" && res.Session != "" {
+		c.session = res.Session
+		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s\n", outText(c.e, c.session))
+	}
+	return exitOK
+}
