@@ -76,6 +76,10 @@ agent "a" {
 	if r, err := ts.Call(ctx, loopCall("t__fail", `{}`)); err != nil || !r.IsError || r.Content != "failed on purpose" {
 		t.Errorf("t__fail: %+v %v", r, err)
 	}
+	// mcp serve --tools passes an MCP server's tools through CallTool.
+	if r, err := h.CallTool(ctx, "t__echo", `{"text":"served"}`, "c1"); err != nil || r.IsError || r.Content != `echo: "text":"served"` {
+		t.Errorf("CallTool t__echo: %+v %v", r, err)
+	}
 	if err := h.Close(ctx); err != nil {
 		t.Logf("close: %v", err)
 	}
