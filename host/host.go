@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/host/provider"
 	"github.com/agenthost/agenthost/internal/cassette"
@@ -46,6 +47,10 @@ type Host struct {
 	recorder *cassette.Recorder
 	player   *cassette.Player
 	cacheDir string
+	// mcpServers are the mcp_server blocks' servers; mcpTools their tools
+	// (mcptools.go).
+	mcpServers []*mcpuse.Server
+	mcpTools   []Tool
 }
 
 type toolRef struct {
@@ -54,6 +59,7 @@ type toolRef struct {
 	// and rename); own is the name the plugin knows it by.
 	spec loop.ToolSpec
 	own  string
+	mcp  *mcpTool // set for an MCP server's tool; plugin is nil then
 }
 
 // New loads every plugin (compiling each once, concurrently), checks that
@@ -109,6 +115,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		diags = append(diags, h.addTools(cfg.Plugins[i], p, owner)...)
 		diags = append(diags, grantWarnings(cfg.Plugins[i], p.Grants())...)
 	}
+	taken := map[string]string{}
+	for name, p := range owner {
+		taken[name] = fmt.Sprintf("plugin %q", p.Name)
+	}
+	diags = append(diags, h.loadMCPServers(ctx, cfg, taken)...)
 	// A plugin that failed to load is reported once; the tools it would
 	// have offered are not reported again as unknown.
 	if !diags.HasErrors() {
@@ -342,7 +353,8 @@ type Tool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// Tools lists every tool of every plugin, in config order.
+// Tools lists every tool of every plugin, in config order, then the tools
+// of the MCP servers.
 func (h *Host) Tools() []Tool {
 	var out []Tool
 	for _, p := range h.Plugins {
@@ -355,7 +367,7 @@ func (h *Host) Tools() []Tool {
 			out = append(out, t)
 		}
 	}
-	return out
+	return append(out, h.mcpTools...)
 }
 
 // Close flushes cassettes and releases the runtime.
@@ -367,6 +379,7 @@ func (h *Host) Close(ctx context.Context) error {
 	if h.runtime != nil {
 		errs = append(errs, h.runtime.Close(ctx))
 	}
+	errs = append(errs, h.closeMCPServers())
 	return errors.Join(errs...)
 }
 
@@ -385,6 +398,9 @@ func (t *toolset) Check(call loop.ToolCall) string {
 	if !ok {
 		return fmt.Sprintf("unknown tool %q", call.Name)
 	}
+	if ref.mcp != nil {
+		return "" // the server checks its own arguments
+	}
 	call.Name = ref.own
 	return ref.plugin.Check(call)
 }
@@ -393,6 +409,9 @@ func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult
 	ref, ok := t.byName[call.Name]
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
+	}
+	if ref.mcp != nil {
+		return ref.callMCP(ctx, call)
 	}
 	call.Name = ref.own
 	// An agent's reused instances are its own (t is one agent's toolset).

@@ -18,5 +18,10 @@ func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (lo
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", name), IsError: true}, nil
 	}
-	return ref.plugin.Call(ctx, loop.ToolCall{ID: callID, Name: name, Arguments: arguments})
+	call := loop.ToolCall{ID: callID, Name: name, Arguments: arguments}
+	if ref.mcp != nil {
+		return ref.callMCP(ctx, call) // an mcp_server's tool, passed through
+	}
+	call.Name = ref.own // the plugin's own name, before tool_prefix and rename
+	return ref.plugin.Call(ctx, call)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/mcptest"
 	"github.com/agenthost/agenthost/internal/scenario"
 )
 
@@ -26,6 +27,9 @@ func TestMain(m *testing.M) {
 		// mcpclient OP... -- SERVER... is an MCP client made with the
 		// official Go SDK (mcpclient_test.go).
 		"mcpclient": func() { os.Exit(mcpClientMain()) },
+		// mcptestserver MODE is the MCP server of the tests, made with the
+		// official Go SDK (package internal/mcptest).
+		"mcptestserver": func() { os.Exit(mcptest.Serve(os.Args[1])) },
 	})
 }
 

@@ -61,6 +61,10 @@ func cmdTools(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", outText(e, t.Name), t.Plugin, t.Kind, outText(e, firstLine(t.Description)))
 	}
 	tw.Flush()
+	if len(h.Config.MCPServers) > 0 {
+		fmt.Fprintln(e.stdout, "MCP servers (tools of kind mcp):")
+		writeMCPServers(e.stdout, h, e)
+	}
 	return exitOK
 }
 

@@ -53,5 +53,6 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 		}
 		fmt.Fprintln(e.stdout, line)
 	}
+	writeMCPServers(e.stdout, h, e)
 	return exitOK
 }

@@ -255,6 +255,17 @@ func (b *builder) build(body hcl.Body) *Config {
 			cfg.Plugins = append(cfg.Plugins, b.plugin(rp, cliTools))
 		}
 	}
+	// Plugins and MCP servers share one namespace: both name where a
+	// tool comes from.
+	for _, rs := range raw.MCPServers {
+		if first, ok := plugins[rs.Name]; ok {
+			b.errorf(rs.NameRange, "Duplicate plugin or MCP server name", "A plugin or mcp_server named %q is already declared on line %d; plugins and MCP servers share one set of names: rename one of them.", rs.Name, first.Start.Line)
+			continue
+		}
+		if b.declared("mcp_server", rs.Name, rs.NameRange, plugins) {
+			cfg.MCPServers = append(cfg.MCPServers, b.mcpServer(rs))
+		}
+	}
 	agents := map[string]hcl.Range{}
 	var extras []agentExtra
 	for _, ra := range raw.Agents {

@@ -7,11 +7,12 @@ import "github.com/hashicorp/hcl/v2"
 // *int tells "unset" from 0; *_range fields keep positions for diagnostics.
 
 type rawFile struct {
-	Host      *rawHost       `hcl:"host,block"`
-	Providers []*rawProvider `hcl:"provider,block"`
-	Models    []*rawModel    `hcl:"model,block"`
-	Plugins   []*rawPlugin   `hcl:"plugin,block"`
-	Agents    []*rawAgent    `hcl:"agent,block"`
+	Host       *rawHost        `hcl:"host,block"`
+	Providers  []*rawProvider  `hcl:"provider,block"`
+	Models     []*rawModel     `hcl:"model,block"`
+	Plugins    []*rawPlugin    `hcl:"plugin,block"`
+	MCPServers []*rawMCPServer `hcl:"mcp_server,block"`
+	Agents     []*rawAgent     `hcl:"agent,block"`
 }
 
 type rawHost struct {

@@ -20,7 +20,9 @@ type Config struct {
 	Providers []*Provider
 	Models    []*Model
 	Plugins   []*Plugin
-	Agents    []*Agent
+	// MCPServers are the mcp_server blocks (mcpserver.go).
+	MCPServers []*MCPServer
+	Agents     []*Agent
 
 	// Files holds the source of every file parsed (config and file()
 	// targets are not included), for printing diagnostics with snippets.

@@ -1,5 +1,5 @@
 // Package mcpuse calls the tools of an external MCP server, for agents
-// (the use side of MCP; `mcp_server` blocks are to be wired to it). It
+// (the use side of MCP: host wires `mcp_server` blocks to it). It
 // speaks the protocol with the official Go SDK.
 //
 // An MCP server is NOT sandboxed: it is an ordinary process (or a remote

@@ -11,67 +11,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/mcptest"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// The test binary is also the MCP server the tests use, made with the
-// SDK: run with MCPUSE_SERVER set, it serves on stdin/stdout instead of
-// running the tests. Modes: "tools" serves the tools below; "hang-init"
-// never answers; "garbage-init" answers everything with garbage.
+// The test binary is also the MCP server the tests use (package
+// internal/mcptest): run with MCPUSE_SERVER=MODE set, it serves on
+// stdin/stdout instead of running the tests.
 func TestMain(m *testing.M) {
-	switch os.Getenv("MCPUSE_SERVER") {
-	case "":
-		os.Exit(m.Run())
-	case "tools":
-		serveTools()
-	case "hang-init":
-		select {}
-	case "garbage-init":
-		buf := make([]byte, 4096)
-		for {
-			if _, err := os.Stdin.Read(buf); err != nil {
-				os.Exit(0)
-			}
-			os.Stdout.WriteString("}{ this is not JSON-RPC\n")
-		}
+	if mode := os.Getenv("MCPUSE_SERVER"); mode != "" {
+		os.Exit(mcptest.Serve(mode))
 	}
-	os.Exit(0)
-}
-
-func serveTools() {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
-	obj := map[string]any{"type": "object"}
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-	}
-	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo text.", InputSchema: map[string]any{
-		"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []string{"text"},
-	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text("echo: " + strings.Trim(string(req.Params.Arguments), "{}")), nil
-	})
-	srv.AddTool(&mcp.Tool{Name: "fail", Description: "Fail.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		r := text("failed on purpose")
-		r.IsError = true
-		return r, nil
-	})
-	srv.AddTool(&mcp.Tool{Name: "pid", Description: "The server's process id.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return text(strconv.Itoa(os.Getpid())), nil
-	})
-	srv.AddTool(&mcp.Tool{Name: "hang", Description: "Never answer.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		select {} // ignores cancellation too
-	})
-	srv.AddTool(&mcp.Tool{Name: "crash", Description: "Exit mid-call.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		os.Exit(3)
-		return nil, nil
-	})
-	srv.AddTool(&mcp.Tool{Name: "garbage", Description: "Write garbage on stdout.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		os.Stdout.WriteString("}{ not JSON-RPC\n")
-		select {}
-	})
-	srv.Run(context.Background(), &mcp.StdioTransport{})
+	os.Exit(m.Run())
 }
 
 func testServer(t *testing.T, mode string, timeout time.Duration, tools []string) *Server {

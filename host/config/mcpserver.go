@@ -1,0 +1,121 @@
+package config
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/toolname"
+)
+
+// MCPToolSep joins a server's name and one of its tool's names into the
+// name the model sees: server "fs", tool "read_text_file" is
+// "fs__read_text_file" (a dot is not valid in a model-facing name).
+const MCPToolSep = "__"
+
+// DefaultMCPTimeout bounds each request to an MCP server when the block
+// sets no timeout.
+const DefaultMCPTimeout = 30 * time.Second
+
+// MCPServer is an mcp_server block: an external MCP server whose tools
+// agents may call as SERVER__TOOL. It is NOT sandboxed.
+type MCPServer struct {
+	Name string
+	// Command starts a stdio server (program and arguments); URL is a
+	// streamable HTTP server instead. Exactly one of them is set.
+	Command []string
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+	// Tools is the allowlist of the server's tools (names as the server
+	// gives them); nil offers all of them.
+	Tools      []string
+	ToolRanges []hcl.Range
+	// Timeout bounds each request (default DefaultMCPTimeout).
+	Timeout  time.Duration
+	DefRange hcl.Range
+}
+
+// ToolName is the model-facing name of the server's tool.
+func (s *MCPServer) ToolName(tool string) string { return s.Name + MCPToolSep + tool }
+
+type rawMCPServer struct {
+	Name         string            `hcl:"name,label"`
+	NameRange    hcl.Range         `hcl:"name,label_range"`
+	Command      []string          `hcl:"command,optional"`
+	CommandRange hcl.Range         `hcl:"command,attr_value_range"`
+	Env          map[string]string `hcl:"env,optional"`
+	URL          string            `hcl:"url,optional"`
+	URLRange     hcl.Range         `hcl:"url,attr_value_range"`
+	Headers      map[string]string `hcl:"headers,optional"`
+	HeadersRange hcl.Range         `hcl:"headers,attr_value_range"`
+	Tools        hcl.Expression    `hcl:"tools,optional"`
+	ToolsRange   hcl.Range         `hcl:"tools,attr_value_range"`
+	Timeout      string            `hcl:"timeout,optional"`
+	TimeoutRange hcl.Range         `hcl:"timeout,attr_value_range"`
+	DefRange     hcl.Range         `hcl:",def_range"`
+}
+
+// mcpServer checks and converts one mcp_server block. Its name was checked
+// unique among plugins and MCP servers by the caller.
+func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
+	s := &MCPServer{
+		Name:     rs.Name,
+		Env:      rs.Env,
+		Headers:  rs.Headers,
+		DefRange: rs.DefRange,
+	}
+	if !toolname.Valid(rs.Name+MCPToolSep+"x") || strings.Contains(rs.Name, MCPToolSep) {
+		b.errorf(rs.NameRange, "Invalid MCP server name",
+			"%q cannot name an MCP server: its tools are offered to models as %s__TOOL, which must match %s; use letters, digits, '_' and '-' (no \"__\"), at most %d of them.",
+			rs.Name, rs.Name, toolname.Pattern, toolname.MaxLen-3)
+	}
+	hasCmd, hasURL := b.set(rs.CommandRange), b.set(rs.URLRange)
+	switch {
+	case hasCmd && hasURL:
+		b.errorf(rs.URLRange, "Both command and url", "An mcp_server is either a local program (command) or a remote server (url), not both; remove one of them.")
+	case !present(rs.CommandRange) && !present(rs.URLRange):
+		b.errorf(rs.DefRange, "Missing command or url",
+			"mcp_server %q needs command = [\"PROGRAM\", \"ARG\", ...] to start a stdio server, or url = \"http://HOST/mcp\" for a streamable HTTP server.", rs.Name)
+	case hasCmd:
+		if len(rs.Command) == 0 || strings.TrimSpace(rs.Command[0]) == "" {
+			b.errorf(rs.CommandRange, "Empty command", "command is the program and its arguments, e.g. [\"npx\", \"-y\", \"@modelcontextprotocol/server-filesystem\", \"./workspace\"].")
+		} else {
+			s.Command = rs.Command
+		}
+		if present(rs.HeadersRange) {
+			b.errorf(rs.HeadersRange, "headers without url", "headers are sent to an HTTP server (url); a command server gets settings through env.")
+		}
+	case hasURL:
+		u, err := url.Parse(rs.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			b.errorf(rs.URLRange, "Invalid url", "url must be an http:// or https:// address of a streamable HTTP MCP server, e.g. \"http://127.0.0.1:9000/mcp\"; got %q.", rs.URL)
+		} else {
+			s.URL = rs.URL
+		}
+		if len(rs.Env) > 0 {
+			b.errorf(rs.DefRange, "env without command", "env is the environment of a server started with command; an HTTP server (url) gets settings through headers.")
+		}
+	}
+	s.Timeout = b.duration(rs.Timeout, rs.TimeoutRange, "timeout", DefaultMCPTimeout)
+	if b.set(rs.TimeoutRange) && s.Timeout <= 0 {
+		b.errorf(rs.TimeoutRange, "Invalid timeout", "timeout must be more than zero, e.g. \"30s\"; remove it for the default (%s).", DefaultMCPTimeout)
+		s.Timeout = DefaultMCPTimeout
+	}
+	if present(rs.ToolsRange) {
+		names, ranges := b.nameList(rs.Tools, rs.ToolsRange, "tools", "tool")
+		if names == nil {
+			names = []string{}
+		}
+		s.Tools, s.ToolRanges = names, ranges
+		for i, n := range names {
+			if !toolname.Valid(s.ToolName(n)) {
+				b.errorf(ranges[i], "Invalid MCP tool name",
+					"%q would be offered to models as %q, which does not match %s; leave it out of tools.", n, s.ToolName(n), toolname.Pattern)
+			}
+		}
+	}
+	return s
+}

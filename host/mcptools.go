@@ -1,0 +1,157 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/mcpuse"
+	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// KindMCP is the kind `agenthost tools` shows for the tools of an
+// mcp_server block.
+const KindMCP plugin.Kind = "mcp"
+
+// mcpTool is a tool of an MCP server as offered to agents: spec.Name is
+// SERVER__TOOL, tool the server's own name for it.
+type mcpTool struct {
+	server *mcpuse.Server
+	tool   string
+}
+
+// loadMCPServers starts every mcp_server of the config (concurrently) and
+// lists its tools, so that agents' tool names are checked at load: a
+// server that does not start, or lacks an allowlisted tool, is a
+// diagnostic at its block. taken holds the names of the plugins' tools; the
+// servers' tools are added to h.tools as SERVER__TOOL.
+func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map[string]string) hcl.Diagnostics {
+	if len(cfg.MCPServers) == 0 {
+		return nil
+	}
+	log := *zerolog.Ctx(ctx)
+	servers := make([]*mcpuse.Server, len(cfg.MCPServers))
+	specs := make([][]loop.ToolSpec, len(cfg.MCPServers))
+	errs := make([]error, len(cfg.MCPServers))
+	var wg sync.WaitGroup
+	for i, s := range cfg.MCPServers {
+		slog := log.With().Str("mcp_server", s.Name).Logger()
+		servers[i] = mcpuse.New(mcpuse.Spec{
+			Name:    s.Name,
+			Command: s.Command,
+			Env:     s.Env,
+			Dir:     cfg.Dir,
+			URL:     s.URL,
+			Headers: s.Headers,
+			Tools:   s.Tools,
+			Timeout: s.Timeout,
+			Stderr:  stderrLog(slog),
+		}, log)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			specs[i], errs[i] = servers[i].Tools(ctx)
+		}()
+	}
+	wg.Wait()
+	h.mcpServers = servers
+	var diags hcl.Diagnostics
+	for i, s := range cfg.MCPServers {
+		if errs[i] != nil {
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "MCP server failed to load",
+				Detail:   errs[i].Error() + ". agenthost starts every mcp_server when it loads the config, to list its tools.",
+				Subject:  s.DefRange.Ptr(),
+			})
+			continue
+		}
+		for _, spec := range specs[i] {
+			tool := spec.Name
+			spec.Name = s.ToolName(tool)
+			if prev, dup := taken[spec.Name]; dup {
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Duplicate tool name",
+					Detail:   fmt.Sprintf("mcp_server %q offers tool %q, which %s provides too; tool names must be unique: rename one of them.", s.Name, spec.Name, prev),
+					Subject:  s.DefRange.Ptr(),
+				})
+				continue
+			}
+			taken[spec.Name] = fmt.Sprintf("mcp_server %q", s.Name)
+			h.tools[spec.Name] = toolRef{spec: spec, mcp: &mcpTool{server: servers[i], tool: tool}}
+			h.mcpTools = append(h.mcpTools, Tool{Name: spec.Name, Plugin: s.Name, Kind: KindMCP, Description: spec.Description, InputSchema: spec.InputSchema})
+		}
+	}
+	return diags
+}
+
+// closeMCPServers stops every MCP server (concurrently: a stdio server
+// may take up to 2s to stop).
+func (h *Host) closeMCPServers() error {
+	errs := make([]error, len(h.mcpServers))
+	var wg sync.WaitGroup
+	for i, s := range h.mcpServers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Close()
+		}()
+	}
+	wg.Wait()
+	h.mcpServers = nil
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// callMCP calls an MCP server's tool under its own name.
+func (r toolRef) callMCP(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
+	call.Name = r.mcp.tool
+	return r.mcp.server.Call(ctx, call)
+}
+
+// stderrLog writes each line a server prints on stderr to the log (at
+// info level: the server is not ours, so its lines are data, not
+// severities). A line longer than 4 KiB is logged in pieces.
+func stderrLog(log zerolog.Logger) io.Writer { return &lineLog{log: log} }
+
+type lineLog struct {
+	log zerolog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+const maxLogLine = 4 << 10
+
+func (w *lineLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 && len(w.buf) < maxLogLine {
+			break
+		}
+		if i < 0 || i > maxLogLine {
+			i = maxLogLine
+		}
+		w.log.Info().Str("stderr", strings.TrimRight(string(w.buf[:i]), "\r")).Msg("MCP server stderr")
+		if i < len(w.buf) && w.buf[i] == '\n' {
+			i++
+		}
+		w.buf = w.buf[i:]
+	}
+	return len(p), nil
+}
