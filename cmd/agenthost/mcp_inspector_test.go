@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/npmtest"
 )
 
 // inspectorVersion is the MCP Inspector whose CLI TestMCPInspectorCLI runs:
@@ -24,15 +25,8 @@ const inspectorVersion = "0.15.0"
 // ($AGENTHOST_NPM_CACHE, else the user's cache directory); without them it
 // is skipped with a message.
 func TestMCPInspectorCLI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the MCP Inspector test installs and runs Node programs")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: the MCP Inspector CLI test needs Node and npm (skipped)", tool)
-		}
-	}
-	bin := installInspector(t)
+	bin := filepath.Join(npmtest.Install(t, "the MCP Inspector CLI test", "inspector-"+inspectorVersion,
+		"@modelcontextprotocol/inspector@"+inspectorVersion), "mcp-inspector")
 	agenthost, err := exec.LookPath("agenthost") // this test binary, put in $PATH by testscript.Main
 	if err != nil {
 		t.Fatal(err)
@@ -140,46 +134,4 @@ func writeFile(t *testing.T, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// installInspector returns the Inspector's mcp-inspector program, installing
-// it into the cache first when it is not there. A failed install (no
-// registry) skips the test with npm's message.
-func installInspector(t *testing.T) string {
-	dir := os.Getenv("AGENTHOST_NPM_CACHE")
-	if dir == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			t.Skipf("no cache directory for the MCP Inspector (%v): set AGENTHOST_NPM_CACHE", err)
-		}
-		dir = filepath.Join(c, "agenthost-tests", "npm")
-	}
-	dir = filepath.Join(dir, "inspector-"+inspectorVersion)
-	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Installed beside, then renamed into place: a test that stops midway
-	// leaves no half install to be taken for a whole one.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "inspector-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--prefix", tmp, "@modelcontextprotocol/inspector@"+inspectorVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot install the MCP Inspector %s with npm (skipped): %v\n%s", inspectorVersion, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(bin); serr == nil { // another test process installed it first
-			return bin
-		}
-		t.Fatal(err)
-	}
-	return bin
 }

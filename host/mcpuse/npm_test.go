@@ -3,13 +3,14 @@ package mcpuse
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/internal/npmtest"
 )
 
 // npmServersVersion is the release of the reference MCP servers the tests
@@ -22,15 +23,7 @@ const npmServersVersion = "2026.8.31"
 // test is skipped, with a message, without Node and npm, with -short, or
 // when npm cannot install them.
 func TestNpmServers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: this test installs and runs MCP servers from npm")
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not found: the npm MCP servers test needs Node and npm (skipped)", tool)
-		}
-	}
-	bin := installNpm(t, "servers-"+npmServersVersion,
+	bin := npmtest.Install(t, "the npm MCP servers test", "servers-"+npmServersVersion,
 		"@modelcontextprotocol/server-everything@"+npmServersVersion,
 		"@modelcontextprotocol/server-filesystem@"+npmServersVersion)
 	ctx := context.Background()
@@ -71,46 +64,4 @@ func TestNpmServers(t *testing.T) {
 			t.Errorf("read_text_file outside = %+v", r)
 		}
 	})
-}
-
-// installNpm installs pkgs into the cache directory name (once) and
-// returns its node_modules/.bin.
-func installNpm(t *testing.T, name string, pkgs ...string) string {
-	t.Helper()
-	root := os.Getenv("AGENTHOST_NPM_CACHE")
-	if root == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			t.Skipf("no cache directory for npm packages (%v): set AGENTHOST_NPM_CACHE", err)
-		}
-		root = filepath.Join(c, "agenthost-tests", "npm")
-	}
-	dir := filepath.Join(root, name)
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Installed beside, then renamed into place: an install stopped midway
-	// is never taken for a whole one.
-	tmp, err := os.MkdirTemp(root, name+"-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	args := append([]string{"install", "--no-audit", "--no-fund", "--prefix", tmp}, pkgs...)
-	if out, err := exec.CommandContext(ctx, "npm", args...).CombinedOutput(); err != nil {
-		t.Skipf("cannot install %s with npm (skipped): %v\n%s", strings.Join(pkgs, " "), err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, serr := os.Stat(bin); serr == nil {
-			return bin
-		}
-		t.Fatal(err)
-	}
-	return bin
 }

@@ -1,0 +1,68 @@
+// Package npmtest installs npm packages for tests that run real Node
+// programs (the MCP Inspector, the reference MCP servers): once into a cache
+// directory, skipping the test with a message when Node or npm is missing,
+// with -short, or when npm cannot install.
+package npmtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Install installs pkgs (npm package specs, versions pinned) into
+// $AGENTHOST_NPM_CACHE/name, else the user's cache directory's
+// agenthost-tests/npm/name, unless already there, and returns the
+// installation's node_modules/.bin directory. why says what the test
+// needs the packages for, in skip messages.
+func Install(t testing.TB, why, name string, pkgs ...string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s installs and runs Node programs", why)
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found: %s needs Node and npm (skipped)", tool, why)
+		}
+	}
+	root := os.Getenv("AGENTHOST_NPM_CACHE")
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			t.Skipf("no cache directory for npm packages (%v): set AGENTHOST_NPM_CACHE", err)
+		}
+		root = filepath.Join(c, "agenthost-tests", "npm")
+	}
+	dir := filepath.Join(root, name)
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	if _, err := os.Stat(bin); err == nil {
+		return bin
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Installed beside, then renamed into place: an install stopped midway
+	// is never taken for a whole one.
+	tmp, err := os.MkdirTemp(root, name+"-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append([]string{"install", "--no-audit", "--no-fund", "--prefix", tmp}, pkgs...)
+	if out, err := exec.CommandContext(ctx, "npm", args...).CombinedOutput(); err != nil {
+		t.Skipf("cannot install %s with npm (skipped): %v\n%s", strings.Join(pkgs, " "), err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(bin); serr == nil { // another test process installed it first
+			return bin
+		}
+		t.Fatal(err)
+	}
+	return bin
+}
