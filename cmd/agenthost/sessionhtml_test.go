@@ -97,7 +97,12 @@ func (n *node) allText() string {
 	return s
 }
 
-func TestSessionHTML(t *testing.T) {
+// hostileHTML is tool output that must stay text in the report.
+const hostileHTML = `<script>alert(1)</script><img src="http://evil.example/x.png">`
+
+// twoStepEvents is a session of two steps: two read_file calls (one an
+// error, one returning hostileHTML), then a final text step.
+func twoStepEvents() (time.Time, []loop.Event) {
 	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	ev := func(ms int, e loop.Event) loop.Event {
@@ -105,8 +110,8 @@ func TestSessionHTML(t *testing.T) {
 		return e
 	}
 	msg := func(ms int, m loop.Message) loop.Event { return ev(ms, loop.Event{Type: loop.EventMessage, Msg: &m}) }
-	hostile := `<script>alert(1)</script><img src="http://evil.example/x.png">`
-	evs := []loop.Event{
+	hostile := hostileHTML
+	return t0, []loop.Event{
 		ev(0, loop.Event{Type: loop.EventRunStart}),
 		msg(0, loop.Message{Role: loop.RoleUser, Content: "Read a.txt & b.txt"}),
 		ev(1, loop.Event{Type: loop.EventStepStart, Step: 1, Final: loop.Bool(false)}),
@@ -123,6 +128,11 @@ func TestSessionHTML(t *testing.T) {
 		ev(1000, loop.Event{Type: loop.EventStepEnd, Step: 2, FinishReason: "stop", Usage: &loop.Usage{PromptTokens: 200, CompletionTokens: 5}}),
 		ev(1000, loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{Agent: "main", StopReason: loop.StopMaxSteps, Steps: 2, Output: "a says hi", Usage: loop.Usage{TotalTokens: 355}}}),
 	}
+}
+
+func TestSessionHTML(t *testing.T) {
+	t0, evs := twoStepEvents()
+	hostile := hostileHTML
 	var sb strings.Builder
 	if err := writeSessionHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, evs); err != nil {
 		t.Fatal(err)
@@ -274,12 +284,8 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
-	err = writeSessionHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, []loop.Event{
-		{Type: loop.EventStepStart, Time: t0, Agent: "main", Step: 1},
-		{Type: loop.EventStepEnd, Time: t0.Add(time.Second), Agent: "main", Step: 1, FinishReason: "stop"},
-		{Type: loop.EventRunEnd, Time: t0.Add(time.Second), Agent: "main", Result: &loop.Result{Agent: "main", StopReason: loop.StopCompleted, Steps: 1, Output: "done"}},
-	})
+	t0, evs := twoStepEvents()
+	err = writeSessionHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, evs)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -295,5 +301,24 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	b, err := os.ReadFile(png)
 	if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
 		t.Fatalf("screenshot: %d bytes, %v", len(b), err)
+	}
+	// The DOM the browser built: two step rows, the second final, both
+	// calls folded, and the hostile tool output still text, not elements.
+	dump := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile2"),
+		"--dump-dom", "file://"+page)
+	out, err := dump.Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	doc := parseHTML(t, string(out))
+	rows := doc.find("tr", "step")
+	if len(rows) != 2 || !strings.Contains(rows[1].attr["class"], "final") {
+		t.Fatalf("rendered DOM has %d step rows (want 2, the second final):\n%s", len(rows), out)
+	}
+	if calls := doc.find("details", "call"); len(calls) != 2 || calls[0].attr["data-tool"] != "read_file" {
+		t.Errorf("rendered DOM has %d folded calls, want 2 read_file", len(calls))
+	}
+	if len(doc.find("script", "")) > 0 || len(doc.find("img", "")) > 0 {
+		t.Errorf("the browser made elements of the tool output:\n%s", out)
 	}
 }
