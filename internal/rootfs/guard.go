@@ -228,6 +228,24 @@ type resolved struct {
 	fi fs.FileInfo
 }
 
+// resolvePair resolves the two paths of a rename or a link, neither
+// following a final link: from must exist, to may not. On success the
+// caller closes both; on failure neither is left open. Call it under nsMu.
+func (f *FS) resolvePair(from, to string) (ra, rb *resolved, e experimentalsys.Errno) {
+	if ra, e = f.resolve(from, false); e != 0 {
+		return nil, nil, e
+	}
+	if ra.fi == nil {
+		ra.close()
+		return nil, nil, experimentalsys.ENOENT
+	}
+	if rb, e = f.resolve(to, false); e != 0 {
+		ra.close()
+		return nil, nil, e
+	}
+	return ra, rb, 0
+}
+
 func (r *resolved) close() {
 	if r.owned {
 		r.parent.Close()

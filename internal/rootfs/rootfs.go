@@ -482,18 +482,11 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 	}
 	nsMu.Lock()
 	defer nsMu.Unlock()
-	ra, e := f.resolve(from, false)
+	ra, rb, e := f.resolvePair(from, to)
 	if e != 0 {
 		return e
 	}
 	defer ra.close()
-	if ra.fi == nil {
-		return experimentalsys.ENOENT
-	}
-	rb, e := f.resolve(to, false)
-	if e != 0 {
-		return e
-	}
 	defer rb.close()
 	if f.pinned(ra) || f.pinned(rb) {
 		return experimentalsys.EACCES
@@ -635,18 +628,11 @@ func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 	}
 	nsMu.Lock()
 	defer nsMu.Unlock()
-	ra, e := f.resolve(oldPath, false)
+	ra, rb, e := f.resolvePair(oldPath, newPath)
 	if e != 0 {
 		return e
 	}
 	defer ra.close()
-	if ra.fi == nil {
-		return experimentalsys.ENOENT
-	}
-	rb, e := f.resolve(newPath, false)
-	if e != 0 {
-		return e
-	}
 	defer rb.close()
 	switch {
 	case f.pinned(ra):
