@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"go/build"
 	"strings"
 	"testing"
 )
@@ -36,18 +35,5 @@ func TestDefaultTexts(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestLeaf keeps prompts a leaf: it imports nothing but the standard library.
-func TestLeaf(t *testing.T) {
-	pkg, err := build.ImportDir(".", 0)
-	if err != nil {
-		t.Fatalf("import .: %v", err)
-	}
-	for _, imp := range pkg.Imports {
-		if strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
-			t.Errorf("prompts imports %q; it must stay a leaf (standard library only)", imp)
-		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 // imports wazero or go-openai itself, nor the testscript engine (the
 // scenario runner of 'agenthost test' is internal/scenario); the scenario
 // runner drives the agenthost executable from outside and never links the
-// host, the loop or the sandbox; plugins and prompts are leaves.
+// host, the loop or the sandbox; plugins is a leaf; prompts, defaults,
+// toolname, redact and termtext, imported from several layers, depend on the
+// standard library alone.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -30,12 +32,17 @@ func TestImportPolicy(t *testing.T) {
 		pkg       string
 		direct    bool // only direct imports, else every dependency
 		forbidden []string
+		stdlib    bool // every dependency is in the standard library
 	}{
-		{"../../host/config", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/loop", mod + "/host/plugin", mod + "/host/provider", mod + "/cmd"}},
-		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/rogpeppe/go-internal"}},
-		{"../../internal/scenario", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/hashicorp/hcl", mod + "/host", mod + "/loop", mod + "/cmd"}},
-		{"../../plugins", false, []string{mod + "/"}},
-		{"../../prompts", false, []string{mod + "/"}},
+		{"../../host/config", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/loop", mod + "/host/plugin", mod + "/host/provider", mod + "/cmd"}, false},
+		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/rogpeppe/go-internal"}, false},
+		{"../../internal/scenario", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/hashicorp/hcl", mod + "/host", mod + "/loop", mod + "/cmd"}, false},
+		{"../../plugins", false, []string{mod + "/"}, false},
+		{"../../prompts", false, nil, true},
+		{"../../internal/defaults", false, nil, true},
+		{"../../internal/toolname", false, nil, true},
+		{"../../internal/redact", false, nil, true},
+		{"../../internal/termtext", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`
@@ -47,6 +54,9 @@ func TestImportPolicy(t *testing.T) {
 			t.Fatalf("go list printed nothing for %s", r.pkg)
 		}
 		for _, d := range deps {
+			if r.stdlib && strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
+				t.Errorf("%s depends on %s; it must depend on the standard library alone", r.pkg, d)
+			}
 			for _, f := range r.forbidden {
 				if d == f || strings.HasPrefix(d, strings.TrimSuffix(f, "/")+"/") {
 					t.Errorf("%s imports %s, which the import policy forbids", r.pkg, d)
