@@ -147,19 +147,30 @@ func wireView(e Event) Event {
 	return v
 }
 
+// readWire decodes text, one event per line, and checks that it holds one
+// line per event of wireCorpus.
+func readWire(t *testing.T, text string) (lines []string, events []Event) {
+	t.Helper()
+	lines = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	if n := len(wireCorpus()); len(lines) != n {
+		t.Fatalf("%d lines for %d events", len(lines), n)
+	}
+	events = make([]Event, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal([]byte(line), &events[i]); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+	}
+	return lines, events
+}
+
 // TestWireReadBack: reading the wire form gives back what it keeps of each
 // event, and writing that again gives the same bytes.
 func TestWireReadBack(t *testing.T) {
-	lines := strings.Split(strings.TrimSuffix(wantWire, "\n"), "\n")
+	lines, read := readWire(t, wantWire)
 	corpus := wireCorpus()
-	if len(lines) != len(corpus) {
-		t.Fatalf("%d lines for %d events", len(lines), len(corpus))
-	}
 	for i, line := range lines {
-		var got Event
-		if err := json.Unmarshal([]byte(line), &got); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
+		got := read[i]
 		if diff := cmp.Diff(wireView(corpus[i]), got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("line %d (%s) read back (-want +got):\n%s", i+1, corpus[i].Type, diff)
 		}
@@ -173,16 +184,9 @@ func TestWireReadBack(t *testing.T) {
 // TestWireReadsOldSessions: events stored in the older session form read
 // back whole.
 func TestWireReadsOldSessions(t *testing.T) {
-	lines := strings.Split(strings.TrimSuffix(oldSession, "\n"), "\n")
+	_, read := readWire(t, oldSession)
 	corpus := wireCorpus()
-	if len(lines) != len(corpus) {
-		t.Fatalf("%d lines for %d events", len(lines), len(corpus))
-	}
-	for i, line := range lines {
-		var got Event
-		if err := json.Unmarshal([]byte(line), &got); err != nil {
-			t.Fatalf("line %d: %v", i+1, err)
-		}
+	for i, got := range read {
 		if diff := cmp.Diff(corpus[i], got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("line %d (%s) read back (-want +got):\n%s", i+1, corpus[i].Type, diff)
 		}
