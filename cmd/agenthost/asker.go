@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
@@ -17,6 +18,7 @@ import (
 type ttyAsker struct {
 	in    *bufio.Reader
 	out   io.Writer
+	tty   *os.File // /dev/tty when open: its reads can be cut short
 	close func() error
 }
 
@@ -30,7 +32,7 @@ func terminalAsker(e *env) *ttyAsker {
 		return nil
 	}
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
-		return &ttyAsker{in: bufio.NewReader(f), out: f, close: f.Close}
+		return &ttyAsker{in: bufio.NewReader(f), out: f, tty: f, close: f.Close}
 	}
 	if e.stderrTTY {
 		return &ttyAsker{in: bufio.NewReader(e.stdin), out: e.stderr, close: func() error { return nil }}
@@ -58,8 +60,14 @@ func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.Tool
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		// The reading goroutine ends with the process; an aborted run
-		// stops anyway.
+		// An aborted run stops anyway. The read is cut short so that no
+		// reader is left behind to take a line meant for someone else
+		// (the chat's next prompt); on stdin, which cannot be cut short,
+		// it ends with the process.
+		if a.tty != nil && a.tty.SetReadDeadline(time.Unix(1, 0)) == nil {
+			<-ch
+			a.tty.SetReadDeadline(time.Time{})
+		}
 		fmt.Fprintln(a.out)
 		return loop.AnswerStop
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -26,7 +28,7 @@ const chatHelp = `commands:
   /session  print the session's id
   /tools    list the agent's tools
   /usage    print the session's tokens and cost so far
-  /exit     leave (so do Ctrl-D and Ctrl-C at the prompt)
+  /exit     leave (so do Ctrl-D and Ctrl-C at an empty prompt)
 `
 
 // cmdChat is `agenthost chat`: an interactive loop on a terminal. Each line
@@ -73,8 +75,54 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		defer f.Close()
 	}
 	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty}
-	c.line = term.NewTerminal(tty, chatPrompt)
+	keys := &ctrlCKeys{r: tty}
+	c.line = term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{keys, tty}, chatPrompt)
+	c.line.AutoCompleteCallback = keys.complete
 	return c.loop(ctx)
+}
+
+// ctrlCKeys makes Ctrl-C at the chat's prompt behave as in a shell: with
+// text on the line it clears the line, at an empty prompt it leaves.
+// x/term's Terminal ends ReadLine on Ctrl-C whatever the line holds, so
+// the key is handed to it as a private-use rune instead, which reaches
+// AutoCompleteCallback with the line; leaving is then a Ctrl-D at the
+// empty line, fed on the Terminal's next read.
+type ctrlCKeys struct {
+	r     io.Reader
+	leave bool // Ctrl-C came at an empty line
+}
+
+// ctrlCRune stands for Ctrl-C between ctrlCKeys.Read and complete.
+const ctrlCRune = '\uE003'
+
+func (k *ctrlCKeys) Read(p []byte) (int, error) {
+	if k.leave {
+		k.leave = false
+		p[0] = 4 // Ctrl-D at an empty line: ReadLine returns io.EOF
+		return 1, nil
+	}
+	// Leave room for each byte to become the rune's three.
+	n, err := k.r.Read(p[:max(1, len(p)/3)])
+	if bytes.IndexByte(p[:n], 3) < 0 {
+		return n, err
+	}
+	out := bytes.ReplaceAll(p[:n], []byte{3}, []byte(string(ctrlCRune)))
+	return copy(p, out), err
+}
+
+// complete is the Terminal's AutoCompleteCallback: it sees every key that
+// is not an editing key, so the stand-in for Ctrl-C too.
+func (k *ctrlCKeys) complete(line string, pos int, key rune) (string, int, bool) {
+	if key != ctrlCRune {
+		return "", 0, false
+	}
+	if line == "" {
+		k.leave = true
+	}
+	return "", 0, true
 }
 
 // chat is the state of one `agenthost chat`.
