@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,16 +18,20 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
+	"google.golang.org/grpc"
 )
 
 // otlprecv is the OTLP/HTTP trace receiver of the scripts: a loopback
 // server that decodes what exporters send with the OpenTelemetry
 // Collector's own OTLP decoding (pdata), as a collector would.
 //
-//	otlprecv start [-hang]  start receiving; sets OTEL_EXPORTER_OTLP_ENDPOINT
+//	otlprecv start [-hang | -grpc]
+//	                        start receiving; sets OTEL_EXPORTER_OTLP_ENDPOINT
 //	                        (http://HOST:PORT) and OTLPRECV_ADDR (HOST:PORT).
 //	                        With -hang, requests are never answered (a
-//	                        collector that does not respond).
+//	                        collector that does not respond); with -grpc it
+//	                        is an OTLP/gRPC receiver and sets
+//	                        OTEL_EXPORTER_OTLP_PROTOCOL=grpc too.
 //	otlprecv spans          print every span received, one JSON object a line
 //	otlprecv tree           print the spans as trees, one per trace: a line
 //	                        per span (name, kind, status, attributes), its
@@ -38,17 +43,20 @@ func cmdOTLPRecv(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: otlprecv start [-hang] | spans | tree | requests N")
 	}
 	if args[0] == "start" {
-		if neg {
-			ts.Fatalf("usage: otlprecv start [-hang]")
+		mode := ""
+		if len(args) == 2 {
+			mode = args[1]
 		}
-		hang := len(args) == 2 && args[1] == "-hang"
-		if len(args) > 2 || (len(args) == 2 && !hang) {
-			ts.Fatalf("usage: otlprecv start [-hang]")
+		if neg || len(args) > 2 || (mode != "" && mode != "-hang" && mode != "-grpc") {
+			ts.Fatalf("usage: otlprecv start [-hang | -grpc]")
 		}
-		r, err := startOTLPRecv(hang)
+		r, err := startOTLPRecv(mode)
 		ts.Check(err)
 		receivers.Store(ts, r)
 		ts.Defer(func() { r.close(); receivers.Delete(ts) })
+		if mode == "-grpc" {
+			ts.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+		}
 		ts.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+r.addr)
 		ts.Setenv("OTLPRECV_ADDR", r.addr)
 		return
@@ -113,19 +121,26 @@ type recvEvent struct {
 type otlpRecv struct {
 	addr     string
 	srv      *http.Server
+	grpc     *grpc.Server
 	hang     chan struct{}
 	mu       sync.Mutex
 	spans    []recvSpan
 	requests int
 }
 
-func startOTLPRecv(hang bool) (*otlpRecv, error) {
+func startOTLPRecv(mode string) (*otlpRecv, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	r := &otlpRecv{addr: ln.Addr().String()}
-	if hang {
+	if mode == "-grpc" {
+		r.grpc = grpc.NewServer()
+		ptraceotlp.RegisterGRPCServer(r.grpc, &grpcRecv{r: r})
+		go r.grpc.Serve(ln)
+		return r, nil
+	}
+	if mode == "-hang" {
 		r.hang = make(chan struct{})
 	}
 	mux := http.NewServeMux()
@@ -136,10 +151,32 @@ func startOTLPRecv(hang bool) (*otlpRecv, error) {
 }
 
 func (r *otlpRecv) close() {
+	if r.grpc != nil {
+		r.grpc.Stop()
+		return
+	}
 	if r.hang != nil {
 		close(r.hang)
 	}
 	r.srv.Close()
+}
+
+// grpcRecv is the OTLP/gRPC trace service.
+type grpcRecv struct {
+	ptraceotlp.UnimplementedGRPCServer
+	r *otlpRecv
+}
+
+func (g *grpcRecv) Export(_ context.Context, er ptraceotlp.ExportRequest) (ptraceotlp.ExportResponse, error) {
+	g.r.add(flatten(er.Traces()))
+	return ptraceotlp.NewExportResponse(), nil
+}
+
+func (r *otlpRecv) add(spans []recvSpan) {
+	r.mu.Lock()
+	r.spans = append(r.spans, spans...)
+	r.requests++
+	r.mu.Unlock()
 }
 
 // export decodes one OTLP/HTTP export request (protobuf or JSON, gzip or
@@ -177,11 +214,7 @@ func (r *otlpRecv) export(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "decoding the export request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	spans := flatten(er.Traces())
-	r.mu.Lock()
-	r.spans = append(r.spans, spans...)
-	r.requests++
-	r.mu.Unlock()
+	r.add(flatten(er.Traces()))
 	resp := ptraceotlp.NewExportResponse()
 	var out []byte
 	if jsonBody {
