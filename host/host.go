@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/host/provider"
+	"github.com/agenthost/agenthost/host/tracing"
 	"github.com/agenthost/agenthost/internal/cassette"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
@@ -34,6 +36,11 @@ type Options struct {
 	// checks it). Compiled code is keyed by the module's bytes and the
 	// wazero version, so one directory can serve many configs.
 	CacheDir string
+	// Getenv reads the environment for traces (OTEL_* variables, see
+	// package tracing); nil reads the process's.
+	Getenv func(string) string
+	// Version is agenthost's version, recorded in traces.
+	Version string
 }
 
 // Host is the runtime built from a config. Close it when done.
@@ -51,6 +58,14 @@ type Host struct {
 	// (mcptools.go).
 	mcpServers []*mcpuse.Server
 	mcpTools   []Tool
+
+	// Traces (tracing.go): wanted by the config or the environment; the
+	// tracer is made by the first run.
+	tracingWanted bool
+	getenv        func(string) string
+	version       string
+	tracerOnce    sync.Once
+	tracer        *tracing.Tracer
 }
 
 type toolRef struct {
@@ -81,7 +96,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		return nil, nil, err
 	}
 	rt.SetProtected(Protected(cfg, cache, opts))
-	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache}
+	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache,
+		getenv: opts.Getenv, version: opts.Version}
+	if h.getenv == nil {
+		h.getenv = os.Getenv
+	}
+	h.tracingWanted = tracing.Wanted(cfg.Host.Otel, h.getenv)
 	ok := false
 	defer func() {
 		if !ok {
@@ -370,8 +390,11 @@ func (h *Host) Tools() []Tool {
 	return append(out, h.mcpTools...)
 }
 
-// Close flushes cassettes and releases the runtime.
+// Close flushes cassettes and traces and releases the runtime. Traces
+// that cannot be exported are a warning (on the logger of ctx), not an
+// error.
 func (h *Host) Close(ctx context.Context) error {
+	h.closeTracer(ctx)
 	var errs []error
 	if h.recorder != nil {
 		errs = append(errs, h.recorder.Close())

@@ -93,13 +93,24 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &loop.Runner{
-		Sink: loop.SinkFunc(func(ev loop.Event) {
+	var sink loop.Sink = sess
+	switch tr := h.runTracer(ctx, sess.ID, history); {
+	case tr != nil:
+		sink = loop.SinkFunc(func(ev loop.Event) {
 			sess.Emit(ev)
+			tr.Emit(ev)
 			if req.Sink != nil {
 				req.Sink.Emit(ev)
 			}
-		}),
+		})
+	case req.Sink != nil:
+		sink = loop.SinkFunc(func(ev loop.Event) {
+			sess.Emit(ev)
+			req.Sink.Emit(ev)
+		})
+	}
+	r := &loop.Runner{
+		Sink:   sink,
 		OnText: req.OnText,
 		Asker:  req.Asker,
 	}

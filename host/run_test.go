@@ -270,3 +270,49 @@ func lockingSystem() bool {
 	}
 	return false
 }
+
+// TestRunTracer checks when a Host makes its trace exporter: never when
+// traces are not wanted (the default: no exporter, nothing per event), and
+// on the first run, not before, when an OTLP endpoint is set.
+func TestRunTracer(t *testing.T) {
+	script := `{"text": "one"}` + "\n" + `{"text": "two"}`
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want bool
+	}{
+		{"default", nil, false},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}, true},
+		{"sdk disabled", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "OTEL_SDK_DISABLED": "true"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			replies, err := fakemodel.ParseScript([]byte(script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := fakemodel.Start(replies)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(srv.Close)
+			cfg := project(t, map[string]string{"agents.hcl": fmt.Sprintf(runConfig, srv.URL())})
+			ctx := context.Background()
+			h, diags, err := New(ctx, cfg, Options{NoCache: true, Getenv: func(k string) string { return tc.env[k] }})
+			if err != nil || diags.HasErrors() {
+				t.Fatal(err, diags)
+			}
+			if h.tracer != nil {
+				t.Fatal("exporter made before any run")
+			}
+			for range 2 {
+				if _, err := h.Run(ctx, RunRequest{Prompt: "hi"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := h.tracer != nil; got != tc.want {
+				t.Errorf("exporter made: %v, want %v", got, tc.want)
+			}
+			h.Close(ctx) // an endpoint where nothing listens: a warning, no error, no wait
+		})
+	}
+}

@@ -28,9 +28,10 @@ func configPath(flagValue string, e *env) string {
 // hostOptions are the host options every command starts from: the
 // compilation cache is $AGENTHOST_CACHE_DIR when set (one kept elsewhere,
 // or shared by test scenarios that each have their own HOME), else the
-// user's (host.DefaultCacheDir). run adds its cassettes.
+// user's (host.DefaultCacheDir). The OTEL_* variables that turn traces on
+// are read from e too. run adds its cassettes.
 func hostOptions(e *env) host.Options {
-	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR")}
+	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR"), Getenv: e.getenv, Version: version()}
 }
 
 // agentNames lists the config's agents, sorted, for an error message.

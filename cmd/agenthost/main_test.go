@@ -69,6 +69,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p := scenario.Params(cache, map[string]string{"AGENTHOST_AS_DIR": os.Getenv("AGENTHOST_AS_DIR")})
 	p.Condition = toolchainCondition
 	p.Cmds["rustwasm"] = cmdRustWasm
+	p.Cmds["otlprecv"] = cmdOTLPRecv
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p

@@ -35,6 +35,7 @@ func (b *builder) host(cfg *Config, h *rawHost) {
 			}
 		}
 		b.hostCost(cfg, h)
+		b.hostOtel(cfg, h)
 		if b.set(h.DataDirRange) {
 			if strings.TrimSpace(h.DataDir) == "" {
 				b.errorf(h.DataDirRange, "Invalid data_dir", "data_dir must be a directory path; remove it for the default %q.", defaults.DataDir)
@@ -44,6 +45,36 @@ func (b *builder) host(cfg *Config, h *rawHost) {
 		}
 	}
 	cfg.Host.DataDir = b.abs(cfg.Host.DataDir)
+}
+
+// hostOtel reads host.otel: true or false, nothing else.
+func (b *builder) hostOtel(cfg *Config, h *rawHost) {
+	if !b.set(h.OtelRange) || h.Otel.IsNull() {
+		return
+	}
+	if h.Otel.Type() != cty.Bool || !h.Otel.IsKnown() {
+		b.errorf(h.OtelRange, "Invalid otel", "otel must be true or false (without quotes), not %s; otel = true exports OpenTelemetry traces to the collector that OTEL_EXPORTER_OTLP_ENDPOINT names (http://localhost:4318 without it).", ctyKind(h.Otel))
+		return
+	}
+	cfg.Host.Otel = h.Otel.True()
+}
+
+// ctyKind names a value's type for an error message.
+func ctyKind(v cty.Value) string {
+	switch t := v.Type(); {
+	case t == cty.String:
+		if v.IsKnown() {
+			return fmt.Sprintf("the string %q", v.AsString())
+		}
+		return "a string"
+	case t == cty.Number:
+		return "a number"
+	case t.IsObjectType() || t.IsMapType():
+		return "an object"
+	case t.IsTupleType() || t.IsListType() || t.IsSetType():
+		return "a list"
+	}
+	return v.Type().FriendlyName()
 }
 
 // duration parses a duration attribute, or returns def when it is unset or

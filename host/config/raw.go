@@ -1,6 +1,9 @@
 package config
 
-import "github.com/hashicorp/hcl/v2"
+import (
+	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+)
 
 // The raw* types are the shape of agents.hcl as gohcl decodes it. Sizes and
 // durations are strings, parsed later so that errors point at the value;
@@ -24,6 +27,10 @@ type rawHost struct {
 	MaxDepthRange hcl.Range `hcl:"max_depth,attr_value_range"`
 	MaxCost       *float64  `hcl:"max_cost,optional"`
 	MaxCostRange  hcl.Range `hcl:"max_cost,attr_value_range"`
+	// Otel is decoded as any value so that a wrong type gets our own
+	// message (gohcl would turn "true" into true silently).
+	Otel      cty.Value `hcl:"otel,optional"`
+	OtelRange hcl.Range `hcl:"otel,attr_value_range"`
 }
 
 type rawProvider struct {

@@ -47,6 +47,10 @@ type Host struct {
 	// unset (no ceiling). Config.CostMax is an agent's limit in effect.
 	MaxCost      float64
 	MaxCostRange hcl.Range
+	// Otel turns on OpenTelemetry traces even without an
+	// OTEL_EXPORTER_OTLP_ENDPOINT in the environment (see package
+	// host/tracing).
+	Otel bool
 }
 
 // Provider is a provider block: an OpenAI-compatible endpoint.

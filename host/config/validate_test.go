@@ -96,6 +96,10 @@ func TestValidationRules(t *testing.T) {
 			"Invalid max_steps", "at least 1", "4:15", false},
 		{"max_depth negative", "host {\n  max_depth = -1\n}\nagent \"a\" {}\n", nil,
 			"Invalid max_depth", "0 allows no subagents", "4:15", false},
+		{"otel quoted", "host {\n  otel = \"true\"\n}\nagent \"a\" {}\n", nil,
+			"Invalid otel", `otel must be true or false (without quotes), not the string "true"`, "4:10", false},
+		{"otel number", "host {\n  otel = 1\n}\nagent \"a\" {}\n", nil,
+			"Invalid otel", "not a number; otel = true exports OpenTelemetry traces", "4:10", false},
 		{"data_dir empty", "host {\n  data_dir = \"\"\n}\nagent \"a\" {}\n", nil,
 			"Invalid data_dir", "remove it for the default", "4:14", false},
 		{"unknown model", "agent \"a\" {\n  model = \"mm\"\n}\n", nil,
@@ -289,6 +293,23 @@ func TestValidationRules(t *testing.T) {
 				t.Errorf("cfg = %v; want nil exactly when there are errors", cfg)
 			}
 		})
+	}
+}
+
+// TestHostOtel checks host.otel: off by default, on with true.
+func TestHostOtel(t *testing.T) {
+	for src, want := range map[string]bool{
+		"agent \"a\" {}\n":                            false,
+		"host {\n  otel = true\n}\nagent \"a\" {}\n":  true,
+		"host {\n  otel = false\n}\nagent \"a\" {}\n": false,
+	} {
+		cfg, diags := parseIn(t, base+src, nil)
+		if diags.HasErrors() {
+			t.Fatalf("%s: %s", src, dump(diags))
+		}
+		if cfg.Host.Otel != want {
+			t.Errorf("%q: Host.Otel = %v, want %v", src, cfg.Host.Otel, want)
+		}
 	}
 }
 
