@@ -3,7 +3,6 @@ package plugin
 import (
 	"fmt"
 	"strings"
-
 )
 
 // missingImports collects the imported functions agenthost does not
