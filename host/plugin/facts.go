@@ -1,11 +1,11 @@
 package plugin
 
 import (
+	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"
@@ -49,9 +49,9 @@ type loadFacts struct {
 	Environ bool   `json:"environ"` // imports environ_get
 	// Exports are the module's exported functions.
 	Exports map[string]exportSig `json:"exports"`
-	// Manifest is the manifest the describe run printed; absent when the
-	// module carries its manifest in a custom section, or is not an
-	// agenthost plugin.
+	// Section is the module's agenthost.manifest custom section, if any.
+	Section string `json:"section,omitempty"`
+	// Manifest is the manifest the describe run printed, if one ran.
 	Manifest string `json:"manifest,omitempty"`
 }
 
@@ -96,21 +96,8 @@ func (r *Runtime) readFacts(key, moduleSum string, pages uint32, name string, ki
 	if r.cacheDir == "" {
 		return nil
 	}
-	dir := filepath.Join(r.cacheDir, factsDir)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() || !private(st) {
-		return nil
-	}
-	f, err := os.Open(r.factsPath(key))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || !private(st) || st.Size() > 4<<20 {
-		return nil
-	}
-	data := make([]byte, st.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
+	data := r.readCacheFile(r.factsPath(key), 4<<20)
+	if data == nil {
 		return nil
 	}
 	var e factsEntry
@@ -131,15 +118,9 @@ func (r *Runtime) readFacts(key, moduleSum string, pages uint32, name string, ki
 	return &lf
 }
 
-// writeFacts stores lf under its key: written to a temporary file, made
-// private, and renamed into place, so a reader never sees half an entry.
-// Failing to write only costs the next start-up a full load.
+// writeFacts stores lf under its key (writeCacheFile).
 func (r *Runtime) writeFacts(lf *loadFacts) {
 	if r.cacheDir == "" {
-		return
-	}
-	dir := filepath.Join(r.cacheDir, factsDir)
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return
 	}
 	facts, err := json.Marshal(lf)
@@ -151,15 +132,7 @@ func (r *Runtime) writeFacts(lf *loadFacts) {
 	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(dir, lf.Key+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), r.factsPath(lf.Key)) != nil {
-		os.Remove(tmp.Name())
-	}
+	r.writeCacheFile(r.factsPath(lf.Key), data)
 }
 
 // dropFacts removes the facts stored under key.

@@ -250,3 +250,90 @@ func TestFactsCloseWhileCompiling(t *testing.T) {
 func toolCall(tool, args string) loop.ToolCall {
 	return loop.ToolCall{ID: "c1", Name: tool, Arguments: args}
 }
+
+func toolNames(p *Plugin) string {
+	var names []string
+	for _, tl := range p.Tools() {
+		names = append(names, tl.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+// padTo appends a custom section to wasm so that it is n bytes long.
+func padTo(t *testing.T, wasm []byte, n int) []byte {
+	t.Helper()
+	for pay := n - len(wasm) - 8; pay >= 0; pay-- {
+		body := append([]byte{3, 'p', 'a', 'd'}, make([]byte, pay)...)
+		out := append(append([]byte(nil), wasm...), 0)
+		out = appendUleb(out, uint32(len(body)))
+		out = append(out, body...)
+		if len(out) == n {
+			return out
+		}
+	}
+	t.Fatalf("cannot pad a %d-byte module to %d bytes", len(wasm), n)
+	return nil
+}
+
+// A plugin file rewritten after its sum was remembered is hashed again:
+// the load sees the new module, not the facts of the old one.
+func TestSumFileRewritten(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "plugin.wasm")
+	must(t, os.WriteFile(path, guests["echo"], 0o644))
+	s := Spec{Name: "p", Path: path, Limits: Limits{Timeout: 5 * time.Second}}
+	echoTools := toolNames(load(t, factsRuntime(t, dir), s))
+	if sums, _ := filepath.Glob(filepath.Join(dir, factsDir, "sum-*")); len(sums) != 1 {
+		t.Fatalf("remembered sums: %v, want 1", sums)
+	}
+	// The new module has the size of the old one and the same inode: only
+	// its times tell them apart.
+	newer := padTo(t, guests["reuse"], len(guests["echo"]))
+	must(t, os.WriteFile(path, newer, 0o644))
+	r := factsRuntime(t, dir)
+	p := load(t, r, s)
+	if got := toolNames(p); got == echoTools {
+		t.Fatalf("after the file was rewritten the plugin has the old module's tools %s", got)
+	}
+	if !p.reuse {
+		t.Fatal("after the file was rewritten the plugin is not the new (reuse) module")
+	}
+}
+
+// A remembered sum altered to name another module whose facts are cached
+// loads those facts, but the module that would run is hashed before it
+// compiles: the call fails, the sum and facts are dropped, and the next
+// load sees the real module.
+func TestSumTampered(t *testing.T) {
+	dir := t.TempDir()
+	echoPath := writeGuest(t, guests["echo"])
+	lim := Limits{Timeout: 5 * time.Second}
+	s := Spec{Name: "p", Path: echoPath, Limits: lim}
+	echoTools := toolNames(load(t, factsRuntime(t, dir), s))
+	other := load(t, factsRuntime(t, dir), Spec{Name: "p", Path: writeGuest(t, guests["reuse"]), Limits: lim})
+	sums, _ := filepath.Glob(filepath.Join(dir, factsDir, "sum-*"))
+	if len(sums) != 2 {
+		t.Fatalf("remembered sums: %v, want 2", sums)
+	}
+	otherSum := sha256.Sum256(guests["reuse"])
+	must(t, os.WriteFile(sumPath(dir, statKey("file", echoPath)), []byte(hex.EncodeToString(otherSum[:])), 0o600))
+
+	r := factsRuntime(t, dir)
+	p := load(t, r, s)
+	if toolNames(p) != toolNames(other) {
+		t.Fatalf("the altered sum did not lead to the other module's facts (tools %s); the test tests nothing", toolNames(p))
+	}
+	_, err := p.Call(context.Background(), toolCall(p.Tools()[0].Name, `{}`))
+	if err == nil || !strings.Contains(err.Error(), "changed after it was loaded") {
+		t.Fatalf("call: %v, want the module refused as changed", err)
+	}
+	if r.started.Load() != 0 {
+		t.Errorf("%d instances started", r.started.Load())
+	}
+	if _, err := os.Stat(sumPath(dir, statKey("file", echoPath))); !os.IsNotExist(err) {
+		t.Errorf("the altered sum is still remembered (%v)", err)
+	}
+	if got := toolNames(load(t, factsRuntime(t, dir), s)); got != echoTools {
+		t.Fatalf("load after the bad sum was dropped: tools %s, want %s", got, echoTools)
+	}
+}

@@ -77,7 +77,7 @@ func (m *module) drop(ctx context.Context) {
 // compiled by CompileLoaded or by its first call, whichever comes first.
 // Runtime.Close does not wait for a compilation under way: the runtime is
 // released when the last one ends.
-func (r *Runtime) compileLater(ctx context.Context, name string, wasm []byte, bin *binary, pages uint32, key string) *module {
+func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSource, pages uint32, key string) *module {
 	m := &module{done: make(chan struct{})}
 	log := *zerolog.Ctx(ctx)
 	bctx := context.WithoutCancel(ctx)
@@ -91,12 +91,21 @@ func (r *Runtime) compileLater(ctx context.Context, name string, wasm []byte, bi
 		}
 		r.compiling++
 		r.mu.Unlock()
-		cm, err := r.compilePatched(bctx, wasm, bin, pages)
+		var cm wazero.CompiledModule
+		wasm, err := src.bytes()
+		var bin *binary
+		if err == nil {
+			bin, err = parseBinary(wasm)
+		}
+		if err == nil {
+			cm, err = r.compilePatched(bctx, wasm, bin, pages)
+		}
 		if err != nil {
 			// The facts said this module compiles: they are wrong (or the
 			// module cache was lost and compiling failed now). Drop them,
 			// so the next load checks the module in full before it runs.
 			r.dropFacts(key)
+			r.forgetSum(src)
 			log.Warn().Err(err).Str("plugin", name).Msg("plugin failed to compile; its cached load facts are removed")
 		}
 		if cm != nil && (r.isClosed() || m.dropped.Load()) {

@@ -143,31 +143,45 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			return nil, fmt.Errorf("tool %q has no command line (CLITool.Command)", ct.Name)
 		}
 	}
-	wasm, sum, err := r.source(spec)
+	src, err := r.source(spec)
 	if err != nil {
 		return nil, err
 	}
 	limits := withDefaults(spec.Limits)
-	bin, err := parseBinary(wasm)
-	if err != nil {
-		return nil, err
-	}
 	pages := memoryPages(limits.Memory)
-	key := factsKey(sum, pages, spec.Name, spec.Kind)
+	key := factsKey(src.sum, pages, spec.Name, spec.Kind)
 	// facts are what an earlier load of this module found (facts.go); with
-	// them the module compiles in the background, else now, in full.
-	facts := r.readFacts(key, sum, pages, spec.Name, spec.Kind)
+	// them the module compiles later, else now, in full.
+	facts := r.readFacts(key, src.sum, pages, spec.Name, spec.Kind)
 	var mod *module
 	var cm wazero.CompiledModule
 	if facts != nil {
-		mod = r.compileLater(ctx, spec.Name, wasm, bin, pages, key)
+		mod = r.compileLater(ctx, spec.Name, src, pages, key)
 	} else {
+		// A full load hashes what it compiles: a remembered sum that is
+		// wrong is corrected here.
+		wasm, err := r.rehash(src)
+		if err != nil {
+			return nil, err
+		}
+		if spec.SHA256 != "" && src.sum != spec.SHA256 {
+			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
+		}
+		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
+		bin, err := parseBinary(wasm)
+		if err != nil {
+			return nil, err
+		}
 		if cm, err = r.compilePatched(ctx, wasm, bin, pages); err != nil {
 			return nil, err
 		}
 		mod = readyModule(cm)
-		facts = &loadFacts{Format: factsFormat, Key: key, Module: sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
-			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm)}
+		facts = &loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
+			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.manifest)}
+	}
+	var section []byte
+	if facts.Section != "" {
+		section = []byte(facts.Section)
 	}
 	p := &Plugin{r: r, name: spec.Name, mod: mod, exports: facts.Exports, limits: limits, byName: map[string]*tool{}}
 	ok := false
@@ -205,7 +219,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	p.kind = spec.Kind
 	if p.kind == "" {
 		switch {
-		case bin.manifest != nil:
+		case section != nil:
 			p.kind = KindAgenthost
 		case len(spec.Tools) > 0:
 			p.kind = KindWASICLI
@@ -219,8 +233,8 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		if len(spec.Tools) > 0 {
 			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
 		}
-		if bin.manifest != nil {
-			m, err := ParseManifest(bin.manifest)
+		if section != nil {
+			m, err := ParseManifest(section)
 			if err != nil {
 				return nil, fmt.Errorf("%s custom section: %w", ManifestSection, err)
 			}

@@ -2,8 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -207,34 +205,46 @@ func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
 	return p, nil
 }
 
-// source returns the bytes of a plugin and their sha256 (hex), and checks
-// its pinned digest.
-func (r *Runtime) source(s Spec) ([]byte, string, error) {
-	var wasm []byte
+// source finds a plugin's module and its sha256, and checks its pinned
+// digest. The bytes of a file or builtin whose sum is remembered (see
+// moduleSource) are read only when needed.
+func (r *Runtime) source(s Spec) (*moduleSource, error) {
+	var src *moduleSource
 	switch {
 	case s.Builtin != "":
-		b, ok := r.builtin(s.Builtin)
-		if !ok {
-			return nil, "", fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
+		if _, ok := r.builtin(s.Builtin); !ok {
+			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
 		}
-		wasm = b
+		name := s.Builtin
+		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) {
+			b, _ := r.builtin(name)
+			return b, nil
+		}}
+		if exe, err := os.Executable(); err == nil {
+			src.statKey = statKey("builtin "+name, exe)
+		}
 	case s.Path != "":
-		b, err := os.ReadFile(s.Path)
-		if err != nil {
-			return nil, "", fmt.Errorf("read plugin file: %w", err)
-		}
-		wasm = b
+		path := s.Path
+		src = &moduleSource{name: path, statKey: statKey("file", path), read: func() ([]byte, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("read plugin file: %w", err)
+			}
+			return b, nil
+		}}
 	case s.Wasm != nil:
-		wasm = s.Wasm
+		wasm := s.Wasm
+		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) { return wasm, nil }}
 	default:
-		return nil, "", errors.New("plugin has no source")
+		return nil, errors.New("plugin has no source")
 	}
-	sum := sha256.Sum256(wasm)
-	got := hex.EncodeToString(sum[:])
-	if s.SHA256 != "" && got != s.SHA256 {
-		return nil, "", fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), got, s.SHA256)
+	if err := r.sumSource(src); err != nil {
+		return nil, err
 	}
-	return wasm, got, nil
+	if s.SHA256 != "" && src.sum != s.SHA256 {
+		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
+	}
+	return src, nil
 }
 
 func sourceName(s Spec) string {
