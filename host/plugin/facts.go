@@ -1,11 +1,11 @@
 package plugin
 
 import (
-	"os"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"sync"

@@ -8,4 +8,3 @@ import "os"
 // on Windows the user's cache directory is private by its access control
 // list.
 func private(os.FileInfo) bool { return true }
-

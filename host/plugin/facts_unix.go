@@ -16,4 +16,3 @@ func private(st os.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Getuid()
 }
-
