@@ -32,7 +32,7 @@ import (
 
 // factsFormat changes whenever what loading checks, or what the facts
 // hold, changes: older entries are then never read.
-const factsFormat = 1
+const factsFormat = 2
 
 // factsDir is the directory of the facts under the compilation cache.
 const factsDir = "agenthost-load"
