@@ -114,6 +114,9 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 		OnText: req.OnText,
 		Asker:  req.Asker,
 	}
+	// Plugins loaded from their cached load facts compile now, while the
+	// first model request is made (plugin.Runtime.CompileLoaded).
+	h.runtime.CompileLoaded()
 	// Instances of reuse plugins live as long as the run, never longer.
 	scope := plugin.NewScope()
 	res := r.Run(plugin.WithScope(ctx, scope), agent, loop.Input{Prompt: req.Prompt, History: history, Session: sess.ID})

@@ -135,7 +135,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, cerr), nil
 		}
 		stdin = in
-		i = newInstance(ctx, p.r, p.compiled, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
+		i = newInstance(ctx, p.r, p.mod, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
 		i.runCold(ctx, stdin, p.limits.Timeout)
 		res, err = p.result(ctx, t, i)
 	default:
@@ -143,7 +143,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		if i = p.takeWarm(ctx, t); i != nil {
 			i.serve(ctx, stdin, p.limits.Timeout)
 		} else {
-			i = newInstance(ctx, p.r, p.compiled, t.cfg, p.limits, p.grants, p.mounts)
+			i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
 			i.runCold(ctx, stdin, p.limits.Timeout)
 		}
 		p.refill(t)
@@ -323,28 +323,34 @@ func (p *Plugin) refill(t *tool) {
 
 // describe runs the module with AGENTHOST_MODE=describe in a sandbox with
 // nothing granted and reads its manifest from stdout.
-func (r *Runtime) describe(ctx context.Context, cm wazero.CompiledModule, name string, limits Limits) (*Manifest, error) {
+func (r *Runtime) describe(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, error) {
+	m, _, err := r.describeRaw(ctx, mod, name, limits)
+	return m, err
+}
+
+// describeRaw is describe, also returning the output it parsed.
+func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, []byte, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
-	i := newInstance(ctx, r, cm, cfg, limits, Grants{}, nil)
+	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil)
 	i.runCold(ctx, nil, limits.Timeout)
 	code, f := i.exitCode(ctx, false)
 	if f != nil {
 		f.Plugin, f.Tool = name, "(describe)"
-		return nil, fmt.Errorf("describe run failed: %w", f)
+		return nil, nil, fmt.Errorf("describe run failed: %w", f)
 	}
 	if code != 0 {
 		msg := fmt.Sprintf("describe run exited with code %d", code)
 		if s := i.stderr.tail(); s != "" {
 			msg += "; stderr: " + s
 		}
-		return nil, errors.New(msg)
+		return nil, nil, errors.New(msg)
 	}
 	if i.stdout.truncated() {
-		return nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
+		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
 	}
 	m, err := ParseManifest(i.stdout.buf)
 	if err != nil {
-		return nil, fmt.Errorf("describe output: %w", err)
+		return nil, nil, fmt.Errorf("describe output: %w", err)
 	}
-	return m, nil
+	return m, i.stdout.buf, nil
 }

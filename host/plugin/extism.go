@@ -36,7 +36,7 @@ const (
 )
 
 // dialectOf detects the dialect from a module's exports.
-func dialectOf(exports map[string]api.FunctionDefinition) Dialect {
+func dialectOf(exports map[string]exportSig) Dialect {
 	has := func(n string) bool { _, ok := exports[n]; return ok }
 	switch {
 	case has("list_tools") && has("call_tool"):
@@ -68,7 +68,7 @@ func importsExtism(cm wazero.CompiledModule) bool {
 
 // checkExport checks that name is an export an Extism host can call: no
 // parameters, at most one result.
-func checkExport(exports map[string]api.FunctionDefinition, name string) error {
+func checkExport(exports map[string]exportSig, name string) error {
 	def, ok := exports[name]
 	if !ok {
 		names := make([]string, 0, len(exports))
@@ -77,8 +77,8 @@ func checkExport(exports map[string]api.FunctionDefinition, name string) error {
 		}
 		return fmt.Errorf("the module exports no function %q; its exports are: %s", name, listOrNone(slices.Sorted(slices.Values(names))))
 	}
-	if len(def.ParamTypes()) != 0 || len(def.ResultTypes()) > 1 {
-		return fmt.Errorf("export %q takes %d parameters and returns %d results; an Extism function takes none and returns at most one (i32)", name, len(def.ParamTypes()), len(def.ResultTypes()))
+	if def.Params != 0 || def.Results > 1 {
+		return fmt.Errorf("export %q takes %d parameters and returns %d results; an Extism function takes none and returns at most one (i32)", name, def.Params, def.Results)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	exports := p.compiled.ExportedFunctions()
+	exports := p.exports
 	p.dialect = dialectOf(exports)
 	if len(spec.Tools) > 0 {
 		// Tool blocks choose the exports, whatever the dialect.
@@ -185,7 +185,7 @@ func (p *Plugin) listTools(ctx context.Context, fn string, cfg wazero.ModuleConf
 // newExtismInstance makes an instance that calls t's export; parent is the
 // context the instance lives in, logCtx carries the logger.
 func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg wazero.ModuleConfig) *instance {
-	i := newInstance(parent, p.r, p.compiled, cfg, p.limits, p.grants, p.mounts)
+	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
 	c := newExtismCall(p.ext, p.limits, *zerolog.Ctx(logCtx))
 	c.ctx = i.ctx
 	i.ext = c
@@ -198,10 +198,15 @@ func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg 
 // calls its export.
 func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 	ctx := context.WithValue(i.ctx, extismKey{}, i.ext)
+	cm, err := i.mod.wait(ctx)
+	if err != nil {
+		i.err = err
+		return nil
+	}
 	i.r.started.Add(1)
 	ctx, mem := withInstanceMemory(ctx)
 	i.mem = mem
-	mod, err := i.r.rt.InstantiateModule(ctx, i.cm, cfg.WithStartFunctions())
+	mod, err := i.r.rt.InstantiateModule(ctx, cm, cfg.WithStartFunctions())
 	if err != nil {
 		i.err = err
 		return nil
@@ -418,7 +423,7 @@ func orUnknown(s string) string {
 // nothing granted).
 func inspectExtism(ctx context.Context, r *Runtime, wasm []byte, cm wazero.CompiledModule, info *Info) {
 	info.Kind = KindExtism
-	info.Dialect = dialectOf(cm.ExportedFunctions())
+	info.Dialect = dialectOf(exportsOf(cm))
 	if info.Dialect == DialectPlain {
 		info.Problems = append(info.Problems, "plain Extism plugin: no tool discovery; declare its tools with tool blocks naming the export to call (function = \"...\")")
 		return
@@ -428,7 +433,7 @@ func inspectExtism(ctx context.Context, r *Runtime, wasm []byte, cm wazero.Compi
 		info.Problems = append(info.Problems, err.Error())
 		return
 	}
-	defer p.compiled.Close(ctx)
+	defer p.mod.drop(ctx)
 	defer p.closeMounts()
 	info.Tools = append(info.Tools, p.tools...)
 }

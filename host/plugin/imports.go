@@ -3,8 +3,6 @@ package plugin
 import (
 	"fmt"
 	"strings"
-
-	"github.com/tetratelabs/wazero"
 )
 
 // missingImports collects the imported functions agenthost does not
@@ -50,8 +48,7 @@ func (m *missingImports) errors() []error {
 // reactorNote explains a module that is a WASI reactor (it exports
 // _initialize and no _start): a library for a host that calls its exports,
 // not a command agenthost can run. Empty for other modules.
-func reactorNote(cm wazero.CompiledModule) string {
-	exports := cm.ExportedFunctions()
+func reactorNote(exports map[string]exportSig) string {
 	_, start := exports["_start"]
 	_, initialize := exports["_initialize"]
 	if start || !initialize {

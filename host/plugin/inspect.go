@@ -104,7 +104,7 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		}
 		dl := detectLimits(limits)
 		info.Detection = fmt.Sprintf("no %s section: ran describe mode (AGENTHOST_MODE=describe, nothing granted, at most %s)", ManifestSection, dl.Timeout)
-		m, err = r.describe(ctx, cm, "inspect", dl)
+		m, err = r.describe(ctx, readyModule(cm), "inspect", dl)
 		if err != nil {
 			info.Kind = KindWASICLI
 			info.Problems = append(info.Problems, detectError(err, dl.Timeout).Error())

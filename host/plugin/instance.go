@@ -34,7 +34,7 @@ var (
 // instance is one module instance serving one call (or one describe run).
 type instance struct {
 	r      *Runtime
-	cm     wazero.CompiledModule
+	mod    *module
 	mem    *instanceMemory // the guest memories of the running module (memory_unix.go)
 	cfg    wazero.ModuleConfig
 	limits Limits
@@ -80,10 +80,10 @@ type instance struct {
 	extFn string
 }
 
-func newInstance(parent context.Context, r *Runtime, cm wazero.CompiledModule, cfg wazero.ModuleConfig, limits Limits, g Grants, mounts []mountPoint) *instance {
+func newInstance(parent context.Context, r *Runtime, mod *module, cfg wazero.ModuleConfig, limits Limits, g Grants, mounts []mountPoint) *instance {
 	ctx, cancel := context.WithCancelCause(parent)
 	i := &instance{
-		r: r, cm: cm, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,
+		r: r, mod: mod, cfg: cfg, limits: limits, clock: g.Clock, random: g.Random,
 		mounts: mounts,
 		ctx:    ctx, cancel: cancel,
 		ready: make(chan struct{}),
@@ -183,10 +183,15 @@ func (i *instance) exec() (mod api.Module) {
 	if i.ext != nil {
 		return i.execExtism(cfg)
 	}
+	cm, err := i.mod.wait(i.ctx)
+	if err != nil {
+		i.err = err
+		return nil
+	}
 	i.r.started.Add(1)
 	mctx, mem := withInstanceMemory(i.ctx)
 	i.mem = mem
-	mod, err := i.r.rt.InstantiateModule(mctx, i.cm, cfg)
+	mod, err = i.r.rt.InstantiateModule(mctx, cm, cfg)
 	if err != nil {
 		i.err = err
 		return nil

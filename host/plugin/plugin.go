@@ -25,10 +25,13 @@ import (
 // "reuse", in an instance that serves the calls of one agent of one run
 // (see Scope).
 type Plugin struct {
-	r        *Runtime
-	name     string
-	kind     Kind
-	compiled wazero.CompiledModule
+	r    *Runtime
+	name string
+	kind Kind
+	// mod is the compiled module, or the compilation under way (module.go).
+	mod *module
+	// exports are the module's exported functions.
+	exports  map[string]exportSig
 	manifest *Manifest
 	// manifestSource says where the manifest came from: "custom section" or
 	// "describe"; "" without a manifest.
@@ -140,37 +143,74 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			return nil, fmt.Errorf("tool %q has no command line (CLITool.Command)", ct.Name)
 		}
 	}
-	wasm, err := r.source(spec)
+	src, err := r.source(spec)
 	if err != nil {
 		return nil, err
 	}
 	limits := withDefaults(spec.Limits)
-	cm, bin, err := r.compile(ctx, wasm, limits.Memory)
-	if err != nil {
-		return nil, err
+	pages := memoryPages(limits.Memory)
+	key := factsKey(src.sum, pages, spec.Name, spec.Kind)
+	// facts are what an earlier load of this module found (facts.go); with
+	// them the module compiles later, else now, in full.
+	facts := r.readFacts(key, src.sum, pages, spec.Name, spec.Kind)
+	var mod *module
+	var cm wazero.CompiledModule
+	if facts != nil {
+		mod = r.compileLater(ctx, spec.Name, src, pages, key)
+	} else {
+		// A full load hashes what it compiles: a remembered sum that is
+		// wrong is corrected here.
+		wasm, err := r.rehash(src)
+		if err != nil {
+			return nil, err
+		}
+		if spec.SHA256 != "" && src.sum != spec.SHA256 {
+			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
+		}
+		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
+		bin, err := parseBinary(wasm)
+		if err != nil {
+			return nil, err
+		}
+		if cm, err = r.compilePatched(ctx, wasm, bin, pages); err != nil {
+			return nil, err
+		}
+		mod = readyModule(cm)
+		facts = &loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
+			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.manifest)}
 	}
-	p := &Plugin{r: r, name: spec.Name, compiled: cm, limits: limits, byName: map[string]*tool{}}
+	var section []byte
+	if facts.Section != "" {
+		section = []byte(facts.Section)
+	}
+	p := &Plugin{r: r, name: spec.Name, mod: mod, exports: facts.Exports, limits: limits, byName: map[string]*tool{}}
 	ok := false
 	defer func() {
 		if !ok {
 			p.closeMounts()
-			cm.Close(ctx)
+			mod.drop(ctx)
 		}
 	}()
-	if importsExtism(cm) && spec.Kind != "" && spec.Kind != KindExtism {
+	// fresh: the facts were found now, not read: they are stored once the
+	// load succeeds.
+	fresh := cm != nil
+	if facts.Extism && spec.Kind != "" && spec.Kind != KindExtism {
 		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extismModule)
 	}
-	if spec.Kind == KindExtism || importsExtism(cm) {
+	if spec.Kind == KindExtism || facts.Extism {
 		p.kind = KindExtism
 		if err := p.loadExtism(ctx, spec); err != nil {
 			return nil, err
 		}
 		p.prestart.Store(true)
+		if fresh {
+			r.writeFacts(facts)
+		}
 		ok = true
 		return p, nil
 	}
-	if _, has := cm.ExportedFunctions()["_start"]; !has {
-		if note := reactorNote(cm); note != "" {
+	if _, has := facts.Exports["_start"]; !has {
+		if note := reactorNote(facts.Exports); note != "" {
 			return nil, errors.New(note)
 		}
 		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
@@ -179,7 +219,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	p.kind = spec.Kind
 	if p.kind == "" {
 		switch {
-		case bin.manifest != nil:
+		case section != nil:
 			p.kind = KindAgenthost
 		case len(spec.Tools) > 0:
 			p.kind = KindWASICLI
@@ -193,21 +233,27 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		if len(spec.Tools) > 0 {
 			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
 		}
-		if bin.manifest != nil {
-			m, err := ParseManifest(bin.manifest)
+		if section != nil {
+			m, err := ParseManifest(section)
 			if err != nil {
 				return nil, fmt.Errorf("%s custom section: %w", ManifestSection, err)
 			}
 			p.manifest, p.manifestSource = m, "custom section"
+		} else if facts.Manifest != "" {
+			m, err := ParseManifest([]byte(facts.Manifest))
+			if err != nil {
+				return nil, fmt.Errorf("cached describe output: %w", err)
+			}
+			p.manifest, p.manifestSource = m, "describe"
 		} else {
 			dl := limits
 			if spec.Kind == "" {
-				if !readsEnv(cm) {
+				if !facts.Environ {
 					return nil, fmt.Errorf("cannot detect the plugin kind: %w. A plain WASI command needs kind = \"wasi_cli\" and tool blocks", errNoEnv)
 				}
 				dl = detectLimits(limits)
 			}
-			m, err := r.describe(ctx, cm, spec.Name, dl)
+			m, out, err := r.describeRaw(ctx, mod, spec.Name, dl)
 			if err != nil {
 				if spec.Kind == "" {
 					return nil, detectError(err, dl.Timeout)
@@ -215,6 +261,8 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 				return nil, err
 			}
 			p.manifest, p.manifestSource = m, "describe"
+			facts.Manifest = string(out)
+			fresh = true
 		}
 		p.grants = grant(p.manifest, spec)
 		p.reuse = p.manifest.Reuse
@@ -250,6 +298,9 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 	}
 	p.prestart.Store(p.kind == KindAgenthost)
+	if fresh {
+		r.writeFacts(facts)
+	}
 	ok = true
 	return p, nil
 }

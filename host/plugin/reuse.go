@@ -186,7 +186,7 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 	if t.ext != nil {
 		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
 	} else {
-		i = newInstance(r.ctx, r, p.compiled, t.cfg, p.limits, p.grants, p.mounts).withPipe()
+		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe()
 		i.reuse = p.reuse
 	}
 	if warm {

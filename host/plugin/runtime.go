@@ -2,8 +2,6 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -46,6 +44,13 @@ type Runtime struct {
 	mu      sync.Mutex
 	closed  bool
 	plugins []*Plugin
+	// compiling counts background compilations (compileLater); when
+	// Close finds some, it sets releaseLater and the last to end releases
+	// the runtime.
+	compiling    int
+	releaseLater bool
+	// pending are modules to compile when a run starts (CompileLoaded).
+	pending []*module
 
 	// builtin returns the bytes of a builtin plugin ("core").
 	builtin func(name string) ([]byte, bool)
@@ -125,7 +130,18 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 	r.cancel()
 	r.bg.Wait()
-	errs := []error{r.rt.Close(ctx), r.cache.Close(ctx)}
+	var errs []error
+	r.mu.Lock()
+	// A background compilation cannot be stopped, and wazero must not be
+	// closed under it: the last one to end releases the runtime. Close
+	// does not wait for them, so a short run does not wait for the
+	// compilation of a plugin it never called.
+	if r.compiling == 0 {
+		errs = append(errs, r.release(ctx))
+	} else {
+		r.releaseLater = true
+	}
+	r.mu.Unlock()
 	for _, p := range plugins {
 		for _, m := range p.mounts {
 			errs = append(errs, m.fs.Close())
@@ -135,6 +151,11 @@ func (r *Runtime) Close(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// release closes wazero's runtime and the compilation cache.
+func (r *Runtime) release(ctx context.Context) error {
+	return errors.Join(r.rt.Close(ctx), r.cache.Close(ctx))
 }
 
 func (r *Runtime) isClosed() bool {
@@ -184,34 +205,46 @@ func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
 	return p, nil
 }
 
-// source returns the bytes of a plugin and checks its pinned digest.
-func (r *Runtime) source(s Spec) ([]byte, error) {
-	var wasm []byte
+// source finds a plugin's module and its sha256, and checks its pinned
+// digest. The bytes of a file or builtin whose sum is remembered (see
+// moduleSource) are read only when needed.
+func (r *Runtime) source(s Spec) (*moduleSource, error) {
+	var src *moduleSource
 	switch {
 	case s.Builtin != "":
-		b, ok := r.builtin(s.Builtin)
-		if !ok {
+		if _, ok := r.builtin(s.Builtin); !ok {
 			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
 		}
-		wasm = b
-	case s.Path != "":
-		b, err := os.ReadFile(s.Path)
-		if err != nil {
-			return nil, fmt.Errorf("read plugin file: %w", err)
+		name := s.Builtin
+		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) {
+			b, _ := r.builtin(name)
+			return b, nil
+		}}
+		if exe, err := os.Executable(); err == nil {
+			src.statKey = statKey("builtin "+name, exe)
 		}
-		wasm = b
+	case s.Path != "":
+		path := s.Path
+		src = &moduleSource{name: path, statKey: statKey("file", path), read: func() ([]byte, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil, fmt.Errorf("read plugin file: %w", err)
+			}
+			return b, nil
+		}}
 	case s.Wasm != nil:
-		wasm = s.Wasm
+		wasm := s.Wasm
+		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) { return wasm, nil }}
 	default:
 		return nil, errors.New("plugin has no source")
 	}
-	if s.SHA256 != "" {
-		sum := sha256.Sum256(wasm)
-		if got := hex.EncodeToString(sum[:]); got != s.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), got, s.SHA256)
-		}
+	if err := r.sumSource(src); err != nil {
+		return nil, err
 	}
-	return wasm, nil
+	if s.SHA256 != "" && src.sum != s.SHA256 {
+		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
+	}
+	return src, nil
 }
 
 func sourceName(s Spec) string {
@@ -263,22 +296,29 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 	if err != nil {
 		return nil, nil, err
 	}
-	patched, err := limitMemory(wasm, bin, memoryPages(memLimit))
+	cm, err := r.compilePatched(ctx, wasm, bin, memoryPages(memLimit))
+	return cm, bin, err
+}
+
+// compilePatched is compile of a module parsed already, with a memory
+// limit of pages pages.
+func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32) (wazero.CompiledModule, error) {
+	patched, err := limitMemory(wasm, bin, pages)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cm, err := r.rt.CompileModule(ctx, patched)
 	if err != nil && r.dropBadCache(ctx, err) {
 		cm, err = r.rt.CompileModule(ctx, patched)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("compile: %w", err)
+		return nil, fmt.Errorf("compile: %w", err)
 	}
 	if err := r.checkImports(cm); err != nil {
 		cm.Close(ctx)
-		return nil, nil, err
+		return nil, err
 	}
-	return cm, bin, nil
+	return cm, nil
 }
 
 // dropBadCache handles a compile error caused by an unreadable entry of
@@ -333,7 +373,7 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	}
 	if len(errs) > 0 || len(missing.mods) > 0 {
 		errs = append(missing.errors(), errs...)
-		if note := reactorNote(cm); note != "" {
+		if note := reactorNote(exportsOf(cm)); note != "" {
 			errs = append(errs, errors.New(note))
 		}
 	}
