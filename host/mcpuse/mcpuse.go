@@ -21,11 +21,13 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -70,6 +72,9 @@ type Server struct {
 	toolsErr error
 	// ended is closed once the current session's end has been noticed.
 	ended chan struct{}
+	// http is the HTTP transport of a url server (nil for a stdio one): it
+	// remembers a refusal (401, 403) to explain it.
+	http *headerTransport
 }
 
 // New returns the server of spec; nothing is started yet.
@@ -77,7 +82,11 @@ func New(spec Spec, log zerolog.Logger) *Server {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
 	}
-	return &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+	s := &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+	if spec.URL != "" {
+		s.http = &headerTransport{h: spec.Headers}
+	}
+	return s
 }
 
 // maxStarts is how many times a server is started in the host's life: the
@@ -113,9 +122,9 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if err != nil {
 		s.dead = err
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("MCP server %q did not start within %s: %v", s.spec.Name, s.spec.Timeout, err)
+			return nil, fmt.Errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
 		}
-		return nil, fmt.Errorf("MCP server %q did not start: %v", s.spec.Name, err)
+		return nil, fmt.Errorf("MCP server %q did not start: %v%s", s.spec.Name, err, s.refusal())
 	}
 	s.cs = cs
 	ended := make(chan struct{})
@@ -151,23 +160,46 @@ func (s *Server) transport() (mcp.Transport, error) {
 		}
 		cmd.Stderr = s.spec.Stderr
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
-	case s.spec.URL != "":
-		hc := &http.Client{Transport: headerTransport{h: s.spec.Headers}}
+	case s.http != nil:
+		hc := &http.Client{Transport: s.http}
 		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}, nil
 	}
 	return nil, fmt.Errorf("MCP server %q has neither a command nor a URL", s.spec.Name)
 }
 
-type headerTransport struct{ h map[string]string }
+// headerTransport adds the block's headers to every request, and notes
+// the last refusal of the server (401 or 403) for messages.
+type headerTransport struct {
+	h       map[string]string
+	refused atomic.Int32 // the status of the last refusal, 0 when none
+}
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(t.h) > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range t.h {
 			r.Header.Set(k, v)
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		t.refused.Store(int32(resp.StatusCode))
+	}
+	return resp, err
+}
+
+// refusal explains, after an error, a refusal of an HTTP server: "" when
+// there was none.
+func (s *Server) refusal() string {
+	if s.http == nil {
+		return ""
+	}
+	code := int(s.http.refused.Load())
+	if code == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the server answered %d %s to %s: it wants other credentials; check the headers of the mcp_server block, Authorization for example)",
+		code, http.StatusText(code), redact.URL(s.spec.URL))
 }
 
 // Tools lists the server's tools (starting it when needed), narrowed to
@@ -264,7 +296,7 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errResult("MCP server %q stopped during the call of tool %q: %v", s.spec.Name, call.Name, err), nil
 	}
-	return errResult("MCP server %q: tool %q: %v", s.spec.Name, call.Name, err), nil
+	return errResult("MCP server %q: tool %q: %v%s", s.spec.Name, call.Name, err, s.refusal()), nil
 }
 
 // toResult turns an MCP result into a tool result: its text contents
