@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 		// mcptestserver MODE is the MCP server of the tests, made with the
 		// official Go SDK (package internal/mcptest).
 		"mcptestserver": func() { os.Exit(mcptest.Serve(os.Args[1])) },
+		// exitstatus CMD ARGS... prints CMD's exit status, passing SIGINT
+		// on to it (exitstatus_test.go).
+		"exitstatus": func() { os.Exit(exitStatus()) },
 	})
 }
 
