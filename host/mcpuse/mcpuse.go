@@ -94,18 +94,19 @@ func New(spec Spec, log zerolog.Logger) *Server {
 const maxStarts = 2
 
 // session returns the live session, starting the server when there is
-// none (at first use, or once after it died).
-func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
+// none (at first use, or once after it died), and the channel closed once
+// the session's end has been noticed.
+func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("MCP server %q: the host is closing", s.spec.Name)
+		return nil, nil, fmt.Errorf("MCP server %q: the host is closing", s.spec.Name)
 	}
 	if s.cs != nil {
-		return s.cs, nil
+		return s.cs, s.ended, nil
 	}
 	if s.starts >= maxStarts {
-		return nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
+		return nil, nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
 	}
 	s.starts++
 	if s.starts > 1 {
@@ -116,15 +117,15 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, nil)
 	t, err := s.transport()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		s.dead = err
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
+			return nil, nil, fmt.Errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
 		}
-		return nil, fmt.Errorf("MCP server %q did not start: %v%s", s.spec.Name, err, s.refusal())
+		return nil, nil, fmt.Errorf("MCP server %q did not start: %v%s", s.spec.Name, err, s.refusal())
 	}
 	s.cs = cs
 	ended := make(chan struct{})
@@ -146,7 +147,7 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}()
 	s.log.Info().Msg("MCP server started")
-	return cs, nil
+	return cs, ended, nil
 }
 
 func (s *Server) transport() (mcp.Transport, error) {
@@ -230,7 +231,7 @@ func (s *Server) Tools(ctx context.Context) ([]loop.ToolSpec, error) {
 }
 
 func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
-	cs, err := s.session(ctx)
+	cs, _, err := s.session(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +276,7 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if !json.Valid([]byte(args)) {
 		return errResult("invalid arguments for tool %q: not valid JSON", call.Name), nil
 	}
-	cs, err := s.session(ctx)
+	cs, ended, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return loop.ToolResult{}, ctx.Err()
@@ -284,7 +285,24 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)})
+	params := &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)}
+	res, err := cs.CallTool(cctx, params)
+	if errors.Is(err, mcp.ErrConnectionClosed) && cctx.Err() == nil {
+		// The call was not sent: the connection had already ended (the
+		// server died after an earlier call, before its end was
+		// noticed). Once it is noticed, the call goes to the restarted
+		// server, when it may be restarted.
+		select {
+		case <-ended:
+		case <-cctx.Done():
+		}
+		if cctx.Err() == nil {
+			if cs, _, err = s.session(ctx); err != nil {
+				return errResult("%v", err), nil
+			}
+			res, err = cs.CallTool(cctx, params)
+		}
+	}
 	switch {
 	case err == nil:
 		return toResult(res), nil

@@ -137,6 +137,20 @@ func TestCrashRestartsOnce(t *testing.T) {
 	}
 }
 
+// TestCallRightAfterCrash: a call made right after the server died, before
+// its end was noticed, goes to the restarted server (it was never sent to
+// the dead one), not an error.
+func TestCallRightAfterCrash(t *testing.T) {
+	for range 5 {
+		s := testServer(t, "tools", 10*time.Second, nil)
+		pid1 := call(t, s, "pid", "{}").Content
+		call(t, s, "crash", "{}")
+		if r := call(t, s, "pid", "{}"); r.IsError || r.Content == pid1 {
+			t.Fatalf("the call after the crash = %+v (first server %s); want the pid of a new server", r, pid1)
+		}
+	}
+}
+
 // waitDead waits until the session's end has been noticed.
 func waitDead(t *testing.T, s *Server) {
 	t.Helper()
