@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -160,7 +161,7 @@ func (s *Server) transport() (mcp.Transport, error) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = s.spec.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return noteTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, nil
 	case s.http != nil:
 		hc := &http.Client{Transport: s.http}
 		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}, nil
@@ -185,6 +186,11 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := http.DefaultTransport.RoundTrip(r)
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.refused.Store(int32(resp.StatusCode))
+	}
+	// A POST made for a call once the call was cancelled is the
+	// notifications/cancelled the SDK sends for it.
+	if n := noteOf(r.Context()); n != nil && err == nil && r.Method == http.MethodPost && n.call.Err() != nil {
+		n.sent()
 	}
 	return resp, err
 }
@@ -285,6 +291,9 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()
+	note := &cancelNote{done: make(chan struct{})}
+	cctx = context.WithValue(cctx, cancelKey{}, note)
+	note.call = cctx
 	params := &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)}
 	res, err := cs.CallTool(cctx, params)
 	if errors.Is(err, mcp.ErrConnectionClosed) && cctx.Err() == nil {
@@ -307,6 +316,7 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	case err == nil:
 		return toResult(res), nil
 	case ctx.Err() != nil:
+		note.wait()
 		return loop.ToolResult{}, ctx.Err()
 	case cctx.Err() != nil:
 		s.log.Warn().Str("tool", call.Name).Dur("timeout", s.spec.Timeout).Msg("MCP tool call timed out")
@@ -366,4 +376,62 @@ func (s *Server) Close() error {
 		return nil
 	}
 	return cs.Close()
+}
+
+// The SDK tells the server of a cancelled call (notifications/cancelled)
+// on another goroutine, after the call has returned: when agenthost stops
+// the server right after (it exits on Ctrl-C), the notification can be
+// lost. A cancelNote, in the call's context, learns when it was written,
+// and Call waits for that, a little, before it returns.
+type cancelNote struct {
+	call context.Context // the call's context
+	once sync.Once
+	done chan struct{} // closed once the notification was written
+}
+
+type cancelKey struct{}
+
+func noteOf(ctx context.Context) *cancelNote {
+	n, _ := ctx.Value(cancelKey{}).(*cancelNote)
+	return n
+}
+
+func (n *cancelNote) sent() { n.once.Do(func() { close(n.done) }) }
+
+// cancelNoteWait bounds the wait for the notification: a server that
+// reads nothing must not hold up an abort.
+const cancelNoteWait = 2 * time.Second
+
+func (n *cancelNote) wait() {
+	t := time.NewTimer(cancelNoteWait)
+	defer t.Stop()
+	select {
+	case <-n.done:
+	case <-t.C:
+	}
+}
+
+// noteTransport is a stdio transport whose connection tells the
+// cancelNote of a call when its notifications/cancelled was written (the
+// SDK passes the call's context values on to that write).
+type noteTransport struct{ mcp.Transport }
+
+func (t noteTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return noteConn{c}, nil
+}
+
+type noteConn struct{ mcp.Connection }
+
+func (c noteConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if n := noteOf(ctx); n != nil && err == nil {
+		if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "notifications/cancelled" {
+			n.sent()
+		}
+	}
+	return err
 }
