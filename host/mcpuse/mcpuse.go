@@ -11,6 +11,7 @@
 package mcpuse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,12 +188,26 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.refused.Store(int32(resp.StatusCode))
 	}
-	// A POST made for a call once the call was cancelled is the
-	// notifications/cancelled the SDK sends for it.
-	if n := noteOf(r.Context()); n != nil && err == nil && r.Method == http.MethodPost && n.call.Err() != nil {
+	// The notifications/cancelled of a call is a POST made with the
+	// call's context values once the call was cancelled.
+	if n := noteOf(r.Context()); n != nil && err == nil && r.Method == http.MethodPost && n.call.Err() != nil && isCancelNote(r) {
 		n.sent()
 	}
 	return resp, err
+}
+
+// isCancelNote reports whether the body of r is a notifications/cancelled.
+func isCancelNote(r *http.Request) bool {
+	if r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 1<<16))
+	return err == nil && bytes.Contains(b, []byte(`"method":"notifications/cancelled"`))
 }
 
 // refusal explains, after an error, a refusal of an HTTP server: "" when

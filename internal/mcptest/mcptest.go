@@ -5,10 +5,12 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -69,7 +71,24 @@ func StartHTTP(token, record string) (*HTTPServer, error) {
 		return nil, err
 	}
 	srv := newServer(record)
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	// The SDK answers a notification's POST (202) before it handles it:
+	// a notifications/cancelled is recorded here, as it arrives, so that
+	// a test knows the server has it once the client got the answer.
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if bytes.Contains(body, []byte(`"method":"notifications/cancelled"`)) {
+				appendLine(record, "POST notifications/cancelled")
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		sdk.ServeHTTP(w, r)
+	})
 	if token != "" {
 		next, want := h, []byte("Bearer "+token)
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -99,28 +118,15 @@ func StartHTTP(token, record string) (*HTTPServer, error) {
 // "notifications/cancelled: REASON" when the client cancels a call (the
 // notification itself: the call's context is cancelled on another
 // goroutine, which may lose the race with the connection's end when the
-// client exits right after); "gather N of M in flight".
+// client exits right after); "gather N of M in flight". Over HTTP,
+// "POST notifications/cancelled" is recorded as the request arrives.
 func newServer(record string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
-	var recMu sync.Mutex
-	rec := func(line string) {
-		if record == "" {
-			return
-		}
-		recMu.Lock()
-		defer recMu.Unlock()
-		f, err := os.OpenFile(record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "mcptest: record: %v\n", err)
-			return
-		}
-		defer f.Close()
-		f.WriteString(line + "\n")
-	}
+	rec := func(line string) { appendLine(record, line) }
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "notifications/cancelled" {
@@ -201,4 +207,22 @@ func newServer(record string) *mcp.Server {
 		}
 	})
 	return srv
+}
+
+var recordMu sync.Mutex
+
+// appendLine appends line to the file record ("" records nothing).
+func appendLine(record, line string) {
+	if record == "" {
+		return
+	}
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	f, err := os.OpenFile(record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcptest: record: %v\n", err)
+		return
+	}
+	defer f.Close()
+	f.WriteString(line + "\n")
 }
