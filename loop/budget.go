@@ -8,13 +8,6 @@ func (ru *run) budgetSpent() bool {
 	return ru.a.Budget > 0 && ru.used >= ru.a.Budget
 }
 
-// count records a call that reaches the Toolset or a subagent: it counts one
-// toward the budget and Result.ToolCalls. Refused calls are not counted.
-func (ru *run) count() {
-	ru.used++
-	ru.res.ToolCalls++
-}
-
 // budgetRefusal is the error result for call c once the budget is spent; the
 // calls after it in the same response get the same answer.
 func (ru *run) budgetRefusal(c ToolCall) string {

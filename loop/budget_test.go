@@ -45,7 +45,7 @@ func TestBudget(t *testing.T) {
 		a.Budget = 3
 		r, rec, _ := testRunner()
 		res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
-		if diff := cmp.Diff([]string{"a", "b", "c"}, ts.called()); diff != "" {
+		if diff := cmp.Diff([]string{"a", "b", "c"}, ts.calledSorted()); diff != "" {
 			t.Errorf("executed calls (-want +got):\n%s", diff)
 		}
 		if res.StopReason != StopBudget || res.Steps != 3 || res.ToolCalls != 3 {

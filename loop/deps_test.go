@@ -34,6 +34,7 @@ func TestDeps(t *testing.T) {
 	leaves := []string{
 		"github.com/agenthost/agenthost/prompts",
 		"github.com/agenthost/agenthost/internal/defaults",
+		"github.com/agenthost/agenthost/internal/toolname",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

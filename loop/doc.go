@@ -69,18 +69,24 @@
 //
 // # Tool calls
 //
-// The calls of one response run one after another, in order, and each gets
-// exactly one tool message, in the order of the calls. For each call, in
-// this order: an aborted run answers AbortedAnswer; after a budget or doom-loop
-// stop in the same response, the rest are answered with that error; a used-up
-// budget answers "tool budget exhausted"; the doom-loop check; then the name
-// (exact, case-insensitive repair, else an error listing the tools) and the
-// arguments (must be a JSON object; schema validation is the Toolset's job).
-// Only calls that reach the Toolset (or a subagent) count toward the budget
-// and Result.ToolCalls. A Toolset error becomes the error result "plugin
-// failure: …", is logged and listed in Result.Errors; the run goes on.
-// Executed plugin calls are framed by tool.start and tool.end; subagent calls
-// by subagent.start and subagent.end instead.
+// Each call of one response gets exactly one tool message, in the order of
+// the calls. First, for each call in order: an aborted run answers
+// AbortedAnswer; after a budget or doom-loop stop in the same response, the
+// rest are answered with that error; a used-up budget answers "tool budget
+// exhausted"; the doom-loop check; then the name (exact, case-insensitive
+// repair, else an error naming the tool likely meant and listing the tools)
+// and the arguments (must be a JSON object; the Toolset's ArgumentChecker
+// checks the schema). The calls that pass then run: the Toolset's calls
+// concurrently (the model sent them together, so they are taken as
+// independent; Toolset.Call must be safe for concurrent use), then the
+// subagent calls one after another. Only calls that reach the Toolset (or a
+// subagent) count toward the budget and Result.ToolCalls. A Toolset error
+// becomes the error result "plugin failure: …", is logged and listed in
+// Result.Errors; the run goes on. Executed plugin calls are framed by
+// tool.start (all of a response's, before any runs) and tool.end (as each
+// ends); subagent calls by subagent.start and subagent.end instead. An abort
+// answers the calls that were running without a result with AbortedAnswer;
+// those that ended keep their results.
 //
 // Budget: when the budget is reached (exactly, or with calls refused),
 // budget.exhausted is emitted once and the next request is the final step.

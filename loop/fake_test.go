@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,21 @@ func (f *fakeTools) Call(ctx context.Context, c ToolCall) (ToolResult, error) {
 		return fn(ctx, c)
 	}
 	return ToolResult{Content: "ok " + c.Name + " " + c.Arguments}, nil
+}
+
+// calledSorted is called, sorted: the calls of one step run concurrently,
+// in no set order.
+func (f *fakeTools) calledSorted() []string {
+	out := f.called()
+	slices.Sort(out)
+	return out
+}
+
+// sorted returns a sorted copy of ids.
+func sorted(ids []string) []string {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return out
 }
 
 func (f *fakeTools) called() []string {

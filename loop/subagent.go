@@ -25,30 +25,44 @@ func (ru *run) offerSubagents() {
 	}
 }
 
-// callSubagent runs sub as a nested loop and returns its result as the tool
-// message content (see the package documentation for the format).
-func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string, bool) {
+// admitSubagent checks a call of subagent sub: its arguments and the
+// nesting depth.
+func (ru *run) admitSubagent(c ToolCall, sub *Agent) (string, bool) {
+	if _, err := subagentPrompt(c); err != "" {
+		return fmt.Sprintf(`invalid arguments for subagent %s: want {"prompt": string}: %s`, c.Name, err), false
+	}
+	if ru.depth+1 > ru.a.MaxDepth {
+		ru.log.Warn().Str("subagent", sub.Name).Int("max_depth", ru.a.MaxDepth).Msg("subagent refused: too deep")
+		return fmt.Sprintf("subagent nesting deeper than max_depth %d refused: %s was not run", ru.a.MaxDepth, sub.Name), false
+	}
+	return "", true
+}
+
+// subagentPrompt is the prompt of a subagent call, or why there is none.
+func subagentPrompt(c ToolCall) (string, string) {
 	var args struct {
 		Prompt *string `json:"prompt"`
 	}
 	d := json.NewDecoder(bytes.NewReader([]byte(c.Arguments)))
-	if err := d.Decode(&args); err != nil || args.Prompt == nil {
-		why := "missing \"prompt\""
-		if err != nil {
-			why = err.Error()
-		}
-		return fmt.Sprintf(`invalid arguments for subagent %s: want {"prompt": string}: %s`, c.Name, why), true
+	if err := d.Decode(&args); err != nil {
+		return "", err.Error()
 	}
-	if ru.depth+1 > ru.a.MaxDepth {
-		ru.log.Warn().Str("subagent", sub.Name).Int("max_depth", ru.a.MaxDepth).Msg("subagent refused: too deep")
-		return fmt.Sprintf("subagent nesting deeper than max_depth %d refused: %s was not run", ru.a.MaxDepth, sub.Name), true
+	if args.Prompt == nil {
+		return "", "missing \"prompt\""
 	}
+	return *args.Prompt, ""
+}
 
-	ru.count()
+// callSubagent runs sub, for the admitted call c, as a nested loop and
+// returns its result as the tool message content (see the package
+// documentation for the format).
+func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string, bool) {
+	prompt, _ := subagentPrompt(c)
+	ru.res.ToolCalls++
 	ru.emit(Event{Type: EventSubagentStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name, Arguments: c.Arguments})
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Msg("subagent start")
 	start := time.Now()
-	child := ru.r.run(ctx, sub, Input{Prompt: *args.Prompt}, ru.depth+1, ru)
+	child := ru.r.run(ctx, sub, Input{Prompt: prompt}, ru.depth+1, ru)
 	dur := time.Since(start)
 
 	// The child's usage and cost were charged to this run as they happened

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // offerTools registers the agent's plugin tools, offered on non-final steps.
@@ -70,32 +72,63 @@ func (ru *run) resolve(name string) (string, bool) {
 	return found, found != ""
 }
 
-// execute answers every call, in order, with exactly one tool message. It
-// returns false when the run was aborted.
+// execute answers every call with exactly one tool message, in the order
+// of the calls. It returns false when the run was aborted.
+//
+// What depends on the calls before (an abort, the budget, the doom loop)
+// and what refuses a call without running it (an unknown tool, bad
+// arguments) is decided first, one call after the other. The calls that
+// pass then run: the Toolset's calls concurrently (the model sent them as
+// parallel calls of one response, so none waits for another), then the
+// subagents one after the other. The answers are appended once all have
+// ended.
 func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
-	refuse := "" // when set, the remaining calls are answered with it
-	for _, c := range calls {
+	answers := make([]Message, len(calls))
+	var tools, subs []int // the calls that run: Toolset calls, subagent calls
+	refuse := ""          // when set, the remaining calls are answered with it
+	for i, c := range calls {
 		switch {
 		case ctx.Err() != nil:
-			ru.append(AbortedAnswer(c))
+			answers[i] = AbortedAnswer(c)
 			continue
 		case refuse != "":
-			ru.answer(c, refuse, true)
+			answers[i] = toolMessage(c, refuse, true)
 			continue
 		case ru.budgetSpent():
 			refuse = ru.budgetRefusal(c)
-			ru.answer(c, refuse, true)
+			answers[i] = toolMessage(c, refuse, true)
 			continue
 		}
 		if run, content, stop := ru.checkDoom(ctx, c); !run {
-			ru.answer(c, content, true)
+			answers[i] = toolMessage(c, content, true)
 			if stop {
 				refuse = doomStopping(c)
 			}
 			continue
 		}
-		content, isErr := ru.call(ctx, c)
-		ru.answer(c, content, isErr)
+		if content, ok := ru.admit(c); !ok {
+			answers[i] = toolMessage(c, content, true)
+			continue
+		}
+		ru.used++ // counted toward the budget of the calls after it
+		if ru.subagents[c.Name] != nil {
+			subs = append(subs, i)
+		} else {
+			tools = append(tools, i)
+		}
+	}
+	ru.callTools(ctx, calls, tools, answers)
+	for _, i := range subs {
+		c := calls[i]
+		if ctx.Err() != nil {
+			answers[i] = AbortedAnswer(c)
+			continue
+		}
+		content, isErr := ru.callSubagent(ctx, c, ru.subagents[c.Name])
+		answers[i] = toolMessage(c, content, isErr)
+	}
+	for _, m := range answers {
+		ru.append(m)
 	}
 	ru.checkBudget()
 	return ctx.Err() == nil
@@ -121,50 +154,95 @@ func AbortedAnswer(c ToolCall) Message {
 	return toolMessage(c, abortedResult, true)
 }
 
-// call checks and executes one call, returning the tool message content and
-// whether it is an error result.
-func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
+// admit checks call c before it runs: a subagent's arguments and depth, a
+// tool the agent has, arguments that are a JSON object and pass the
+// tool's schema. A refused call gets the returned error result; it emits
+// no tool event and does not count toward the budget.
+func (ru *run) admit(c ToolCall) (string, bool) {
 	if sub := ru.subagents[c.Name]; sub != nil {
-		return ru.callSubagent(ctx, c, sub)
+		return ru.admitSubagent(c, sub)
 	}
 	if !ru.plugin[c.Name] {
 		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg("unknown tool")
-		if len(ru.names) == 0 {
-			return fmt.Sprintf("unknown tool %q: no tools are available", c.Name), true
-		}
-		return fmt.Sprintf("unknown tool %q; available tools: %s", c.Name, strings.Join(ru.names, ", ")), true
+		return ru.unknownTool(c.Name), false
 	}
 	if msg := checkArguments(c); msg != "" {
 		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg(msg)
-		return msg, true
+		return msg, false
 	}
 	if ck, ok := ru.a.Tools.(ArgumentChecker); ok {
 		if msg := ck.Check(c); msg != "" {
 			ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Str("reason", msg).Msg("arguments refused by the tool's schema")
-			return msg, true
+			return msg, false
 		}
 	}
+	return "", true
+}
 
-	ru.count()
-	ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
-	start := time.Now()
-	res, err := ru.a.Tools.Call(ctx, c)
-	dur := time.Since(start)
-	content, isErr := res.Content, res.IsError
-	if err != nil {
-		isErr = true
-		if ctx.Err() != nil {
-			content = abortedResult
-		} else {
-			content = "plugin failure: " + err.Error()
-			ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("tool %s (call %s): plugin failure: %v", c.Name, c.ID, err))
-			ru.log.Error().Err(err).Str("tool", c.Name).Str("call_id", c.ID).Dur("duration", dur).Msg("plugin failure")
-		}
+// unknownTool is the error result of a call of a tool the agent does not
+// have: with the likely meant one (the model wrote "fs.read_text_file" or
+// "read_text_file" for "fs__read_text_file", or misspelt a name) and the
+// tools it has.
+func (ru *run) unknownTool(name string) string {
+	if len(ru.names) == 0 {
+		return fmt.Sprintf("unknown tool %q: no tools are available", name)
 	}
-	ru.log.Debug().Str("tool", c.Name).Str("call_id", c.ID).Bool("is_error", isErr).Dur("duration", dur).Msg("tool call")
-	ru.emit(Event{Type: EventToolEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name,
-		IsError: Bool(isErr), DurationMS: Int64(dur.Milliseconds())})
-	return content, isErr
+	hint := ""
+	if s := toolname.Suggest(name, ru.names); s != "" {
+		hint = fmt.Sprintf(" Did you mean %q?", s)
+	}
+	return fmt.Sprintf("unknown tool %q.%s Available tools: %s", name, hint, strings.Join(ru.names, ", "))
+}
+
+// callTools runs the admitted Toolset calls calls[i], i in idx,
+// concurrently (one alone runs on this goroutine) and sets their answers.
+// The tool events and the log lines are written from this goroutine.
+func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answers []Message) {
+	type done struct {
+		i   int
+		res ToolResult
+		err error
+		dur time.Duration
+	}
+	call := func(i int) done {
+		start := time.Now()
+		res, err := ru.a.Tools.Call(ctx, calls[i])
+		return done{i, res, err, time.Since(start)}
+	}
+	for _, i := range idx {
+		c := calls[i]
+		ru.res.ToolCalls++
+		ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
+	}
+	end := func(d done) {
+		c := calls[d.i]
+		content, isErr := d.res.Content, d.res.IsError
+		if d.err != nil {
+			isErr = true
+			if ctx.Err() != nil {
+				content = abortedResult
+			} else {
+				content = "plugin failure: " + d.err.Error()
+				ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("tool %s (call %s): plugin failure: %v", c.Name, c.ID, d.err))
+				ru.log.Error().Err(d.err).Str("tool", c.Name).Str("call_id", c.ID).Dur("duration", d.dur).Msg("plugin failure")
+			}
+		}
+		ru.log.Debug().Str("tool", c.Name).Str("call_id", c.ID).Bool("is_error", isErr).Dur("duration", d.dur).Msg("tool call")
+		ru.emit(Event{Type: EventToolEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name,
+			IsError: Bool(isErr), DurationMS: Int64(d.dur.Milliseconds())})
+		answers[d.i] = toolMessage(c, content, isErr)
+	}
+	if len(idx) == 1 {
+		end(call(idx[0]))
+		return
+	}
+	ch := make(chan done, len(idx))
+	for _, i := range idx {
+		go func() { ch <- call(i) }()
+	}
+	for range idx {
+		end(<-ch)
+	}
 }
 
 // checkArguments returns the error result for arguments that are not a JSON

@@ -3,8 +3,11 @@ package loop
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -20,7 +23,7 @@ func TestToolCallChecks(t *testing.T) {
 		{name: "wrong case repaired", call: tc("1", "Read_File", `{"p":1}`), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: `{"p":1}`}},
 		{name: "empty arguments become {}", call: tc("1", "read_file", ""), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: "{}"}},
 		{name: "blank arguments become {}", call: tc("1", "read_file", " \n"), wantExec: &ToolCall{ID: "1", Name: "read_file", Arguments: "{}"}},
-		{name: "unknown tool", call: tc("1", "delete_everything", `{}`), wantErr: `unknown tool "delete_everything"; available tools: read_file, READ_FILE_X, list_dir, Dup, dup`},
+		{name: "unknown tool", call: tc("1", "delete_everything", `{}`), wantErr: `unknown tool "delete_everything". Available tools: read_file, READ_FILE_X, list_dir, Dup, dup`},
 		{name: "ambiguous case is not repaired", call: tc("1", "DUP", `{}`), wantErr: `unknown tool "DUP"`},
 		{name: "invalid JSON", call: tc("1", "read_file", `{"p":`), wantErr: "invalid arguments for tool read_file: not valid JSON: unexpected end of JSON input"},
 		{name: "array arguments", call: tc("1", "read_file", `[1,2]`), wantErr: "want a JSON object, got an array"},
@@ -71,9 +74,12 @@ func TestCallIDRepair(t *testing.T) {
 	ts := newTools("read_file")
 	r, rec, _ := testRunner()
 	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
-	ids := ts.called()
-	if len(ids) != 4 || ids[1] != "dup" {
+	ids := ts.calledSorted()
+	if len(ids) != 4 || !slices.Contains(ids, "dup") {
 		t.Fatalf("executed %v, want 4 calls, the second keeping its id", ids)
+	}
+	if tm := toolMsgs(res.Messages); len(tm) != 4 || tm[1].ToolCallID != "dup" || tm[1].Content != `ok read_file {"n":2}` {
+		t.Errorf("tool messages %s, want the second answering call dup", dump(tm))
 	}
 	seen := map[string]bool{}
 	for _, id := range ids {
@@ -111,7 +117,8 @@ func TestPluginFailure(t *testing.T) {
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "crash") || !strings.Contains(res.Errors[0], "wasm trap") {
 		t.Errorf("Errors = %q", res.Errors)
 	}
-	ends := rec.of(EventToolEnd)
+	ends := rec.of(EventToolEnd) // in the order the calls ended
+	slices.SortFunc(ends, func(a, b Event) int { return strings.Compare(a.CallID, b.CallID) })
 	if len(ends) != 2 || !*ends[0].IsError || *ends[1].IsError || ends[0].DurationMS == nil {
 		t.Errorf("tool.end events %+v", ends)
 	}
@@ -176,5 +183,67 @@ func TestArgumentCheckerRefusesBeforeCounting(t *testing.T) {
 		if ev.Type == EventToolStart && ev.CallID == "1" {
 			t.Errorf("tool.start emitted for the refused call")
 		}
+	}
+}
+
+// TestUnknownToolSuggests: a call of a tool the agent does not have is an
+// error result naming the tool the model likely meant — an MCP server's
+// tool written with a dot or without its server's name, a misspelt name —
+// and the tools it has; nothing runs.
+func TestUnknownToolSuggests(t *testing.T) {
+	for _, tt := range []struct{ call, want string }{
+		{"fs.read_text_file", `unknown tool "fs.read_text_file". Did you mean "fs__read_text_file"? Available tools: read_file, fs__read_text_file, fs__list_directory`},
+		{"read_text_file", `unknown tool "read_text_file". Did you mean "fs__read_text_file"? Available tools: read_file, fs__read_text_file, fs__list_directory`},
+		{"reed_file", `unknown tool "reed_file". Did you mean "read_file"? Available tools: read_file, fs__read_text_file, fs__list_directory`},
+		{"delete", `unknown tool "delete". Available tools: read_file, fs__read_text_file, fs__list_directory`},
+	} {
+		m := &fakeModel{script: []reply{calls("", tc("1", tt.call, `{}`)), text("done")}}
+		ts := newTools("read_file", "fs__read_text_file", "fs__list_directory")
+		r, rec, _ := testRunner()
+		res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+		tm := toolMsgs(res.Messages)
+		if len(tm) != 1 || !tm[0].IsError || tm[0].Content != tt.want {
+			t.Errorf("call %s: tool messages %s, want the error %q", tt.call, dump(tm), tt.want)
+		}
+		if len(ts.called()) != 0 || res.ToolCalls != 0 {
+			t.Errorf("call %s: executed %v", tt.call, ts.called())
+		}
+	}
+}
+
+// TestParallelCallsRunConcurrently: the calls of one response run at the
+// same time: each waits until all three have started (a timeout reports
+// the contrary), and the answers keep the order of the calls.
+func TestParallelCallsRunConcurrently(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "wait", `{"n":1}`), tc("2", "wait", `{"n":2}`), tc("3", "wait", `{"n":3}`)),
+		text("done"),
+	}}
+	ts := newTools("wait")
+	var started sync.WaitGroup
+	started.Add(3)
+	all := make(chan struct{})
+	go func() { started.Wait(); close(all) }()
+	ts.fn["wait"] = func(_ context.Context, c ToolCall) (ToolResult, error) {
+		started.Done()
+		select {
+		case <-all:
+			return ToolResult{Content: "together " + c.ID}, nil
+		case <-time.After(10 * time.Second):
+			return ToolResult{Content: "alone " + c.ID, IsError: true}, nil
+		}
+	}
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+	tm := toolMsgs(res.Messages)
+	var got []string
+	for _, m := range tm {
+		got = append(got, m.ToolCallID+" "+m.Content)
+	}
+	if diff := cmp.Diff([]string{"1 together 1", "2 together 2", "3 together 3"}, got); diff != "" {
+		t.Errorf("tool messages (-want +got):\n%s", diff)
+	}
+	if n := len(rec.of(EventToolStart)); n != 3 || len(rec.of(EventToolEnd)) != 3 || res.ToolCalls != 3 {
+		t.Errorf("%d tool.start, %d tool.end events, %d tool calls; want 3 each", n, len(rec.of(EventToolEnd)), res.ToolCalls)
 	}
 }

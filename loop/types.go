@@ -160,7 +160,8 @@ type ToolResult struct {
 // arguments against the tool's schema and return an error *result* (IsError)
 // for invalid arguments or a tool that failed; a non-nil error means the
 // tool's plugin broke (trap, timeout, crash); the loop turns that into an
-// error result too, and goes on.
+// error result too, and goes on. Call must be safe for concurrent use: the
+// calls of one response run at the same time.
 type Toolset interface {
 	Tools() []ToolSpec
 	Call(ctx context.Context, call ToolCall) (ToolResult, error)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) {
 		// mcptestserver MODE is the MCP server of the tests, made with the
 		// official Go SDK (package internal/mcptest).
 		"mcptestserver": func() { os.Exit(mcptest.Serve(os.Args[1])) },
+		// exitstatus CMD ARGS... prints CMD's exit status, passing SIGINT
+		// on to it (exitstatus_test.go).
+		"exitstatus": func() { os.Exit(exitStatus()) },
 	})
 }
 
@@ -70,7 +74,39 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p.Condition = toolchainCondition
 	p.Cmds["rustwasm"] = cmdRustWasm
 	p.Cmds["otlprecv"] = cmdOTLPRecv
+	p.Cmds["mcphttp"] = cmdMCPHTTP
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p
+}
+
+// cmdMCPHTTP serves the test MCP server (internal/mcptest) over streamable
+// HTTP on loopback, in the test process, for the script's life:
+//
+//	mcphttp [-token-env VAR] [-record FILE]
+//
+// It sets MCPHTTP_URL to http://127.0.0.1:PORT/mcp. With -token-env,
+// requests without "Authorization: Bearer $VAR" are answered 401. -record
+// is the file the block and gather tools write what they saw to.
+func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	fs := flag.NewFlagSet("mcphttp", flag.ContinueOnError)
+	tokenEnv := fs.String("token-env", "", "")
+	record := fs.String("record", "", "")
+	if neg || fs.Parse(args) != nil || fs.NArg() != 0 {
+		ts.Fatalf("usage: mcphttp [-token-env VAR] [-record FILE]")
+	}
+	token := ""
+	if *tokenEnv != "" {
+		if token = ts.Getenv(*tokenEnv); token == "" {
+			ts.Fatalf("mcphttp: $%s is empty", *tokenEnv)
+		}
+	}
+	rec := ""
+	if *record != "" {
+		rec = ts.MkAbs(*record)
+	}
+	s, err := mcptest.StartHTTP(token, rec)
+	ts.Check(err)
+	ts.Defer(func() { s.Close() })
+	ts.Setenv("MCPHTTP_URL", s.URL)
 }

@@ -103,7 +103,7 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	// the host is closed.
 	defer srv.Wait()
 	if *httpAddr != "" {
-		return serveHTTP(ctx, srv.Server, *httpAddr, token, &logger, e)
+		return serveHTTP(ctx, srv, *httpAddr, token, &logger, e)
 	}
 	logger.Info().Msg("serving MCP on stdio")
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})
@@ -151,7 +151,7 @@ func loopbackHost(h string) bool {
 
 // serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
 // the URL it serves (a port chosen by the system with ":0" too).
-func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger *zerolog.Logger, e *env) int {
+func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, logger *zerolog.Logger, e *env) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", addr, err)
@@ -177,9 +177,18 @@ func serveHTTP(ctx context.Context, srv *mcp.Server, addr, token string, logger 
 
 // mcpHandler is the HTTP handler of srv: the SDK's streamable HTTP
 // handler behind the token check (when token is set) and the refusal of
-// cross-origin browser requests.
-func mcpHandler(srv *mcp.Server, token string) http.Handler {
-	var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+// cross-origin browser requests. A client ending its session (DELETE)
+// cancels the session's calls first.
+func mcpHandler(srv *mcpserve.Server, token string) http.Handler {
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, nil)
+	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				srv.CancelSession(id)
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	})
 	// A web page in the user's browser must not drive a local server:
 	// cross-origin browser requests are refused (the SDK refuses a
 	// non-loopback Host on a loopback address, against DNS rebinding).

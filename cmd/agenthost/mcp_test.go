@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agenthost/agenthost/host/mcpserve"
 )
 
 // TestCheckListenAddr: without a token only loopback addresses are served;
@@ -43,7 +45,7 @@ func TestCheckListenAddr(t *testing.T) {
 // bearer token (401) and a cross-origin browser request even with it (403);
 // a right token without an origin reaches the MCP handler.
 func TestMCPHandlerRefuses(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+	srv := &mcpserve.Server{Server: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)}
 	h := mcpHandler(srv, "tok")
 	const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
 	do := func(auth, site string) int {

@@ -35,6 +35,10 @@ import (
 //	parallel N TOOL JSON     N concurrent calls of TOOL; print each result, sorted
 //	cancel TOOL JSON         call TOOL with a progress token and cancel the call at
 //	                         its first progress notification; print "cancelled"
+//	leave TOOL JSON          (-http) call TOOL with a progress token and, at its first
+//	                         progress notification, end the session with an HTTP DELETE
+//	                         without cancelling the call; print "left" and the call's
+//	                         outcome, and stop
 //
 // The exit code is 0 when every operation got an answer (error results
 // included), 1 otherwise (the error on stderr).
@@ -86,9 +90,9 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 		},
 	})
 	var t mcp.Transport
+	hc := &http.Client{}
 	switch {
 	case httpURL != "":
-		hc := &http.Client{}
 		if tokenEnv != "" {
 			hc.Transport = bearerTransport{token: os.Getenv(tokenEnv)}
 		}
@@ -127,7 +131,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				schema, _ := json.Marshal(tl.InputSchema)
 				fmt.Printf("tool %s: %s\n  input %s\n", tl.Name, firstLine(tl.Description), schema)
 			}
-		case "call", "progress", "cancel":
+		case "call", "progress", "cancel", "leave":
 			a, err := next(2)
 			if err != nil {
 				return err
@@ -140,10 +144,14 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				params.SetProgressToken(tok)
 				var once sync.Once
 				progressFns.Store(tok, func(p *mcp.ProgressNotificationParams) {
-					if op == "cancel" {
+					if op == "cancel" || op == "leave" {
 						once.Do(func() {
 							fmt.Printf("progress %g/%g %s\n", p.Progress, p.Total, p.Message)
-							ccancel()
+							if op == "cancel" {
+								ccancel()
+							} else {
+								go deleteSession(httpURL, hc, cs.ID())
+							}
 						})
 						return
 					}
@@ -152,6 +160,15 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 			}
 			res, err := cs.CallTool(cctx, params)
 			ccancel()
+			if op == "leave" {
+				fmt.Println("left")
+				if err != nil {
+					fmt.Printf("call ended: %v\n", err)
+				} else {
+					fmt.Print(formatResult(res))
+				}
+				return nil
+			}
 			if op == "cancel" {
 				if err == nil {
 					return fmt.Errorf("cancel %s: the call was not cancelled, it returned a result", a[0])
@@ -227,4 +244,21 @@ func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// deleteSession ends the MCP session id as a client that leaves does:
+// with an HTTP DELETE carrying its Mcp-Session-Id.
+func deleteSession(url string, hc *http.Client, id string) {
+	req, err := http.NewRequest(http.MethodDelete, url, nil)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpclient: DELETE: %v\n", err)
+		return
+	}
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := hc.Do(req)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcpclient: DELETE: %v\n", err)
+		return
+	}
+	resp.Body.Close()
 }

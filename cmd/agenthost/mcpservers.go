@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/redact"
 )
 
 // writeMCPServers prints a line per mcp_server for validate and tools:
@@ -18,7 +19,7 @@ func writeMCPServers(w io.Writer, h *host.Host, e *env) {
 		}
 	}
 	for _, s := range h.Config.MCPServers {
-		how := "url " + s.URL
+		how := "url " + redact.URL(s.URL)
 		if len(s.Command) > 0 {
 			how = "command " + s.Command[0]
 		}

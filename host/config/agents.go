@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // Agent returns the agent named name, or nil.
@@ -46,6 +48,16 @@ func (c *Config) Plugin(name string) *Plugin {
 	return nil
 }
 
+// MCPServer returns the mcp_server named name, or nil.
+func (c *Config) MCPServer(name string) *MCPServer {
+	for _, s := range c.MCPServers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
 // DefaultAgent returns the agent with default = true, else the only agent;
 // with several agents and no default it returns an error listing them.
 func (c *Config) DefaultAgent() (*Agent, error) {
@@ -71,16 +83,26 @@ func (c *Config) CheckTools(available []string) hcl.Diagnostics {
 	for _, n := range available {
 		set[n] = true
 	}
+	offers := "No plugin offers"
+	if len(c.MCPServers) > 0 {
+		offers = "No plugin or mcp_server offers"
+	}
 	var diags hcl.Diagnostics
 	for _, a := range c.Agents {
 		for i, t := range a.Tools {
 			if set[t] {
 				continue
 			}
+			hint := fmt.Sprintf(" Declared tools: %s.", quoteList(available))
+			if s := toolname.Suggest(t, available); s != "" {
+				hint = fmt.Sprintf(" Did you mean %q?", s)
+			} else if len(available) == 0 {
+				hint = ""
+			}
 			d := &hcl.Diagnostic{
 				Severity: hcl.DiagError,
 				Summary:  "Unknown tool",
-				Detail:   fmt.Sprintf("No plugin offers a tool named %q.%s", t, didYouMean(t, available, "tools")),
+				Detail:   fmt.Sprintf("%s a tool named %q.%s", offers, t, hint),
 			}
 			if i < len(a.ToolRanges) {
 				d.Subject = a.ToolRanges[i].Ptr()

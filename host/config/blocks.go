@@ -346,8 +346,16 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	a.Tools, a.ToolRanges = b.nameList(ra.Tools, ra.ToolsRange, "tools", "tool")
 	for i, t := range a.Tools {
 		if !toolname.Valid(t) {
+			try := toolname.Fix(t)
+			// "fs.read_text_file": the tool of mcp_server "fs" is
+			// fs__read_text_file.
+			if server, tool, ok := strings.Cut(t, "."); ok && cfg.MCPServer(server) != nil {
+				try = fmt.Sprintf("%s (the tools of an mcp_server are named SERVER%sTOOL)", strconv.Quote(server+MCPToolSep+tool), MCPToolSep)
+			} else {
+				try = strconv.Quote(try)
+			}
 			b.errorf(a.ToolRanges[i], "Invalid tool name",
-				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %q.", toolname.Pattern, toolname.Fix(t))
+				"Tool names sent to a model must match %s (letters, digits, _ and -, at most 64); try %s.", toolname.Pattern, try)
 		}
 	}
 	a.Subagents, ex.subRanges = b.nameList(ra.Subagents, ra.SubagentsRange, "subagents", "subagent")

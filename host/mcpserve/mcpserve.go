@@ -64,19 +64,66 @@ type AgentResult struct {
 // Server is the MCP server of a host.
 type Server struct {
 	*mcp.Server
-	calls sync.WaitGroup // calls being served
+	base  context.Context // ends when the command stops serving
+	calls sync.WaitGroup  // calls being served
+
+	mu sync.Mutex
+	// inflight holds the cancel functions of the calls being served, by
+	// the MCP session that made them.
+	inflight map[*mcp.ServerSession]map[*call]struct{}
 }
+
+type call struct{ cancel context.CancelFunc }
 
 // Wait waits for the calls being served to end. A client that goes away
 // cancels its calls; the front end waits for them before it closes the
 // host, so that an aborted run's session is written to its end.
 func (s *Server) Wait() { s.calls.Wait() }
 
-// track makes h count as a call being served while it runs.
+// CancelSession cancels the calls being served to the MCP session id, as
+// its client's notifications/cancelled would. The HTTP front end calls it
+// when a client ends its session (DELETE): the SDK closes a session only
+// once its calls have ended, and a served agent may run for minutes.
+func (s *Server) CancelSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ss, calls := range s.inflight {
+		if ss.ID() != id {
+			continue
+		}
+		for c := range calls {
+			c.cancel()
+		}
+	}
+}
+
+// track makes h count as a call being served while it runs. Its context
+// ends with the client's cancellation, with the end of its session
+// (CancelSession) and when the command stops serving (s.base): the SDK
+// ends a call's context on the client's cancellation only.
 func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		s.calls.Add(1)
 		defer s.calls.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(s.base, cancel)
+		defer stop()
+		c := &call{cancel: cancel}
+		s.mu.Lock()
+		if s.inflight[req.Session] == nil {
+			s.inflight[req.Session] = map[*call]struct{}{}
+		}
+		s.inflight[req.Session][c] = struct{}{}
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.inflight[req.Session], c)
+			if len(s.inflight[req.Session]) == 0 {
+				delete(s.inflight, req.Session)
+			}
+			s.mu.Unlock()
+		}()
 		return h(ctx, req)
 	}
 }
@@ -106,7 +153,7 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 		}
 	}
 
-	srv := &Server{}
+	srv := &Server{base: ctx, inflight: map[*mcp.ServerSession]map[*call]struct{}{}}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
 	})

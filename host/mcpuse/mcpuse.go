@@ -11,6 +11,7 @@
 package mcpuse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,11 +22,14 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -70,6 +74,9 @@ type Server struct {
 	toolsErr error
 	// ended is closed once the current session's end has been noticed.
 	ended chan struct{}
+	// http is the HTTP transport of a url server (nil for a stdio one): it
+	// remembers a refusal (401, 403) to explain it.
+	http *headerTransport
 }
 
 // New returns the server of spec; nothing is started yet.
@@ -77,7 +84,11 @@ func New(spec Spec, log zerolog.Logger) *Server {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
 	}
-	return &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+	s := &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+	if spec.URL != "" {
+		s.http = &headerTransport{h: spec.Headers}
+	}
+	return s
 }
 
 // maxStarts is how many times a server is started in the host's life: the
@@ -85,18 +96,19 @@ func New(spec Spec, log zerolog.Logger) *Server {
 const maxStarts = 2
 
 // session returns the live session, starting the server when there is
-// none (at first use, or once after it died).
-func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
+// none (at first use, or once after it died), and the channel closed once
+// the session's end has been noticed.
+func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, fmt.Errorf("MCP server %q: the host is closing", s.spec.Name)
+		return nil, nil, fmt.Errorf("MCP server %q: the host is closing", s.spec.Name)
 	}
 	if s.cs != nil {
-		return s.cs, nil
+		return s.cs, s.ended, nil
 	}
 	if s.starts >= maxStarts {
-		return nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
+		return nil, nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
 	}
 	s.starts++
 	if s.starts > 1 {
@@ -107,15 +119,15 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, nil)
 	t, err := s.transport()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		s.dead = err
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("MCP server %q did not start within %s: %v", s.spec.Name, s.spec.Timeout, err)
+			return nil, nil, fmt.Errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
 		}
-		return nil, fmt.Errorf("MCP server %q did not start: %v", s.spec.Name, err)
+		return nil, nil, fmt.Errorf("MCP server %q did not start: %v%s", s.spec.Name, err, s.refusal())
 	}
 	s.cs = cs
 	ended := make(chan struct{})
@@ -137,7 +149,7 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}()
 	s.log.Info().Msg("MCP server started")
-	return cs, nil
+	return cs, ended, nil
 }
 
 func (s *Server) transport() (mcp.Transport, error) {
@@ -150,24 +162,66 @@ func (s *Server) transport() (mcp.Transport, error) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = s.spec.Stderr
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
-	case s.spec.URL != "":
-		hc := &http.Client{Transport: headerTransport{h: s.spec.Headers}}
+		return noteTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, nil
+	case s.http != nil:
+		hc := &http.Client{Transport: s.http}
 		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}, nil
 	}
 	return nil, fmt.Errorf("MCP server %q has neither a command nor a URL", s.spec.Name)
 }
 
-type headerTransport struct{ h map[string]string }
+// headerTransport adds the block's headers to every request, and notes
+// the last refusal of the server (401 or 403) for messages.
+type headerTransport struct {
+	h       map[string]string
+	refused atomic.Int32 // the status of the last refusal, 0 when none
+}
 
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if len(t.h) > 0 {
 		r = r.Clone(r.Context())
 		for k, v := range t.h {
 			r.Header.Set(k, v)
 		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		t.refused.Store(int32(resp.StatusCode))
+	}
+	// The notifications/cancelled of a call is a POST made with the
+	// call's context values once the call was cancelled.
+	if n := noteOf(r.Context()); n != nil && err == nil && r.Method == http.MethodPost && n.call.Err() != nil && isCancelNote(r) {
+		n.sent()
+	}
+	return resp, err
+}
+
+// isCancelNote reports whether the body of r is a notifications/cancelled.
+func isCancelNote(r *http.Request) bool {
+	if r.GetBody == nil {
+		return false
+	}
+	body, err := r.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 1<<16))
+	return err == nil && bytes.Contains(b, []byte(`"method":"notifications/cancelled"`))
+}
+
+// refusal explains, after an error, a refusal of an HTTP server: "" when
+// there was none.
+func (s *Server) refusal() string {
+	if s.http == nil {
+		return ""
+	}
+	code := int(s.http.refused.Load())
+	if code == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the server answered %d %s to %s: it wants other credentials; check the headers of the mcp_server block, Authorization for example)",
+		code, http.StatusText(code), redact.URL(s.spec.URL))
 }
 
 // Tools lists the server's tools (starting it when needed), narrowed to
@@ -198,7 +252,7 @@ func (s *Server) Tools(ctx context.Context) ([]loop.ToolSpec, error) {
 }
 
 func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
-	cs, err := s.session(ctx)
+	cs, _, err := s.session(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +297,7 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if !json.Valid([]byte(args)) {
 		return errResult("invalid arguments for tool %q: not valid JSON", call.Name), nil
 	}
-	cs, err := s.session(ctx)
+	cs, ended, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return loop.ToolResult{}, ctx.Err()
@@ -252,11 +306,32 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)})
+	note := &cancelNote{done: make(chan struct{})}
+	cctx = context.WithValue(cctx, cancelKey{}, note)
+	note.call = cctx
+	params := &mcp.CallToolParams{Name: call.Name, Arguments: json.RawMessage(args)}
+	res, err := cs.CallTool(cctx, params)
+	if errors.Is(err, mcp.ErrConnectionClosed) && cctx.Err() == nil {
+		// The call was not sent: the connection had already ended (the
+		// server died after an earlier call, before its end was
+		// noticed). Once it is noticed, the call goes to the restarted
+		// server, when it may be restarted.
+		select {
+		case <-ended:
+		case <-cctx.Done():
+		}
+		if cctx.Err() == nil {
+			if cs, _, err = s.session(ctx); err != nil {
+				return errResult("%v", err), nil
+			}
+			res, err = cs.CallTool(cctx, params)
+		}
+	}
 	switch {
 	case err == nil:
 		return toResult(res), nil
 	case ctx.Err() != nil:
+		note.wait()
 		return loop.ToolResult{}, ctx.Err()
 	case cctx.Err() != nil:
 		s.log.Warn().Str("tool", call.Name).Dur("timeout", s.spec.Timeout).Msg("MCP tool call timed out")
@@ -264,7 +339,7 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return errResult("MCP server %q stopped during the call of tool %q: %v", s.spec.Name, call.Name, err), nil
 	}
-	return errResult("MCP server %q: tool %q: %v", s.spec.Name, call.Name, err), nil
+	return errResult("MCP server %q: tool %q: %v%s", s.spec.Name, call.Name, err, s.refusal()), nil
 }
 
 // toResult turns an MCP result into a tool result: its text contents
@@ -316,4 +391,62 @@ func (s *Server) Close() error {
 		return nil
 	}
 	return cs.Close()
+}
+
+// The SDK tells the server of a cancelled call (notifications/cancelled)
+// on another goroutine, after the call has returned: when agenthost stops
+// the server right after (it exits on Ctrl-C), the notification can be
+// lost. A cancelNote, in the call's context, learns when it was written,
+// and Call waits for that, a little, before it returns.
+type cancelNote struct {
+	call context.Context // the call's context
+	once sync.Once
+	done chan struct{} // closed once the notification was written
+}
+
+type cancelKey struct{}
+
+func noteOf(ctx context.Context) *cancelNote {
+	n, _ := ctx.Value(cancelKey{}).(*cancelNote)
+	return n
+}
+
+func (n *cancelNote) sent() { n.once.Do(func() { close(n.done) }) }
+
+// cancelNoteWait bounds the wait for the notification: a server that
+// reads nothing must not hold up an abort.
+const cancelNoteWait = 2 * time.Second
+
+func (n *cancelNote) wait() {
+	t := time.NewTimer(cancelNoteWait)
+	defer t.Stop()
+	select {
+	case <-n.done:
+	case <-t.C:
+	}
+}
+
+// noteTransport is a stdio transport whose connection tells the
+// cancelNote of a call when its notifications/cancelled was written (the
+// SDK passes the call's context values on to that write).
+type noteTransport struct{ mcp.Transport }
+
+func (t noteTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return noteConn{c}, nil
+}
+
+type noteConn struct{ mcp.Connection }
+
+func (c noteConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if n := noteOf(ctx); n != nil && err == nil {
+		if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "notifications/cancelled" {
+			n.sent()
+		}
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,20 @@ func TestCrashRestartsOnce(t *testing.T) {
 	}
 }
 
+// TestCallRightAfterCrash: a call made right after the server died, before
+// its end was noticed, goes to the restarted server (it was never sent to
+// the dead one), not an error.
+func TestCallRightAfterCrash(t *testing.T) {
+	for range 5 {
+		s := testServer(t, "tools", 10*time.Second, nil)
+		pid1 := call(t, s, "pid", "{}").Content
+		call(t, s, "crash", "{}")
+		if r := call(t, s, "pid", "{}"); r.IsError || r.Content == pid1 {
+			t.Fatalf("the call after the crash = %+v (first server %s); want the pid of a new server", r, pid1)
+		}
+	}
+}
+
 // waitDead waits until the session's end has been noticed.
 func waitDead(t *testing.T, s *Server) {
 	t.Helper()
@@ -214,6 +229,73 @@ func TestCloseStopsServer(t *testing.T) {
 	}
 	if r := call(t, s, "pid", "{}"); !r.IsError || !strings.Contains(r.Content, "closing") {
 		t.Errorf("call after Close = %+v", r)
+	}
+}
+
+// TestCancelReachesServer: the server is told of a cancelled call
+// (notifications/cancelled) before Call returns, so that closing the
+// server right after (agenthost exiting on Ctrl-C) does not lose it.
+func TestCancelReachesServer(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			for i := range 5 {
+				record := filepath.Join(t.TempDir(), "record.txt")
+				spec := Spec{Name: "test", Timeout: 10 * time.Second}
+				if transport == "stdio" {
+					spec.Command = []string{exe}
+					spec.Env = map[string]string{"MCPUSE_SERVER": "tools", mcptest.RecordEnv: record}
+				} else {
+					hs, err := mcptest.StartHTTP("", record)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer hs.Close()
+					spec.URL = hs.URL
+				}
+				s := New(spec, zerolog.Nop())
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() {
+					_, err := s.Call(ctx, loop.ToolCall{Name: "block", Arguments: "{}"})
+					done <- err
+				}()
+				waitFor(t, record, "block started")
+				cancel()
+				if err := <-done; !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+				s.Close() // a stdio server: waits for the process to exit
+				// Over HTTP the server answers the notification's POST
+				// before it handles it: the record of its arrival is
+				// what the client can be sure of.
+				want := "notifications/cancelled: context canceled"
+				if transport == "http" {
+					want = "POST notifications/cancelled"
+				}
+				if b, _ := os.ReadFile(record); !strings.Contains(string(b), want) {
+					t.Fatalf("try %d: the server did not receive notifications/cancelled; it recorded:\n%s", i, b)
+				}
+			}
+		})
+	}
+}
+
+// waitFor waits until the file holds text (a line the server wrote).
+func waitFor(t *testing.T, file, text string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, _ := os.ReadFile(file); strings.Contains(string(b), text) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not hold %q after 10s", file, text)
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file another process writes
 	}
 }
 

@@ -1,25 +1,40 @@
 // Package mcptest is the MCP server of agenthost's tests, made with the
 // official Go SDK: host/mcpuse's tests and the script tests of
-// cmd/agenthost run it as a stdio server.
+// cmd/agenthost run it as a stdio server (Serve), and the scripts serve it
+// over streamable HTTP on loopback too (StartHTTP).
 package mcptest
 
 import (
+	"bytes"
 	"context"
+	"crypto/subtle"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// RecordEnv names the environment variable holding the file the block
+// and gather tools append their record lines to (see newServer).
+const RecordEnv = "MCPTEST_RECORD"
+
 // Serve serves on stdin/stdout until stdin closes and returns the exit
-// code. Modes: "tools" serves the tools of serveTools; "hang-init" never
+// code. Modes: "tools" serves the tools of newServer; "hang-init" never
 // answers; "garbage-init" answers everything with garbage.
 func Serve(mode string) int {
 	switch mode {
 	case "tools":
-		serveTools()
+		srv := newServer(os.Getenv(RecordEnv))
+		fmt.Fprintln(os.Stderr, "mcptest server ready")
+		srv.Run(context.Background(), &mcp.StdioTransport{})
 	case "hang-init":
 		select {}
 	case "garbage-init":
@@ -37,16 +52,91 @@ func Serve(mode string) int {
 	return 0
 }
 
-// serveTools serves echo (echoes its arguments), fail (an error result),
+// HTTPServer is the test server served over streamable HTTP.
+type HTTPServer struct {
+	URL string // http://127.0.0.1:PORT/mcp
+	hs  *http.Server
+}
+
+// Close stops the server.
+func (s *HTTPServer) Close() error { return s.hs.Close() }
+
+// StartHTTP serves the tools of newServer over streamable HTTP at
+// http://127.0.0.1:PORT/mcp (loopback only, a free port). With token set,
+// a request without "Authorization: Bearer TOKEN" is answered 401, as a
+// protected server does. record is as for the stdio server.
+func StartHTTP(token, record string) (*HTTPServer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := newServer(record)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	// The SDK answers a notification's POST (202) before it handles it:
+	// a notifications/cancelled is recorded here, as it arrives, so that
+	// a test knows the server has it once the client got the answer.
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			if bytes.Contains(body, []byte(`"method":"notifications/cancelled"`)) {
+				appendLine(record, "POST notifications/cancelled")
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		sdk.ServeHTTP(w, r)
+	})
+	if token != "" {
+		next, want := h, []byte("Bearer "+token)
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcptest"`)
+				http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return &HTTPServer{URL: fmt.Sprintf("http://%s/mcp", ln.Addr()), hs: hs}, nil
+}
+
+// newServer serves echo (echoes its arguments), fail (an error result),
 // pid (the server's process id), hang (never answers), crash (exits
-// mid-call) and garbage (writes garbage on stdout, then hangs). It says
-// "mcptest server ready" on stderr.
-func serveTools() {
+// mid-call), garbage (writes garbage on stdout, then hangs), header (the
+// value of an HTTP request header, over HTTP), block (waits until the
+// call is cancelled) and gather (waits until n calls of it are in flight).
+//
+// The server appends lines to the file record (when not ""), so that a
+// test sees from outside what it saw: "block started";
+// "notifications/cancelled: REASON" when the client cancels a call (the
+// notification itself: the call's context is cancelled on another
+// goroutine, which may lose the race with the connection's end when the
+// client exits right after); "gather N of M in flight". Over HTTP,
+// "POST notifications/cancelled" is recorded as the request arrives.
+func newServer(record string) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
+	rec := func(line string) { appendLine(record, line) }
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/cancelled" {
+				if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
+					rec(fmt.Sprintf("notifications/cancelled: %s", p.Reason))
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo text.", InputSchema: map[string]any{
 		"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}, "required": []string{"text"},
 	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -71,6 +161,68 @@ func serveTools() {
 		os.Stdout.WriteString("}{ not JSON-RPC\n")
 		select {}
 	})
-	fmt.Fprintln(os.Stderr, "mcptest server ready")
-	srv.Run(context.Background(), &mcp.StdioTransport{})
+	srv.AddTool(&mcp.Tool{Name: "header", Description: "The value of an HTTP request header.", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"},
+	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ Name string }
+		json.Unmarshal(req.Params.Arguments, &in)
+		if req.Extra == nil || req.Extra.Header == nil {
+			return text("not over HTTP"), nil
+		}
+		return text(fmt.Sprintf("%s: %s", in.Name, req.Extra.Header.Get(in.Name))), nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "block", Description: "Wait until the call is cancelled.", InputSchema: obj}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		rec("block started")
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	var gmu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	srv.AddTool(&mcp.Tool{Name: "gather", Description: "Wait until n calls of gather are in flight at once.", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"},
+	}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ N int }
+		json.Unmarshal(req.Params.Arguments, &in)
+		gmu.Lock()
+		arrived++
+		me := arrived
+		if arrived == in.N {
+			close(all)
+		}
+		gmu.Unlock()
+		rec(fmt.Sprintf("gather %d of %d in flight", me, in.N))
+		select {
+		case <-all:
+			return text(fmt.Sprintf("gather: all %d calls were in flight together", in.N)), nil
+		case <-time.After(5 * time.Second):
+			gmu.Lock()
+			n := arrived
+			gmu.Unlock()
+			r := text(fmt.Sprintf("gather: only %d of %d calls in flight after 5s", n, in.N))
+			r.IsError = true
+			return r, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	return srv
+}
+
+var recordMu sync.Mutex
+
+// appendLine appends line to the file record ("" records nothing).
+func appendLine(record, line string) {
+	if record == "" {
+		return
+	}
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	f, err := os.OpenFile(record, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mcptest: record: %v\n", err)
+		return
+	}
+	defer f.Close()
+	f.WriteString(line + "\n")
 }
