@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // offerTools registers the agent's plugin tools, offered on non-final steps.
@@ -147,9 +146,9 @@ func (ru *run) call(ctx context.Context, c ToolCall) (string, bool) {
 
 	ru.count()
 	ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
-	start := time.Now()
+	start := ru.r.now()
 	res, err := ru.a.Tools.Call(ctx, c)
-	dur := time.Since(start)
+	dur := ru.r.now().Sub(start)
 	content, isErr := res.Content, res.IsError
 	if err != nil {
 		isErr = true
