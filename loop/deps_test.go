@@ -27,6 +27,7 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/host",
 		"github.com/agenthost/agenthost/internal/scenario",
 		"github.com/rogpeppe/go-internal",
+		"go.temporal.io", // the workflow runtime stays in host/temporal
 	}
 	// leaves are the project packages loop may depend on.
 	leaves := []string{
