@@ -28,6 +28,9 @@ type Agents interface {
 // Activities are a worker's activities, over its agents.
 type Activities struct {
 	Agents Agents
+	// Heartbeat is the heartbeat timeout this worker proposes for the runs
+	// it describes; 0 means DefaultHeartbeat.
+	Heartbeat time.Duration
 }
 
 // Describe returns the AgentSpec of the agent called name, subagents
@@ -46,6 +49,7 @@ func (a *Activities) describe(ag *loop.Agent) *AgentSpec {
 		System: ag.System, StepsMax: ag.StepsMax, Budget: ag.Budget, Tokens: ag.Tokens, Cost: ag.Cost, Price: ag.Price,
 		DoomThreshold: ag.DoomThreshold, DoomAction: ag.DoomAction, FinalStepTools: ag.FinalStepTools,
 		Retry: ag.Retry, Prompts: ag.Prompts, MaxDepth: ag.MaxDepth, ModelTimeout: a.Agents.ModelTimeout(ag.Name),
+		Heartbeat: a.Heartbeat,
 	}
 	if ag.Tools != nil {
 		s.Tools = ag.Tools.Tools()

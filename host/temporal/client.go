@@ -28,6 +28,9 @@ func Start(ctx context.Context, c client.Client, q, id string, in RunInput) (cli
 	return run, nil
 }
 
+// queryTimeout bounds one query of Follow.
+const queryTimeout = 10 * time.Second
+
 // FollowPoll is how often Follow asks a running workflow for new events.
 const FollowPoll = 100 * time.Millisecond
 
@@ -50,7 +53,11 @@ func Follow(ctx context.Context, c client.Client, id, runID string, emit func(lo
 	next := 0
 	drain := func() error {
 		for {
-			v, err := c.QueryWorkflow(bg, id, runID, QueryEvents, next)
+			// A query waits for a worker; one that died holds it until
+			// Temporal gives the run to another.
+			qctx, cancel := context.WithTimeout(bg, queryTimeout)
+			v, err := c.QueryWorkflow(qctx, id, runID, QueryEvents, next)
+			cancel()
 			if err != nil {
 				return err
 			}

@@ -48,7 +48,8 @@ const (
 type Options struct {
 	// Heartbeat is the heartbeat timeout of model requests and tool calls:
 	// how soon an activity on a worker that died is given to another one.
-	// 0 means DefaultHeartbeat.
+	// 0 means the describing worker's (agenthost worker --heartbeat), else
+	// DefaultHeartbeat.
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 }
 
@@ -117,6 +118,9 @@ type AgentSpec struct {
 	// limits.timeout). 0 means the package default.
 	ModelTimeout time.Duration            `json:"model_timeout,omitempty"`
 	ToolTimeouts map[string]time.Duration `json:"tool_timeouts,omitempty"`
+	// Heartbeat is the describing worker's heartbeat timeout
+	// (Activities.Heartbeat), used when the run's Options set none.
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 }
 
 // ModelInput is one model request of agent Agent.

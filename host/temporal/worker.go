@@ -42,8 +42,9 @@ func Dial(ctx context.Context, addr, ns string, logger *slog.Logger) (client.Cli
 }
 
 // NewWorker returns a worker on task queue q running agents' runs, at most
-// concurrency activities at a time (0: the SDK's default).
-func NewWorker(c client.Client, q string, agents Agents, concurrency int) worker.Worker {
+// concurrency activities at a time (0: the SDK's default), proposing
+// heartbeat as the heartbeat timeout of the runs it starts (0: the default).
+func NewWorker(c client.Client, q string, agents Agents, concurrency int, heartbeat time.Duration) worker.Worker {
 	opts := worker.Options{}
 	if concurrency > 0 {
 		opts.MaxConcurrentActivityExecutionSize = concurrency
@@ -51,7 +52,7 @@ func NewWorker(c client.Client, q string, agents Agents, concurrency int) worker
 		opts.MaxConcurrentWorkflowTaskExecutionSize = max(concurrency, 2)
 	}
 	w := worker.New(c, q, opts)
-	Register(w, &Activities{Agents: agents})
+	Register(w, &Activities{Agents: agents, Heartbeat: heartbeat})
 	return w
 }
 

@@ -60,6 +60,9 @@ func RunWorkflow(ctx workflow.Context, in RunInput) (*loop.Result, error) {
 	if err := workflow.ExecuteActivity(actx, ActivityDescribe, in.Agent).Get(ctx, &spec); err != nil {
 		return nil, err
 	}
+	if st.opts.Heartbeat <= 0 {
+		st.opts.Heartbeat = spec.Heartbeat
+	}
 	res := st.runner().Run(wctx{ctx}, st.agent(&spec), loop.Input{Prompt: in.Prompt, Session: in.Session})
 	return res, nil
 }
