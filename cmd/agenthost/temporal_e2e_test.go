@@ -5,10 +5,8 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,10 +17,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/agenthost/agenthost/host/temporal"
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/temporaltest"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -30,67 +27,6 @@ import (
 // dev server (in memory, on loopback), real agenthost worker processes,
 // real runs of the builtin core plugin, and the fake model server. These
 // tests skip when the temporal command is missing.
-
-// temporalCLI finds the temporal command on $PATH or in ~/go/bin.
-func temporalCLI(t testing.TB) string {
-	if p, err := exec.LookPath("temporal"); err == nil {
-		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, "go", "bin", "temporal")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("temporal command not found on $PATH or in ~/go/bin; install it to run the Temporal tests: go install github.com/temporalio/cli/cmd/temporal@v1.5.1")
-	return ""
-}
-
-func freePort(t testing.TB) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startTemporal starts a dev server on free loopback ports and returns its
-// frontend address once it answers a health check.
-func startTemporal(t testing.TB) string {
-	bin := temporalCLI(t)
-	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1",
-		"--port", strconv.Itoa(port), "--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)),
-		"--log-level", "error")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the Temporal dev server: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		c, err := temporal.Dial(ctx, addr, temporal.DefaultNamespace, nil)
-		if err == nil {
-			_, err = c.CheckHealth(ctx, nil)
-			c.Close()
-			if err == nil {
-				return addr
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the Temporal dev server at %s did not become ready: %v\n%s", addr, err, logs.String())
-		case <-time.After(100 * time.Millisecond): // poll until it answers
-		}
-	}
-}
 
 // e2eConfig is the agents.hcl of the end-to-end tests: the fake model
 // (each worker names itself in a header), the core plugin reading the
@@ -211,7 +147,7 @@ func TestTemporalWorkerKilled(t *testing.T) {
 	if _, err := exec.LookPath("agenthost"); err != nil {
 		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
 	}
-	addr := startTemporal(t)
+	addr := temporaltest.Start(t)
 	dir := t.TempDir()
 	files := map[string]string{"agents.hcl": e2eConfig}
 	for i, c := range e2eFiles {

@@ -55,9 +55,11 @@ func RunWorkflow(ctx workflow.Context, in RunInput) (*loop.Result, error) {
 	if err := st.query(ctx); err != nil {
 		return nil, err
 	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: describeTimeout, RetryPolicy: infraRetry})
+	// A local activity: the worker running the workflow task describes the
+	// agent from its own config, one round trip less than an activity.
+	actx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: describeTimeout, RetryPolicy: infraRetry})
 	var spec AgentSpec
-	if err := workflow.ExecuteActivity(actx, ActivityDescribe, in.Agent).Get(ctx, &spec); err != nil {
+	if err := workflow.ExecuteLocalActivity(actx, ActivityDescribe, in.Agent).Get(ctx, &spec); err != nil {
 		return nil, err
 	}
 	if st.opts.Heartbeat <= 0 {
