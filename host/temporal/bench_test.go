@@ -106,4 +106,3 @@ func BenchmarkRun(b *testing.B) {
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 	})
 }
-
