@@ -48,12 +48,12 @@ func temporalFlags(fs *flag.FlagSet) tflags {
 func (f tflags) resolve(cfg *config.Config, cmd string, e *env) (addr, ns, queue string, code int) {
 	addr, ns, queue = *f.address, *f.namespace, *f.queue
 	if t := cfg.Temporal; t != nil {
-		addr = cmp(addr, t.Address)
-		ns = cmp(ns, t.Namespace)
-		queue = cmp(queue, t.TaskQueue)
+		addr = orElse(addr, t.Address)
+		ns = orElse(ns, t.Namespace)
+		queue = orElse(queue, t.TaskQueue)
 	}
-	ns = cmp(ns, temporal.DefaultNamespace)
-	queue = cmp(queue, temporal.DefaultTaskQueue)
+	ns = orElse(ns, temporal.DefaultNamespace)
+	queue = orElse(queue, temporal.DefaultTaskQueue)
 	if addr == "" {
 		return "", "", "", usageErr(e, "%s needs a Temporal server: pass --temporal HOST:PORT or set address in a temporal block of %s", cmd, cfg.File)
 	}
@@ -63,7 +63,7 @@ func (f tflags) resolve(cfg *config.Config, cmd string, e *env) (addr, ns, queue
 	return addr, ns, queue, exitOK
 }
 
-func cmp(a, b string) string {
+func orElse(a, b string) string {
 	if a != "" {
 		return a
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
 	"github.com/agenthost/agenthost/internal/temporaltest"
@@ -290,4 +293,249 @@ func sessionSteps(t *testing.T, path string) []int {
 		}
 	}
 	return steps
+}
+
+// scripted serves a script in order, reset between runs, and signals each
+// request.
+type scripted struct {
+	mu      sync.Mutex
+	replies []fakemodel.Reply
+	next    int
+	arrived chan struct{}
+}
+
+func (s *scripted) reset(replies ...fakemodel.Reply) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replies, s.next = replies, 0
+}
+
+func (s *scripted) choose([]byte, http.Header) fakemodel.Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer func() {
+		select {
+		case s.arrived <- struct{}{}:
+		default:
+		}
+	}()
+	if s.next >= len(s.replies) {
+		return fakemodel.Reply{Status: 500, Body: json.RawMessage(`"script exhausted"`)}
+	}
+	s.next++
+	return s.replies[s.next-1]
+}
+
+const likeLocalConfig = `host {
+  data_dir = "./data"
+}
+provider "fake" {
+  base_url = env("OPENAI_BASE_URL")
+  retry {
+    attempts  = 3
+    initial   = "10ms"
+    max_delay = "1s"
+  }
+}
+model "m" {
+  provider = "fake"
+  name     = "fake-model"
+}
+plugin "core" {
+  source = "builtin:core"
+  mount "workspace" {
+    host  = "."
+    guest = "/workspace"
+    mode  = "ro"
+  }
+}
+agent "main" {
+  prompt = "You are a test agent."
+  tools  = ["read_file"]
+}
+agent "budget" {
+  prompt = "You are a test agent."
+  tools  = ["read_file"]
+  budget = 1
+}
+`
+
+// agenthostIn runs agenthost in dir and returns its exit code, stdout and
+// stderr.
+func agenthostIn(t *testing.T, dir, modelURL string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command("agenthost", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+modelURL, "AGENTHOST_CONFIG=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("agenthost %v: %v", args, err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+// normalise drops what differs between two runs of the same scenario from
+// --events lines and --json output: times, durations and session ids.
+func normalise(t *testing.T, out string, jsonObject bool) string {
+	strip := func(b []byte) string {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, b)
+		}
+		delete(m, "time")
+		delete(m, "duration_ms")
+		delete(m, "session")
+		b, _ = json.Marshal(m)
+		return string(b)
+	}
+	if jsonObject {
+		return strip([]byte(out))
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		lines = append(lines, strip([]byte(l)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestTemporalRunLikeLocal: run --temporal prints what a local run prints,
+// as text, --json and --events, and exits with the same code; Ctrl-C and
+// runs cancel abort a run (exit 130); runs list and show find it.
+func TestTemporalRunLikeLocal(t *testing.T) {
+	if _, err := exec.LookPath("agenthost"); err != nil {
+		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
+	}
+	addr := temporaltest.Start(t)
+	dir := t.TempDir()
+	for name, content := range map[string]string{"agents.hcl": likeLocalConfig, "f0.txt": "alpha", "f1.txt": "beta"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sc := &scripted{arrived: make(chan struct{}, 1)}
+	srv, err := fakemodel.StartFunc(sc.choose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	startWorker(t, dir, addr, srv.URL(), "a")
+
+	// Tool calls carry their ids: the ones the server makes up count its
+	// replies, which differ between the two runs of a case.
+	read := func(f string) fakemodel.ToolCall {
+		return fakemodel.ToolCall{ID: "call_" + f, Name: "read_file", Arguments: json.RawMessage(`{"path":"` + f + `"}`)}
+	}
+	cases := []struct {
+		name    string
+		agent   string
+		replies []fakemodel.Reply
+		code    int
+	}{
+		{"completed", "main", []fakemodel.Reply{{ToolCalls: []fakemodel.ToolCall{read("f0.txt")}, Text: "Let me look."}, {Text: "Done: alpha."}}, 0},
+		{"budget", "budget", []fakemodel.Reply{{ToolCalls: []fakemodel.ToolCall{read("f0.txt"), read("f1.txt")}}, {}}, 3},
+		{"retry", "main", []fakemodel.Reply{{Status: 429, Headers: map[string]string{"retry-after-ms": "20"}}, {Text: "ok"}}, 0},
+		{"provider_error", "main", []fakemodel.Reply{{Status: 400}}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []string{"", "--json", "--events"} {
+				args := []string{"run", "-a", c.agent, "task"}
+				if mode != "" {
+					args = append(args, mode)
+				}
+				sc.reset(c.replies...)
+				lcode, lout, lerr := agenthostIn(t, dir, srv.URL(), args...)
+				sc.reset(c.replies...)
+				tcode, tout, terr := agenthostIn(t, dir, srv.URL(), append(args, "--temporal", addr)...)
+				if lcode != c.code || tcode != c.code {
+					t.Errorf("%s: exit %d local, %d on Temporal; want %d\nlocal stderr: %s\nTemporal stderr: %s", mode, lcode, tcode, c.code, lerr, terr)
+				}
+				if mode != "" {
+					lout, tout = normalise(t, lout, mode == "--json"), normalise(t, tout, mode == "--json")
+				}
+				if diff := cmp.Diff(lout, tout); diff != "" {
+					t.Errorf("%s: output differs (-local +Temporal):\n%s", mode, diff)
+				}
+			}
+		})
+	}
+
+	// hanging starts a run whose model request hangs, waits for the
+	// request, and returns the process and its workflow id (from the log).
+	hanging := func() (*exec.Cmd, *bytes.Buffer, string) {
+		sc.reset(fakemodel.Reply{Text: "thinking", Hang: true})
+		cmd := exec.Command("agenthost", "run", "-a", "main", "--temporal", addr, "--json", "--log-level", "info", "task")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "AGENTHOST_CONFIG=")
+		var stdout bytes.Buffer
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout = &stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var id string
+		var logged strings.Builder
+		sc2 := bufio.NewScanner(stderr)
+		for sc2.Scan() {
+			logged.Write(append(sc2.Bytes(), '\n'))
+			var l struct {
+				Run string `json:"run"`
+			}
+			if json.Unmarshal(sc2.Bytes(), &l) == nil && l.Run != "" {
+				id = l.Run
+				break
+			}
+		}
+		go io.Copy(io.Discard, stderr)
+		if id == "" {
+			cmd.Wait()
+			t.Fatalf("run --temporal --log-level info logged no run id:\n%s%s", logged.String(), stdout.String())
+		}
+		<-sc.arrived
+		return cmd, &stdout, id
+	}
+	aborted := func(how string, cmd *exec.Cmd, stdout *bytes.Buffer) {
+		err := cmd.Wait()
+		var res loop.Result
+		_ = json.Unmarshal(stdout.Bytes(), &res)
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitAborted || res.StopReason != loop.StopAborted {
+			t.Errorf("%s: exit %v, stop reason %q; want 130 and aborted\n%s", how, err, res.StopReason, stdout)
+		}
+	}
+	for range len(sc.arrived) {
+		<-sc.arrived
+	}
+
+	cmd, stdout, id := hanging()
+	cmd.Process.Signal(os.Interrupt)
+	aborted("Ctrl-C", cmd, stdout)
+
+	code, out, errOut := agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "list")
+	if code != 0 || !strings.Contains(out, id) {
+		t.Errorf("runs list: exit %d, %q does not list %s\n%s", code, out, id, errOut)
+	}
+	code, out, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "show", id, "--json")
+	var shown runInfo
+	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || shown.Result == nil || shown.Result.StopReason != loop.StopAborted {
+		t.Errorf("runs show: exit %d, %s\n%s", code, out, errOut)
+	}
+	code, _, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "cancel", "run-nope")
+	if code != exitUsage || !strings.Contains(errOut, "no run") {
+		t.Errorf("runs cancel of an unknown run: exit %d, %s", code, errOut)
+	}
+
+	cmd, stdout, id = hanging()
+	code, out, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "cancel", id)
+	if code != 0 {
+		t.Errorf("runs cancel: exit %d %s %s", code, out, errOut)
+	}
+	aborted("runs cancel", cmd, stdout)
 }
