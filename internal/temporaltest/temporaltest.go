@@ -50,7 +50,11 @@ func freePort(t testing.TB) int {
 
 // Start starts a dev server on free loopback ports, stopped when the test
 // ends, and returns its frontend address once it answers a health check.
+// With -short it skips t.
 func Start(t testing.TB) string {
+	if testing.Short() {
+		t.Skip("-short: no Temporal server")
+	}
 	bin := CLI(t)
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
