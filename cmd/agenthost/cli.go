@@ -92,8 +92,8 @@ Usage:
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents] [--http ADDR]
                       [--token-env VAR] [--log-level L] [--log-file FILE]
   agenthost worker   [-c FILE] --temporal HOST:PORT [--namespace NS] [--task-queue Q]
-                     [--concurrency N]
-  agenthost runs     --temporal HOST:PORT [list | show ID | cancel ID]
+                     [--concurrency N] [--heartbeat D] [--log-level L]
+  agenthost runs     [-c FILE] --temporal HOST:PORT [--json] [list | show ID | cancel ID]
   agenthost init
   agenthost version
 
