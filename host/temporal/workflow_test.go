@@ -243,6 +243,28 @@ var scenarios = []scenario{
 			t.Errorf("parent: %d calls, stop %s, child requests %d; want 2 subagent calls and the parent's token limit", res.ToolCalls, res.StopReason, len(b.models["explore"].reqs))
 		}
 	}},
+	{name: "compaction", build: func() built {
+		big := calls(tc("3", "read", `{"n":3}`), tc("4", "read", `{"n":4}`))
+		big.resp.Usage.PromptTokens = 900
+		m := &scriptModel{script: []reply{calls(tc("1", "read", `{"n":1}`)), calls(tc("2", "read", `{"n":2}`)), big, text("the summary"), text("done")}}
+		return one("main", m, newTools("read"), 10, func(a *loop.Agent) { a.ContextWindow = 1000 })
+	}, check: func(t *testing.T, res *loop.Result, b built) {
+		reqs := b.models["main"].reqs
+		if res.Steps != 4 || len(reqs) != 5 || reqs[4].Messages[1].Content != "Summary of earlier conversation: the summary" {
+			t.Errorf("%d steps, %d requests; want 4 steps and a compaction request before the last", res.Steps, len(reqs))
+		}
+	}},
+	{name: "cost_limit", build: func() built {
+		m := &scriptModel{script: []reply{calls(tc("1", "read", `{"n":1}`)), calls(tc("2", "read", `{"n":2}`)), text("")}}
+		return one("main", m, newTools("read"), 10, func(a *loop.Agent) {
+			a.Price = &loop.Price{Input: 1000, Output: 1000, CachedInput: 1000} // $0.11 a request
+			a.Cost = 0.3
+		})
+	}, check: func(t *testing.T, res *loop.Result, b built) {
+		if res.StopReason != loop.StopCostLimit || res.Cost == nil || !strings.Contains(res.Output, "cost limit reached") {
+			t.Errorf("stop %s, cost %v, output %q; want cost_limit with the sentinel", res.StopReason, res.Cost, res.Output)
+		}
+	}},
 	{name: "cancel", cancel: true, build: func() built {
 		m := &scriptModel{script: []reply{calls(tc("c1", "read", `{}`), tc("c2", "slow", `{}`), tc("c3", "read", `{"x":1}`))}}
 		ts := newTools("read", "slow")
