@@ -18,8 +18,8 @@ func temporalFlags(fs *flag.FlagSet) tflags {
 }
 
 type temporalRun struct {
-	agent, prompt string
-	json, events  bool
+	agent, prompt, session string
+	json, events           bool
 }
 
 func noTemporal(e *env) int {

@@ -54,10 +54,8 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		switch {
 		case *record != "" || *replay != "":
 			return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
-		case *sessionID != "":
-			return usageErr(e, "--session cannot be used with --temporal yet: a durable run starts a new session")
 		}
-		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, json: *asJSON, events: *events}, e)
+		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events}, e)
 	}
 	opts := hostOptions(e)
 	opts.Record, opts.Replay = *record, *replay

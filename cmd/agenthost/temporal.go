@@ -144,8 +144,8 @@ func cmdWorker(ctx context.Context, args []string, e *env) int {
 
 // temporalRun is what run --temporal was asked.
 type temporalRun struct {
-	agent, prompt string
-	json, events  bool
+	agent, prompt, session string
+	json, events           bool
 }
 
 // runTemporal is `agenthost run --temporal`: the run is a workflow that the
@@ -176,13 +176,12 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 		return code
 	}
 	defer c.Close()
-	sess, err := session.Create(cfg.Host.DataDir, session.Meta{Agent: name, Config: cfg.File})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-		return exitError
+	sess, history, code := temporalSession(cfg, name, req.session, e)
+	if code != exitOK {
+		return code
 	}
 	id := temporal.NewRunID()
-	run, err := temporal.Start(ctx, c, queue, id, temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID})
+	run, err := temporal.Start(ctx, c, queue, id, temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID, History: history})
 	if err != nil {
 		sess.Close()
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
@@ -210,6 +209,38 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	}
 	out.finish(res)
 	return exitCode(res.StopReason)
+}
+
+// temporalSession creates the session of a durable run, or opens session
+// id to continue it and reads its history, as a local run does (the same
+// lock, the same refusals).
+func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Session, []loop.Message, int) {
+	if id == "" {
+		sess, err := session.Create(cfg.Host.DataDir, session.Meta{Agent: agent, Config: cfg.File})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			return nil, nil, exitError
+		}
+		return sess, nil, exitOK
+	}
+	sess, err := session.Open(cfg.Host.DataDir, id)
+	if err != nil {
+		if errors.Is(err, session.ErrBusy) {
+			return nil, nil, usageErr(e, "--session %s: %v", id, err)
+		}
+		return nil, nil, usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", id, err)
+	}
+	if sess.Agent != agent {
+		sess.Close()
+		return nil, nil, usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", id, sess.Agent, agent, sess.Agent)
+	}
+	_, evs, err := session.Events(cfg.Host.DataDir, id)
+	if err != nil {
+		sess.Close()
+		fmt.Fprintf(e.stderr, "agenthost: session %s: reading its history: %v\n", id, err)
+		return nil, nil, exitError
+	}
+	return sess, session.History(evs), exitOK
 }
 
 // cmdRuns is `agenthost runs [list | show ID | cancel ID]`.

@@ -302,6 +302,7 @@ type scripted struct {
 	replies []fakemodel.Reply
 	next    int
 	arrived chan struct{}
+	last    []byte // the last request's body
 }
 
 func (s *scripted) reset(replies ...fakemodel.Reply) {
@@ -310,9 +311,10 @@ func (s *scripted) reset(replies ...fakemodel.Reply) {
 	s.replies, s.next = replies, 0
 }
 
-func (s *scripted) choose([]byte, http.Header) fakemodel.Reply {
+func (s *scripted) choose(body []byte, _ http.Header) fakemodel.Reply {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.last = body
 	defer func() {
 		select {
 		case s.arrived <- struct{}{}:
@@ -463,6 +465,27 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A session started on Temporal is continued on Temporal as locally:
+	// the same events, and the earlier answer in the request.
+	var continued []string
+	for _, where := range [][]string{nil, {"--temporal", addr}} {
+		sc.reset(fakemodel.Reply{Text: "first answer"})
+		code, out, errOut := agenthostIn(t, dir, srv.URL(), append([]string{"run", "-a", "main", "--json", "task"}, where...)...)
+		var first loop.Result
+		if err := json.Unmarshal([]byte(out), &first); code != 0 || err != nil || first.Session == "" {
+			t.Fatalf("run %v: exit %d, %s %s", where, code, out, errOut)
+		}
+		sc.reset(fakemodel.Reply{Text: "second answer"})
+		code, out, errOut = agenthostIn(t, dir, srv.URL(), append([]string{"run", "-a", "main", "--session", first.Session, "--events", "again"}, where...)...)
+		if code != 0 || !bytes.Contains(sc.last, []byte("first answer")) {
+			t.Errorf("continue %v: exit %d, request without the earlier answer: %s\n%s", where, code, sc.last, errOut)
+		}
+		continued = append(continued, normalise(t, out, false))
+	}
+	if diff := cmp.Diff(continued[0], continued[1]); diff != "" {
+		t.Errorf("continued session: events differ (-local +Temporal):\n%s", diff)
 	}
 
 	// hanging starts a run whose model request hangs, waits for the

@@ -70,7 +70,10 @@ type RunInput struct {
 	Prompt string `json:"prompt"`
 	// Session is the id of the session the caller records the run in, if
 	// any; the result carries it.
-	Session string  `json:"session,omitempty"`
+	Session string `json:"session,omitempty"`
+	// History, when continuing a session, holds its earlier messages
+	// (loop.Input.History).
+	History []loop.Message `json:"history,omitempty"`
 	Options Options `json:"options"`
 }
 

@@ -65,7 +65,7 @@ func RunWorkflow(ctx workflow.Context, in RunInput) (*loop.Result, error) {
 	if st.opts.Heartbeat <= 0 {
 		st.opts.Heartbeat = spec.Heartbeat
 	}
-	res := st.runner().Run(wctx{ctx}, st.agent(&spec), loop.Input{Prompt: in.Prompt, Session: in.Session})
+	res := st.runner().Run(wctx{ctx}, st.agent(&spec), loop.Input{Prompt: in.Prompt, History: in.History, Session: in.Session})
 	return res, nil
 }
 
