@@ -74,7 +74,7 @@ type RunInput struct {
 	// History, when continuing a session, holds its earlier messages
 	// (loop.Input.History).
 	History []loop.Message `json:"history,omitempty"`
-	Options Options `json:"options"`
+	Options Options        `json:"options"`
 }
 
 // SubagentInput starts a subagent's child workflow.
