@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -360,6 +361,10 @@ agent "budget" {
   tools  = ["read_file"]
   budget = 1
 }
+agent "lead" {
+  prompt    = "You lead."
+  subagents = ["main"]
+}
 `
 
 // agenthostIn runs agenthost in dir and returns its exit code, stdout and
@@ -442,6 +447,12 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 		{"budget", "budget", []fakemodel.Reply{{ToolCalls: []fakemodel.ToolCall{read("f0.txt"), read("f1.txt")}}, {}}, 3},
 		{"retry", "main", []fakemodel.Reply{{Status: 429, Headers: map[string]string{"retry-after-ms": "20"}}, {Text: "ok"}}, 0},
 		{"provider_error", "main", []fakemodel.Reply{{Status: 400}}, 1},
+		{"subagent", "lead", []fakemodel.Reply{
+			{ToolCalls: []fakemodel.ToolCall{{ID: "call_sub", Name: "main", Arguments: json.RawMessage(`{"prompt":"look at f0.txt"}`)}}},
+			{ToolCalls: []fakemodel.ToolCall{read("f0.txt")}},
+			{Text: "sub done"},
+			{Text: "lead done"},
+		}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -465,6 +476,58 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// A subagent's events reach the caller while it runs, not only when it
+	// ends: its model request is held until its step.start was printed.
+	// Then the run's events are those of a local run: none twice, none
+	// missing.
+	liveReplies := []fakemodel.Reply{
+		{ToolCalls: []fakemodel.ToolCall{{ID: "call_sub", Name: "main", Arguments: json.RawMessage(`{"prompt":"wait"}`)}}},
+		{ToolCalls: []fakemodel.ToolCall{read("f0.txt")}},
+		{Text: "sub done", Hold: true},
+		{Text: "lead done"},
+	}
+	sc.reset(liveReplies...)
+	live := exec.Command("agenthost", "run", "-a", "lead", "--temporal", addr, "--events", "task")
+	live.Dir = dir
+	live.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "AGENTHOST_CONFIG=")
+	pipe, err := live.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan struct{})
+	var liveOut strings.Builder
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lines := bufio.NewScanner(pipe)
+		once := sync.Once{}
+		for lines.Scan() {
+			liveOut.Write(append(lines.Bytes(), '\n'))
+			var ev loop.Event
+			if json.Unmarshal(lines.Bytes(), &ev) == nil && ev.Type == loop.EventStepStart && ev.Depth == 1 && ev.Step == 2 {
+				once.Do(func() { close(seen) })
+			}
+		}
+	}()
+	select {
+	case <-seen:
+	case <-time.After(30 * time.Second): // only bounds a failure
+		t.Errorf("the subagent's second step.start was not printed while the subagent ran")
+	}
+	srv.Release()
+	<-done
+	if err := live.Wait(); err != nil {
+		t.Errorf("run with a held subagent: %v", err)
+	}
+	sc.reset(liveReplies...) // released: the hold no longer waits
+	_, localOut, _ := agenthostIn(t, dir, srv.URL(), "run", "-a", "lead", "--events", "task")
+	if diff := cmp.Diff(normalise(t, localOut, false), normalise(t, liveOut.String(), false)); diff != "" {
+		t.Errorf("followed live, the events differ (-local +Temporal):\n%s", diff)
 	}
 
 	// A session started on Temporal is continued on Temporal as locally:

@@ -50,31 +50,8 @@ func Follow(ctx context.Context, c client.Client, id, runID string, emit func(lo
 		err := c.GetWorkflow(bg, id, runID).Get(bg, &res)
 		done <- outcome{&res, err}
 	}()
-	next := 0
-	drain := func() error {
-		for {
-			// A query waits for a worker; one that died holds it until
-			// Temporal gives the run to another.
-			qctx, cancel := context.WithTimeout(bg, queryTimeout)
-			v, err := c.QueryWorkflow(qctx, id, runID, QueryEvents, next)
-			cancel()
-			if err != nil {
-				return err
-			}
-			var p Page
-			if err := v.Get(&p); err != nil {
-				return err
-			}
-			for _, e := range p.Events {
-				emit(e)
-			}
-			if p.Next <= next || len(p.Events) < pageEvents {
-				next = max(next, p.Next)
-				return nil
-			}
-			next = p.Next
-		}
-	}
+	top := &follower{c: c, id: id, runID: runID}
+	drain := func() error { return top.poll(bg, emit) }
 	tick := time.NewTicker(FollowPoll)
 	defer tick.Stop()
 	cancel := ctx.Done()
@@ -97,5 +74,70 @@ func Follow(ctx context.Context, c client.Client, id, runID string, emit func(lo
 			}
 			return o.res, nil
 		}
+	}
+}
+
+// follower reads the events of one workflow: a run, or a subagent's child
+// workflow. While a subagent runs, its events are read from its own
+// workflow as they happen; once it ends the parent holds them too (without
+// message events), and the ones already handed on are skipped.
+type follower struct {
+	c         client.Client
+	id, runID string
+	next      int
+	skip      int       // events of an ended child already handed on, to skip
+	child     *follower // the subagent running now, followed live
+	// delivered counts the events of this workflow's sequence (its own and
+	// its subagents') handed on, message events of a child left out.
+	delivered int
+	isChild   bool
+}
+
+// poll hands on every event available now, the running child's included.
+func (f *follower) poll(ctx context.Context, emit func(loop.Event)) error {
+	for {
+		// A query waits for a worker; one that died holds it until
+		// Temporal gives the run to another.
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		v, err := f.c.QueryWorkflow(qctx, f.id, f.runID, QueryEvents, f.next)
+		cancel()
+		if err != nil {
+			return err
+		}
+		var p Page
+		if err := v.Get(&p); err != nil {
+			return err
+		}
+		if f.child != nil && len(p.Events) > 0 {
+			// The workflow appends nothing while a subagent runs: new
+			// events start with the ended subagent's.
+			f.skip += f.child.delivered
+			f.child = nil
+		}
+		for _, e := range p.Events {
+			switch {
+			case f.isChild && e.Type == loop.EventMessage:
+			case f.skip > 0:
+				f.skip--
+			default:
+				f.delivered++
+				emit(e)
+			}
+		}
+		f.next = max(f.next, p.Next)
+		if len(p.Events) == pageEvents {
+			continue // more to read
+		}
+		if p.Child != "" && (f.child == nil || f.child.id != p.Child) {
+			f.child = &follower{c: f.c, id: p.Child, isChild: true}
+		}
+		if f.child != nil {
+			// An error: not started yet, or ended; asked again next time.
+			_ = f.child.poll(ctx, func(e loop.Event) {
+				f.delivered++
+				emit(e)
+			})
+		}
+		return nil
 	}
 }

@@ -186,4 +186,8 @@ type Page struct {
 	Events []loop.Event `json:"events"`
 	Next   int          `json:"next"`
 	Done   bool         `json:"done"`
+	// Child is the workflow id of the subagent running now, if any: its
+	// events (without message events) will follow Next once it ends, and
+	// a follower may read them from it meanwhile.
+	Child string `json:"child,omitempty"`
 }

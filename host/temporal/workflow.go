@@ -96,7 +96,8 @@ type state struct {
 	done   bool
 	specs  map[*loop.Agent]*AgentSpec
 	rng    *rand.Rand
-	subs   int // child workflows started
+	subs   int    // child workflows started
+	child  string // the child workflow running now, if any
 }
 
 func newState(ctx workflow.Context, opts Options) *state {
@@ -110,7 +111,11 @@ func (st *state) query(ctx workflow.Context) error {
 	return workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (Page, error) {
 		from = min(max(from, 0), len(st.events))
 		to := min(len(st.events), from+pageEvents)
-		return Page{Events: st.events[from:to], Next: to, Done: st.done && to == len(st.events)}, nil
+		p := Page{Events: st.events[from:to], Next: to, Done: st.done && to == len(st.events)}
+		if to == len(st.events) {
+			p.Child = st.child
+		}
+		return p, nil
 	})
 }
 
@@ -139,9 +144,11 @@ func (st *state) subagent(ctx workflow.Context, s loop.SubagentRun) *loop.Result
 	id := fmt.Sprintf("%s/sub-%d", workflow.GetInfo(ctx).WorkflowExecution.ID, st.subs)
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true})
 	var out SubagentOutput
+	st.child = id
 	err := workflow.ExecuteChildWorkflow(cctx, WorkflowSubagent, SubagentInput{
 		Spec: *st.specs[s.Agent], Prompt: s.Prompt, Depth: s.Depth, Above: s.Above, Options: st.opts,
 	}).Get(ctx, &out)
+	st.child = ""
 	for _, e := range out.Events {
 		st.events = append(st.events, e)
 	}
