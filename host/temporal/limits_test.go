@@ -2,9 +2,15 @@ package temporal
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -62,5 +68,43 @@ func TestPayloadLimits(t *testing.T) {
 	res, _, b = runWorkflow(t, huge)
 	if res.StopReason != loop.StopError || len(b.models["main"].reqs) != 0 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], "more than the 1536 KiB") {
 		t.Errorf("stop %s, %d requests sent, errors %q; want error, none sent, the limit named", res.StopReason, len(b.models["main"].reqs), res.Errors)
+	}
+}
+
+// forgetful describes its agents but knows none of them afterwards: a
+// worker whose config lacks the agent a run needs.
+type forgetful struct {
+	fakeAgents
+	asked *int // lookups after the description
+}
+
+func (f forgetful) Agent(name string) (*loop.Agent, error) {
+	if name == "" {
+		return f.fakeAgents.Agent(name)
+	}
+	*f.asked++
+	return nil, fmt.Errorf("no agent %q", name)
+}
+
+// TestWorkerWithoutTheAgent: a model request on a worker without the
+// run's agent stops the run with error, saying so; it is not retried.
+func TestWorkerWithoutTheAgent(t *testing.T) {
+	m := &scriptModel{script: []reply{text("never")}}
+	a := agent("main", m, nil, 3)
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	var asked int
+	Register(env, &Activities{Agents: forgetful{fakeAgents{"main": a}, &asked}})
+	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
+	var res loop.Result
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != loop.StopError || len(m.reqs) != 0 || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], `this worker has no agent "main"`) {
+		t.Errorf("stop %s, %d requests, errors %q; want error naming the missing agent", res.StopReason, len(m.reqs), res.Errors)
+	}
+	if asked != 1 {
+		t.Errorf("the activity asked for the agent %d times, want 1 (not retried)", asked)
 	}
 }
