@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -142,6 +143,10 @@ func cmdWorker(ctx context.Context, args []string, e *env) int {
 	return exitOK
 }
 
+// noWorkerHint is how long run --temporal waits for the run's first event
+// before it says that no worker seems to serve the task queue.
+const noWorkerHint = 5 * time.Second
+
 // temporalRun is what run --temporal was asked.
 type temporalRun struct {
 	agent, prompt, session string
@@ -189,7 +194,18 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	}
 	zerolog.Ctx(ctx).Info().Str("run", id).Str("task_queue", queue).Str("session", sess.ID).Msg("run started on Temporal")
 	out := newOutput(e, req.json, req.events)
+	started := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(started) })
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(noWorkerHint):
+			fmt.Fprintf(e.stderr, "agenthost: run %s is waiting for a worker on task queue %q (start one: agenthost worker --temporal %s --task-queue %s)\n", id, queue, addr, queue)
+		}
+	}()
 	res, err := temporal.Follow(ctx, c, run.GetID(), run.GetRunID(), func(ev loop.Event) {
+		once.Do(func() { close(started) })
 		sess.Emit(ev)
 		// The text of an answer arrives with its message, not streamed.
 		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {

@@ -530,6 +530,34 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 		t.Errorf("followed live, the events differ (-local +Temporal):\n%s", diff)
 	}
 
+	// Without a worker on the task queue, the run says so.
+	lonely := exec.Command("agenthost", "run", "-a", "main", "--temporal", addr, "--task-queue", "nobody", "task")
+	lonely.Dir = dir
+	lonely.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "AGENTHOST_CONFIG=")
+	lerr, err := lonely.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lonely.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stop := time.AfterFunc(30*time.Second, func() { lonely.Process.Kill() }) // only bounds a failure
+	defer stop.Stop()
+	hinted := false
+	var lonelyErr strings.Builder
+	for lines := bufio.NewScanner(lerr); lines.Scan(); {
+		lonelyErr.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), `is waiting for a worker on task queue "nobody" (start one: agenthost worker`) {
+			hinted = true
+			break
+		}
+	}
+	lonely.Process.Kill()
+	lonely.Wait()
+	if !hinted {
+		t.Errorf("run --temporal on a task queue without workers did not say so:\n%s", lonelyErr.String())
+	}
+
 	// A session started on Temporal is continued on Temporal as locally:
 	// the same events, and the earlier answer in the request.
 	var continued []string
