@@ -653,3 +653,33 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 	}
 	aborted("runs cancel", cmd, stdout)
 }
+
+// TestTemporalUsageErrors: the Temporal commands refuse bad input before
+// they connect, saying what to do (exit 2).
+func TestTemporalUsageErrors(t *testing.T) {
+	if _, err := exec.LookPath("agenthost"); err != nil {
+		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agents.hcl"), []byte(likeLocalConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "worker needs a Temporal server: pass --temporal HOST:PORT or set address in a temporal block"},
+		{[]string{"worker", "--temporal", "localhost"}, `--temporal "localhost": want HOST:PORT`},
+		{[]string{"worker", "--temporal", "127.0.0.1:7233", "--concurrency", "-1"}, "--concurrency -1: use 0 for the default or a positive number"},
+		{[]string{"worker", "--temporal", "127.0.0.1:7233", "--heartbeat", "10ms"}, "--heartbeat 10ms: use at least 1s"},
+		{[]string{"runs", "--temporal", "127.0.0.1:7233", "show"}, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID]"},
+		{[]string{"runs", "-c", "agents.hcl"}, "runs needs a Temporal server"},
+		{[]string{"run", "--temporal", "127.0.0.1:7233", "--replay", "x.jsonl", "task"}, "--record and --replay cannot be used with --temporal"},
+		{[]string{"run", "--temporal", "127.0.0.1:7233", "-a", "nobody", "task"}, `no agent "nobody" in agents.hcl; agents: budget, lead, main`},
+	} {
+		code, _, stderr := agenthostIn(t, dir, "http://127.0.0.1:1/v1", c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("agenthost %s: exit %d, stderr %q; want 2 and %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+}
