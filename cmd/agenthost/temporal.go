@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/temporal"
@@ -311,10 +313,20 @@ func cmdRuns(ctx context.Context, args []string, e *env) int {
 // runInfo is one run as runs list and show print it.
 type runInfo struct {
 	ID      string       `json:"id"`
+	Agent   string       `json:"agent"`
 	Status  string       `json:"status"`
 	Started time.Time    `json:"started"`
 	Closed  *time.Time   `json:"closed,omitempty"`
 	Result  *loop.Result `json:"result,omitempty"`
+}
+
+// memoAgent reads the agent a run's memo names ("" without one).
+func memoAgent(m *commonpb.Memo) string {
+	var name string
+	if p := m.GetFields()[temporal.MemoAgent]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &name)
+	}
+	return name
 }
 
 func status(s enumspb.WorkflowExecutionStatus) string {
@@ -331,7 +343,7 @@ func runsList(ctx context.Context, c client.Client, asJSON bool, e *env) int {
 			return exitError
 		}
 		for _, x := range resp.Executions {
-			ri := runInfo{ID: x.Execution.WorkflowId, Status: status(x.Status), Started: x.StartTime.AsTime()}
+			ri := runInfo{ID: x.Execution.WorkflowId, Agent: memoAgent(x.Memo), Status: status(x.Status), Started: x.StartTime.AsTime()}
 			if x.CloseTime != nil {
 				t := x.CloseTime.AsTime()
 				ri.Closed = &t
@@ -351,9 +363,9 @@ func runsList(ctx context.Context, c client.Client, asJSON bool, e *env) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tSTARTED")
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tSTARTED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Status, r.Started.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Agent, r.Status, r.Started.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 	return exitOK
@@ -365,7 +377,7 @@ func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *e
 		return runsErr(e, id, err)
 	}
 	x := d.WorkflowExecutionInfo
-	ri := runInfo{ID: id, Status: status(x.Status), Started: x.StartTime.AsTime()}
+	ri := runInfo{ID: id, Agent: memoAgent(x.Memo), Status: status(x.Status), Started: x.StartTime.AsTime()}
 	if x.CloseTime != nil {
 		t := x.CloseTime.AsTime()
 		ri.Closed = &t
@@ -381,7 +393,7 @@ func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *e
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "run %s: %s, started %s\n", id, ri.Status, ri.Started.Local().Format(time.DateTime))
+	fmt.Fprintf(e.stdout, "run %s (agent %s): %s, started %s\n", id, ri.Agent, ri.Status, ri.Started.Local().Format(time.DateTime))
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %d tool calls%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, r.ToolCalls, spendText(r), r.Session)
 		if r.Output != "" {

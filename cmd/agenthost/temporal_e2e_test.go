@@ -633,12 +633,12 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 	aborted("Ctrl-C", cmd, stdout)
 
 	code, out, errOut := agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "list")
-	if code != 0 || !strings.Contains(out, id) {
-		t.Errorf("runs list: exit %d, %q does not list %s\n%s", code, out, id, errOut)
+	if code != 0 || !regexp.MustCompile(`(?m)^`+id+` +main +completed `).MatchString(out) {
+		t.Errorf("runs list: exit %d, %q does not list %s (agent main, completed)\n%s", code, out, id, errOut)
 	}
 	code, out, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "show", id, "--json")
 	var shown runInfo
-	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || shown.Result == nil || shown.Result.StopReason != loop.StopAborted {
+	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || shown.Agent != "main" || shown.Result == nil || shown.Result.StopReason != loop.StopAborted {
 		t.Errorf("runs show: exit %d, %s\n%s", code, out, errOut)
 	}
 	code, _, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "cancel", "run-nope")

@@ -19,9 +19,14 @@ func NewRunID() string {
 	return "run-" + hex.EncodeToString(b[:])
 }
 
+// MemoAgent is the memo field of a run's workflow naming its agent.
+const MemoAgent = "agent"
+
 // Start starts a run as a workflow with id on task queue q.
 func Start(ctx context.Context, c client.Client, q, id string, in RunInput) (client.WorkflowRun, error) {
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: q}, WorkflowRun, in)
+	// The memo names the agent for listings (runs list).
+	opts := client.StartWorkflowOptions{ID: id, TaskQueue: q, Memo: map[string]any{MemoAgent: in.Agent}}
+	run, err := c.ExecuteWorkflow(ctx, opts, WorkflowRun, in)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: start the run: %w", err)
 	}
