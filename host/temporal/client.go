@@ -130,7 +130,7 @@ func (f *follower) poll(ctx context.Context, emit func(loop.Event)) error {
 			}
 		}
 		f.next = max(f.next, p.Next)
-		if len(p.Events) == pageEvents {
+		if p.Next < p.Total {
 			continue // more to read
 		}
 		if p.Child != "" && (f.child == nil || f.child.id != p.Child) {

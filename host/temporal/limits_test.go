@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/google/go-cmp/cmp"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
@@ -106,5 +107,35 @@ func TestWorkerWithoutTheAgent(t *testing.T) {
 	}
 	if asked != 1 {
 		t.Errorf("the activity asked for the agent %d times, want 1 (not retried)", asked)
+	}
+}
+
+// TestEventPages: the events query answers at most about 1 MiB of events
+// at a time, so that its answer stays within Temporal's payload limit; a
+// follower reads them all over several pages.
+func TestEventPages(t *testing.T) {
+	var script []reply
+	for i := range 5 {
+		script = append(script, calls(tc(fmt.Sprint("c", i), "read", fmt.Sprintf(`{"n":%d}`, i))))
+	}
+	big := scenario{name: "big_results", build: func() built {
+		m := &scriptModel{script: append(script, text("done"))}
+		b := one("main", m, nil, 10, nil)
+		b.top.Tools = &bigTools{newTools("read"), MaxToolResultBytes}
+		return b
+	}}
+	b := big.build()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	Register(env, &Activities{Agents: fakeAgents{"main": b.top}})
+	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
+	events, n := pages(t, env)
+	if n < 2 || len(events) == 0 || events[len(events)-1].Type != loop.EventRunEnd {
+		t.Errorf("%d events in %d pages; want 1.25 MiB of tool results over several pages, ending with run.end", len(events), n)
+	}
+	_, local, _ := runLocal(t, big)
+	if diff := cmp.Diff(wire(t, local), wire(t, events)); diff != "" {
+		t.Errorf("events read page by page differ from a local run's:\n%s", diff)
 	}
 }

@@ -185,7 +185,9 @@ type ToolOutput struct {
 type Page struct {
 	Events []loop.Event `json:"events"`
 	Next   int          `json:"next"`
-	Done   bool         `json:"done"`
+	// Total is the number of events so far: Next < Total means ask again.
+	Total int  `json:"total"`
+	Done  bool `json:"done"`
 	// Child is the workflow id of the subagent running now, if any: its
 	// events (without message events) will follow Next once it ends, and
 	// a follower may read them from it meanwhile.

@@ -33,8 +33,11 @@ const (
 	// Defaults when a spec carries no timeout.
 	defaultModelTimeout = 10 * time.Minute
 	defaultToolTimeout  = 30 * time.Second
-	// pageEvents bounds one QueryEvents answer.
+	// pageEvents and pageBytes (roughly: the texts of the events) bound
+	// one QueryEvents answer, which must stay within Temporal's payload
+	// limit; an answer holds one event at least.
 	pageEvents = 256
+	pageBytes  = 1 << 20
 )
 
 // infraRetry retries an activity only for what Temporal itself sees fail:
@@ -110,13 +113,31 @@ func newState(ctx workflow.Context, opts Options) *state {
 func (st *state) query(ctx workflow.Context) error {
 	return workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (Page, error) {
 		from = min(max(from, 0), len(st.events))
-		to := min(len(st.events), from+pageEvents)
-		p := Page{Events: st.events[from:to], Next: to, Done: st.done && to == len(st.events)}
+		to := from
+		for size := 0; to < len(st.events) && to-from < pageEvents && (to == from || size < pageBytes); to++ {
+			size += eventSize(st.events[to])
+		}
+		p := Page{Events: st.events[from:to], Next: to, Total: len(st.events), Done: st.done && to == len(st.events)}
 		if to == len(st.events) {
 			p.Child = st.child
 		}
 		return p, nil
 	})
+}
+
+// eventSize is about the size of e's JSON form: its texts and a margin.
+func eventSize(e loop.Event) int {
+	n := 256 + len(e.Arguments) + len(e.Message)
+	if e.Msg != nil {
+		n += len(e.Msg.Content) + len(e.Msg.Reasoning)
+		for _, c := range e.Msg.ToolCalls {
+			n += len(c.Arguments)
+		}
+	}
+	if e.Result != nil {
+		n += len(e.Result.Output)
+	}
+	return n
 }
 
 // runner is the loop.Runner of the workflow.

@@ -329,18 +329,34 @@ func runWorkflow(t *testing.T, sc scenario) (*loop.Result, []loop.Event, built) 
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	v, err := env.QueryWorkflow(QueryEvents, 0)
-	if err != nil {
-		t.Fatalf("query events: %v", err)
+	events, _ := pages(t, env)
+	return &res, events, b
+}
+
+// pages reads every event of the workflow of env, a page at a time, and
+// returns them with the number of pages.
+func pages(t *testing.T, env *testsuite.TestWorkflowEnvironment) ([]loop.Event, int) {
+	var events []loop.Event
+	for n := 1; ; n++ {
+		v, err := env.QueryWorkflow(QueryEvents, len(events))
+		if err != nil {
+			t.Fatalf("query events: %v", err)
+		}
+		var p Page
+		if err := v.Get(&p); err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, p.Events...)
+		if p.Next != len(events) {
+			t.Fatalf("page %d: next %d after %d events", n, p.Next, len(events))
+		}
+		if p.Next == p.Total {
+			if !p.Done {
+				t.Errorf("events page not done after the run ended")
+			}
+			return events, n
+		}
 	}
-	var p Page
-	if err := v.Get(&p); err != nil {
-		t.Fatal(err)
-	}
-	if !p.Done {
-		t.Errorf("events page not done after the run ended")
-	}
-	return &res, p.Events, b
 }
 
 // wire is an event's wire form without the fields that differ by nature
