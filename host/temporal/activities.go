@@ -31,6 +31,9 @@ type Activities struct {
 	// Heartbeat is the heartbeat timeout this worker proposes for the runs
 	// it describes; 0 means DefaultHeartbeat.
 	Heartbeat time.Duration
+	// Request fetches a model request sent by number (ModelInput.Seq) from
+	// the workflow that made it: a query (NewWorker sets it).
+	Request func(ctx context.Context, workflowID, runID string, seq int) (loop.Request, error)
 }
 
 // Describe returns the AgentSpec of the agent called name, subagents
@@ -92,7 +95,17 @@ func (a *Activities) Model(ctx context.Context, in ModelInput) (ModelOutput, err
 	}
 	ctx, stop := heartbeat(ctx)
 	defer stop()
-	resp, err := ag.Model.Stream(ctx, in.Request, nil)
+	req := in.Request
+	if in.Seq > 0 {
+		if a.Request == nil {
+			return ModelOutput{}, temporal.NewNonRetryableApplicationError("this worker cannot fetch model requests from workflows", "agenthost.no_query", nil)
+		}
+		wf := activity.GetInfo(ctx).WorkflowExecution
+		if req, err = a.Request(ctx, wf.ID, wf.RunID, in.Seq); err != nil {
+			return ModelOutput{}, fmt.Errorf("fetch model request %d from workflow %s: %w", in.Seq, wf.ID, err)
+		}
+	}
+	resp, err := ag.Model.Stream(ctx, req, nil)
 	if err == nil {
 		return ModelOutput{Response: resp}, nil
 	}

@@ -128,7 +128,7 @@ func TestEventPages(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
-	Register(env, &Activities{Agents: fakeAgents{"main": b.top}})
+	Register(env, testActivities(env, fakeAgents{"main": b.top}))
 	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
 	events, n := pages(t, env)
 	if n < 2 || len(events) == 0 || events[len(events)-1].Type != loop.EventRunEnd {

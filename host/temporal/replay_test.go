@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agenthost/agenthost/internal/temporaltest"
 	"github.com/agenthost/agenthost/loop"
@@ -85,6 +86,11 @@ func TestRealServerReplay(t *testing.T) {
 				opts := worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id, RunID: runID}}
 				if err := replayer.ReplayWorkflowHistoryWithOptions(quiet, h, opts); err != nil {
 					t.Errorf("replay of %s: %v", id, err)
+				}
+				// Its two 100 KiB tool results are in the history once:
+				// the requests that repeat them were fetched by query.
+				if n := proto.Size(h); sc.name == "large_requests" && n > 300<<10 {
+					t.Errorf("history of %s is %d KiB; want the conversation written once (about 200 KiB)", id, n>>10)
 				}
 				replayed++
 			}

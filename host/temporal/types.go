@@ -23,6 +23,9 @@ const (
 	ActivityCheck    = "agenthost.check"
 	// QueryEvents returns the run's events from an index (Page).
 	QueryEvents = "events"
+	// QueryRequest returns a pending model request by its number
+	// (ModelInput.Seq).
+	QueryRequest = "request"
 	// DefaultTaskQueue and DefaultNamespace are used when neither the flags
 	// nor agents.hcl's temporal block name one.
 	DefaultTaskQueue = "agenthost"
@@ -126,11 +129,19 @@ type AgentSpec struct {
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
 }
 
-// ModelInput is one model request of agent Agent.
+// ModelInput is one model request of agent Agent: the request itself
+// when it is small, else its number, and the activity asks the workflow
+// for it (QueryRequest), so that the conversation, which every request
+// repeats, is not written into the history again at each step.
 type ModelInput struct {
 	Agent   string       `json:"agent"`
 	Request loop.Request `json:"request"`
+	Seq     int          `json:"seq,omitempty"`
 }
+
+// InlineRequestBytes is the largest model request (JSON) carried in its
+// activity's input; larger ones are fetched by query.
+const InlineRequestBytes = 64 << 10
 
 // ModelOutput is the response, or the failure as data for the loop's retry
 // policy to classify: Error for a provider error, Failure for any other.

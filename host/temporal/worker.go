@@ -52,8 +52,21 @@ func NewWorker(c client.Client, q string, agents Agents, concurrency int, heartb
 		opts.MaxConcurrentWorkflowTaskExecutionSize = max(concurrency, 2)
 	}
 	w := worker.New(c, q, opts)
-	Register(w, &Activities{Agents: agents, Heartbeat: heartbeat})
+	Register(w, &Activities{Agents: agents, Heartbeat: heartbeat, Request: QueryRequestFunc(c)})
 	return w
+}
+
+// QueryRequestFunc fetches pending model requests with queries through c
+// (Activities.Request).
+func QueryRequestFunc(c client.Client) func(ctx context.Context, workflowID, runID string, seq int) (loop.Request, error) {
+	return func(ctx context.Context, workflowID, runID string, seq int) (loop.Request, error) {
+		var req loop.Request
+		v, err := c.QueryWorkflow(ctx, workflowID, runID, QueryRequest, seq)
+		if err == nil {
+			err = v.Get(&req)
+		}
+		return req, err
+	}
 }
 
 // HostAgents are the agents of a host, for a worker.

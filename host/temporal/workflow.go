@@ -101,16 +101,30 @@ type state struct {
 	rng    *rand.Rand
 	subs   int    // child workflows started
 	child  string // the child workflow running now, if any
+	// pending are the model requests sent by number, until answered.
+	pending map[int]loop.Request
+	seq     int
 }
 
 func newState(ctx workflow.Context, opts Options) *state {
 	h := fnv.New64a()
 	h.Write([]byte(workflow.GetInfo(ctx).WorkflowExecution.RunID))
 	seed := h.Sum64()
-	return &state{ctx: ctx, opts: opts, specs: map[*loop.Agent]*AgentSpec{}, rng: rand.New(rand.NewPCG(seed, seed>>1|1))}
+	return &state{ctx: ctx, opts: opts, specs: map[*loop.Agent]*AgentSpec{}, rng: rand.New(rand.NewPCG(seed, seed>>1|1)),
+		pending: map[int]loop.Request{}}
 }
 
 func (st *state) query(ctx workflow.Context) error {
+	err := workflow.SetQueryHandler(ctx, QueryRequest, func(seq int) (loop.Request, error) {
+		req, ok := st.pending[seq]
+		if !ok {
+			return loop.Request{}, fmt.Errorf("no pending model request %d", seq)
+		}
+		return req, nil
+	})
+	if err != nil {
+		return err
+	}
 	return workflow.SetQueryHandler(ctx, QueryEvents, func(from int) (Page, error) {
 		from = min(max(from, 0), len(st.events))
 		to := from
@@ -232,8 +246,16 @@ func (m *model) Stream(c context.Context, req loop.Request, _ func(string)) (loo
 	if err := historyFull(ctx); err != nil {
 		return loop.Response{}, err
 	}
-	if b, err := json.Marshal(req); err != nil || len(b) > MaxRequestBytes {
+	in := ModelInput{Agent: m.spec.Name, Request: req}
+	b, err := json.Marshal(req)
+	switch {
+	case err != nil || len(b) > MaxRequestBytes:
 		return loop.Response{}, fmt.Errorf("the request is %d KiB, more than the %d KiB a durable run sends to a model activity (see docs/scale-out.md, Limits)", len(b)>>10, MaxRequestBytes>>10)
+	case len(b) > InlineRequestBytes:
+		m.st.seq++
+		in = ModelInput{Agent: m.spec.Name, Seq: m.st.seq}
+		m.st.pending[in.Seq] = req
+		defer delete(m.st.pending, in.Seq)
 	}
 	timeout := m.spec.ModelTimeout
 	if timeout <= 0 {
@@ -245,7 +267,7 @@ func (m *model) Stream(c context.Context, req loop.Request, _ func(string)) (loo
 		RetryPolicy:         infraRetry,
 	})
 	var out ModelOutput
-	if err := workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Agent: m.spec.Name, Request: req}).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(actx, ActivityModel, in).Get(ctx, &out); err != nil {
 		return loop.Response{}, activityError(err)
 	}
 	switch {

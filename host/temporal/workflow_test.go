@@ -265,6 +265,19 @@ var scenarios = []scenario{
 			t.Errorf("stop %s, cost %v, output %q; want cost_limit with the sentinel", res.StopReason, res.Cost, res.Output)
 		}
 	}},
+	{name: "large_requests", build: func() built {
+		// Requests above InlineRequestBytes are fetched by the activity
+		// from the workflow (QueryRequest).
+		m := &scriptModel{script: []reply{calls(tc("1", "read", `{"n":1}`)), calls(tc("2", "read", `{"n":2}`)), text("done")}}
+		b := one("main", m, nil, 10, nil)
+		b.top.Tools = &bigTools{newTools("read"), 100 << 10}
+		return b
+	}, check: func(t *testing.T, res *loop.Result, b built) {
+		reqs := b.models["main"].reqs
+		if res.StopReason != loop.StopCompleted || len(reqs) != 3 || len(reqs[2].Messages[len(reqs[2].Messages)-1].Content) != 100<<10 {
+			t.Errorf("stop %s after %d requests; want completed after 3, the last with a 100 KiB tool result", res.StopReason, len(reqs))
+		}
+	}},
 	{name: "cancel", cancel: true, build: func() built {
 		m := &scriptModel{script: []reply{calls(tc("c1", "read", `{}`), tc("c2", "slow", `{}`), tc("c3", "read", `{"x":1}`))}}
 		ts := newTools("read", "slow")
@@ -317,7 +330,7 @@ func runWorkflow(t *testing.T, sc scenario) (*loop.Result, []loop.Event, built) 
 			ts.onBlock = env.CancelWorkflow
 		}
 	}
-	Register(env, &Activities{Agents: agents})
+	Register(env, testActivities(env, agents))
 	env.ExecuteWorkflow(WorkflowRun, RunInput{Agent: b.top.Name, Prompt: "task"})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
@@ -331,6 +344,19 @@ func runWorkflow(t *testing.T, sc scenario) (*loop.Result, []loop.Event, built) 
 	}
 	events, _ := pages(t, env)
 	return &res, events, b
+}
+
+// testActivities are the activities over agents in env, fetching large
+// model requests with env's queries (a worker uses its client).
+func testActivities(env *testsuite.TestWorkflowEnvironment, agents Agents) *Activities {
+	return &Activities{Agents: agents, Request: func(ctx context.Context, _, _ string, seq int) (loop.Request, error) {
+		var req loop.Request
+		v, err := env.QueryWorkflow(QueryRequest, seq)
+		if err == nil {
+			err = v.Get(&req)
+		}
+		return req, err
+	}}
 }
 
 // pages reads every event of the workflow of env, a page at a time, and
