@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
@@ -24,8 +25,9 @@ const KindMCP plugin.Kind = "mcp"
 // mcpTool is a tool of an MCP server as offered to agents: spec.Name is
 // SERVER__TOOL, tool the server's own name for it.
 type mcpTool struct {
-	server *mcpuse.Server
-	tool   string
+	server  *mcpuse.Server
+	tool    string
+	timeout time.Duration // the server's timeout per request
 }
 
 // loadMCPServers starts every mcp_server of the config (concurrently) and
@@ -87,7 +89,7 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 				continue
 			}
 			taken[spec.Name] = fmt.Sprintf("mcp_server %q", s.Name)
-			h.tools[spec.Name] = toolRef{spec: spec, mcp: &mcpTool{server: servers[i], tool: tool}}
+			h.tools[spec.Name] = toolRef{spec: spec, mcp: &mcpTool{server: servers[i], tool: tool, timeout: s.Timeout}}
 			h.mcpTools = append(h.mcpTools, Tool{Name: spec.Name, Plugin: s.Name, Kind: KindMCP, Description: spec.Description, InputSchema: spec.InputSchema})
 		}
 	}

@@ -115,6 +115,14 @@ type Result struct {
 
 // Runner runs agents. The zero value is usable: no events, real sleeping, and
 // doom-loop "ask" acting as "stop".
+//
+// Its function fields and Sequential are the loop's only contact with time,
+// randomness and concurrency, so the same rules can run in another
+// runtime: a durable workflow (package host/temporal) sets Now, Sleep,
+// Jitter and Subagent to deterministic versions and Sequential, and the
+// loop's own code then reads no clock, draws no random number and starts
+// no goroutine. Nil fields take the in-process defaults at the cost of one
+// nil check.
 type Runner struct {
 	// Sink receives events; nil discards them.
 	Sink Sink
@@ -129,4 +137,24 @@ type Runner struct {
 	// requests as they stream in (the loop hands it to Model.Stream; never
 	// for compaction requests), with the agent's name and depth.
 	OnText func(agent string, depth int, text string)
+	// Now is the clock of event times and durations; nil uses time.Now.
+	Now func() time.Time
+	// Subagent, when set, runs a subagent call elsewhere (a child workflow)
+	// instead of as a nested run in this process: it must run s.Agent with
+	// RunSubagent (so the same rules and counters apply), deliver the
+	// child's events to this Runner's Sink, and return its result. The
+	// parent then charges the child's usage and cost to itself and the runs
+	// above it in one go.
+	Subagent func(ctx context.Context, s SubagentRun) *Result
+	// Sequential runs the parallel tool calls of a response one after the
+	// other, in call order, on the loop's goroutine; by default they run
+	// concurrently. A workflow sets it: its code may not start goroutines.
+	Sequential bool
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }

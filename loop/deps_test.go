@@ -29,6 +29,7 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/internal/scenario",
 		"github.com/rogpeppe/go-internal",
 		"go.opentelemetry.io", // traces are made from events, in host/tracing
+		"go.temporal.io",      // the workflow runtime stays in host/temporal
 	}
 	// leaves are the project packages loop may depend on.
 	leaves := []string{

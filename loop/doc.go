@@ -161,6 +161,18 @@
 // the parent's Errors prefixed "subagent NAME: "; the call counts one toward
 // the parent's budget and ToolCalls.
 //
+// # Running elsewhere
+//
+// The loop's own code reads no clock, draws no random number, starts no
+// goroutine and iterates no map where order matters: time, sleeping,
+// jitter and subagents go through Runner's function fields. A durable
+// workflow (package host/temporal) sets them to deterministic versions and
+// runs the same rules; Runner.Subagent with RunSubagent runs a subagent
+// elsewhere (a child workflow) with the spend and limits of the runs above
+// it passed along (Ancestor), and the parent charges the child's usage and
+// cost when it returns. TestSubagentElsewhere checks that both ways send
+// the same requests and give the same events and result.
+//
 // # Abort
 //
 // When ctx is cancelled the in-flight request or tool call returns; a call

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -58,7 +57,7 @@ type run struct {
 func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent *run) *Result {
 	if a == nil {
 		res := &Result{Session: in.Session, StopReason: StopError, Errors: []string{"loop: agent is nil"}}
-		r.emit(Event{Type: EventRunEnd, Depth: depth, Time: time.Now(), Result: res})
+		r.emit(Event{Type: EventRunEnd, Depth: depth, Time: r.now(), Result: res})
 		return res
 	}
 	ru := &run{
@@ -238,7 +237,7 @@ func (r *Runner) emit(e Event) {
 		return
 	}
 	if e.Time.IsZero() {
-		e.Time = time.Now()
+		e.Time = r.now()
 	}
 	r.Sink.Emit(e)
 }

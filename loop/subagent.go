@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // subagentSchema is the input schema of every subagent tool.
@@ -61,12 +60,18 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 	ru.res.ToolCalls++
 	ru.emit(Event{Type: EventSubagentStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name, Arguments: c.Arguments})
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Msg("subagent start")
-	start := time.Now()
-	child := ru.r.run(ctx, sub, Input{Prompt: prompt}, ru.depth+1, ru)
-	dur := time.Since(start)
+	start := ru.r.now()
+	var child *Result
+	if ru.r.Subagent != nil {
+		child = ru.r.Subagent(ctx, SubagentRun{Agent: sub, Prompt: prompt, Depth: ru.depth + 1, Above: ru.ancestors()})
+		ru.charge(child)
+	} else {
+		// The child's usage and cost are charged to this run as they
+		// happen (run.account).
+		child = ru.r.run(ctx, sub, Input{Prompt: prompt}, ru.depth+1, ru)
+	}
+	dur := ru.r.now().Sub(start)
 
-	// The child's usage and cost were charged to this run as they happened
-	// (run.account).
 	for _, e := range child.Errors {
 		ru.res.Errors = append(ru.res.Errors, "subagent "+sub.Name+": "+e)
 	}
@@ -93,4 +98,76 @@ func SubagentContent(res *Result) string {
 		return string(meta)
 	}
 	return out + "\n\n" + string(meta)
+}
+
+// SubagentRun is a subagent call handed to Runner.Subagent.
+type SubagentRun struct {
+	Agent  *Agent
+	Prompt string
+	// Depth is the subagent's depth (its parent's plus one).
+	Depth int
+	// Above is the spend of the calling run and of every run above it,
+	// nearest first: the subagent's requests count toward their limits.
+	Above []Ancestor
+}
+
+// Ancestor is the spend and the limits of a run above a subagent, as the
+// subagent's run needs them when it runs elsewhere: its requests are
+// charged to these runs too, and a request that would take one of them past
+// its limit makes the subagent's next step final.
+type Ancestor struct {
+	Agent     string  `json:"agent"`
+	Tokens    int     `json:"tokens,omitempty"` // the run's token limit; 0 unlimited
+	Cost      float64 `json:"cost,omitempty"`   // the run's cost limit in USD; 0 unlimited
+	Used      Usage   `json:"used"`
+	Spent     float64 `json:"spent"`
+	CostKnown bool    `json:"cost_known"`
+}
+
+// ancestors returns the spend of ru and the runs above it, nearest first.
+func (ru *run) ancestors() []Ancestor {
+	var out []Ancestor
+	for r := ru; r != nil; r = r.parent {
+		out = append(out, Ancestor{Agent: r.a.Name, Tokens: r.a.Tokens, Cost: r.a.Cost,
+			Used: r.res.Usage, Spent: r.spent.cost, CostKnown: r.spent.costKnown})
+	}
+	return out
+}
+
+// charge adds the usage and cost of a subagent run elsewhere to ru and the
+// runs above it, as run.account would have done request by request. A
+// child without cost made a request without a price (or none at all).
+func (ru *run) charge(child *Result) {
+	if child.Usage.Zero() && !child.Usage.Estimated {
+		return
+	}
+	for r := ru; r != nil; r = r.parent {
+		r.res.Usage = r.res.Usage.Add(child.Usage)
+		if child.Cost == nil {
+			r.spent.costKnown = false
+		} else {
+			r.spent.cost += *child.Cost
+		}
+		r.res.Cost = r.runCost()
+	}
+}
+
+// RunSubagent runs a as the subagent call s describes, with the runs of
+// s.Above standing in for its parents: it is the other half of
+// Runner.Subagent, for the process (or workflow) that runs the subagent.
+// The result's usage and cost are the subagent's own.
+func (r *Runner) RunSubagent(ctx context.Context, s SubagentRun) *Result {
+	var parent *run
+	for i := len(s.Above) - 1; i >= 0; i-- {
+		an := s.Above[i]
+		parent = &run{
+			r:      r,
+			a:      &Agent{Name: an.Agent, Tokens: an.Tokens, Cost: an.Cost},
+			depth:  s.Depth - 1 - i,
+			parent: parent,
+			res:    &Result{Agent: an.Agent, Usage: an.Used},
+			spent:  spend{cost: an.Spent, costKnown: an.CostKnown},
+		}
+	}
+	return r.run(ctx, s.Agent, Input{Prompt: s.Prompt}, s.Depth, parent)
 }

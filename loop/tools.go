@@ -195,7 +195,8 @@ func (ru *run) unknownTool(name string) string {
 }
 
 // callTools runs the admitted Toolset calls calls[i], i in idx,
-// concurrently (one alone runs on this goroutine) and sets their answers.
+// concurrently (one alone, or all with Runner.Sequential, runs on this
+// goroutine) and sets their answers.
 // The tool events and the log lines are written from this goroutine.
 func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answers []Message) {
 	type done struct {
@@ -205,9 +206,9 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		dur time.Duration
 	}
 	call := func(i int) done {
-		start := time.Now()
+		start := ru.r.now()
 		res, err := ru.a.Tools.Call(ctx, calls[i])
-		return done{i, res, err, time.Since(start)}
+		return done{i, res, err, ru.r.now().Sub(start)}
 	}
 	for _, i := range idx {
 		c := calls[i]
@@ -232,8 +233,14 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 			IsError: Bool(isErr), DurationMS: Int64(d.dur.Milliseconds())})
 		answers[d.i] = toolMessage(c, content, isErr)
 	}
-	if len(idx) == 1 {
-		end(call(idx[0]))
+	if len(idx) == 1 || ru.r.Sequential {
+		for _, i := range idx {
+			if err := ctx.Err(); err != nil {
+				end(done{i: i, err: err}) // aborted before its turn: not run
+				continue
+			}
+			end(call(i))
+		}
 		return
 	}
 	ch := make(chan done, len(idx))

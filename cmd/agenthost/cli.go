@@ -81,6 +81,7 @@ const usage = `agenthost runs LLM agents declared in HCL, with sandboxed WebAsse
 Usage:
   agenthost run      [-c FILE] [-a AGENT] [--json] [--events] [--session ID]
                      [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
+                     [--temporal HOST:PORT [--namespace NS] [--task-queue Q]]
   agenthost chat     [-c FILE] [-a AGENT] [--session ID] [--log-level L]
   agenthost validate [-c FILE]
   agenthost tools    [-c FILE] [-a AGENT] [--json]
@@ -90,6 +91,9 @@ Usage:
   agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents] [--http ADDR]
                       [--token-env VAR] [--log-level L] [--log-file FILE]
+  agenthost worker   [-c FILE] --temporal HOST:PORT [--namespace NS] [--task-queue Q]
+                     [--concurrency N] [--heartbeat D] [--log-level L]
+  agenthost runs     [-c FILE] --temporal HOST:PORT [--json] [list | show ID | cancel ID]
   agenthost init
   agenthost version
 
@@ -126,6 +130,10 @@ func run(ctx context.Context, args []string, e *env) int {
 		return cmdMCP(ctx, rest, e)
 	case "doctor":
 		return cmdDoctor(ctx, rest, e)
+	case "worker":
+		return cmdWorker(ctx, rest, e)
+	case "runs":
+		return cmdRuns(ctx, rest, e)
 	case "version", "--version", "-version":
 		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
 		return exitOK

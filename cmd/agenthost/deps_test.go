@@ -14,7 +14,8 @@ import (
 // runner drives the agenthost executable from outside and never links the
 // host, the loop or the sandbox; plugins is a leaf; prompts, defaults,
 // toolname, redact and termtext, imported from several layers, depend on the
-// standard library alone.
+// standard library alone; the Temporal SDK is linked by host/temporal and
+// the command line only.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -38,6 +39,9 @@ func TestImportPolicy(t *testing.T) {
 		{".", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/rogpeppe/go-internal", "go.opentelemetry.io"}, false},
 		{"../../internal/scenario", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/hashicorp/hcl", mod + "/host", mod + "/loop", mod + "/cmd", "go.opentelemetry.io"}, false},
 		{"../../plugins", false, []string{mod + "/"}, false},
+		// The Temporal SDK (grpc, protobuf) stays in host/temporal and the
+		// commands that use it; the host and the loop never link it.
+		{"../../host", false, []string{"go.temporal.io", "google.golang.org/grpc"}, false},
 		{"../../prompts", false, nil, true},
 		{"../../internal/defaults", false, nil, true},
 		{"../../internal/toolname", false, nil, true},

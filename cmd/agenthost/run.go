@@ -28,6 +28,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
 	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	tf := temporalFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -49,6 +50,13 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	ctx = logger.WithContext(ctx)
 
 	path := configPath(*cfgFlag, e)
+	if *tf.address != "" {
+		switch {
+		case *record != "" || *replay != "":
+			return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
+		}
+		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events}, e)
+	}
 	opts := hostOptions(e)
 	opts.Record, opts.Replay = *record, *replay
 	h, code := loadHost(ctx, path, opts, e)

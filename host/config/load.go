@@ -235,6 +235,7 @@ func (b *builder) build(body hcl.Body) *Config {
 
 	cfg := &Config{}
 	b.host(cfg, raw.Host)
+	b.temporal(cfg, raw.Temporal)
 
 	providers := map[string]hcl.Range{}
 	for _, rp := range raw.Providers {

@@ -16,6 +16,7 @@ type rawFile struct {
 	Plugins    []*rawPlugin    `hcl:"plugin,block"`
 	MCPServers []*rawMCPServer `hcl:"mcp_server,block"`
 	Agents     []*rawAgent     `hcl:"agent,block"`
+	Temporal   *rawTemporal    `hcl:"temporal,block"`
 }
 
 type rawHost struct {

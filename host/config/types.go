@@ -23,6 +23,8 @@ type Config struct {
 	// MCPServers are the mcp_server blocks (mcpserver.go).
 	MCPServers []*MCPServer
 	Agents     []*Agent
+	// Temporal is the temporal block (temporal.go); nil without one.
+	Temporal *Temporal
 
 	// Files holds the source of every file parsed (config and file()
 	// targets are not included), for printing diagnostics with snippets.

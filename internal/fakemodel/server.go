@@ -47,6 +47,28 @@ type Server struct {
 	arrived   chan struct{} // closed and replaced when a request is recorded
 
 	cat catalog // GET /v1/models and the API key (catalog.go)
+
+	// choose, when set (StartFunc), picks each reply instead of the script.
+	choose Chooser
+}
+
+// Chooser picks the reply to one chat-completions request from its body
+// and headers. It is called concurrently.
+type Chooser func(body []byte, header http.Header) Reply
+
+// StartFunc serves replies chosen per request by choose, instead of a
+// script in arrival order: for concurrent runs, whose requests interleave,
+// the reply can depend on the conversation so far. The caller must Close
+// the server. A reply that is not valid is answered 500.
+func StartFunc(choose Chooser) (*Server, error) {
+	s, err := Start(nil)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.choose = choose
+	s.mu.Unlock()
+	return s, nil
 }
 
 // Start serves replies on 127.0.0.1 at a free port. The caller must Close
@@ -261,11 +283,32 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		reject(http.StatusBadRequest, "invalid_request_error", `fakemodel: only streaming requests are served ("stream": true)`)
 		return
 	}
+	s.mu.Lock()
+	choose := s.choose
+	s.mu.Unlock()
+	if choose != nil {
+		reply := choose(body, r.Header)
+		if err := reply.validate(); err != nil {
+			reject(http.StatusInternalServerError, "fakemodel_bad_reply", fmt.Sprintf("fakemodel: chosen reply: %v", err))
+			return
+		}
+		s.mu.Lock()
+		s.served++
+		n := s.served
+		s.mu.Unlock()
+		s.serve(w, r, reply, n, req.Model)
+		return
+	}
 	reply, n, ok := s.take()
 	if !ok {
 		reject(http.StatusInternalServerError, "fakemodel_script_exhausted", fmt.Sprintf("fakemodel: script exhausted after %d replies", n))
 		return
 	}
+	s.serve(w, r, reply, n, req.Model)
+}
+
+// serve answers with reply, the n-th served.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, reply Reply, n int, model string) {
 	for k, v := range reply.Headers {
 		w.Header().Set(k, v)
 	}
@@ -277,7 +320,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, reply.Raw)
 	default:
-		s.stream(w, r, reply, n, req.Model)
+		s.stream(w, r, reply, n, model)
 	}
 }
 

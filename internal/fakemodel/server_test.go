@@ -530,3 +530,49 @@ func TestWaitRequests(t *testing.T) {
 		t.Errorf("WaitRequests after Close: %v", err)
 	}
 }
+
+// TestStartFunc: each reply is chosen from the request's body and headers,
+// whatever the order requests arrive in; a chosen reply that is not valid
+// is answered 500.
+func TestStartFunc(t *testing.T) {
+	s, err := StartFunc(func(body []byte, h http.Header) Reply {
+		if h.Get("X-Bad") != "" {
+			return Reply{Status: 200}
+		}
+		var req struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &req)
+		return Reply{Text: "echo " + req.Messages[0].Content + " from " + h.Get("X-Worker")}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	for _, who := range []string{"b", "a"} {
+		req, _ := http.NewRequest("POST", s.URL()+"/chat/completions", strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"hi `+who+`"}]}`))
+		req.Header.Set("X-Worker", who)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := sse(t, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := assemble(t, chunks).text, "echo hi "+who+" from "+who; got != want {
+			t.Errorf("text %q, want %q", got, want)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.URL()+"/chat/completions", strings.NewReader(streamBody))
+	req.Header.Set("X-Bad", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 500 || len(s.Requests()) != 3 {
+		t.Errorf("bad reply answered %d, %d requests recorded; want 500 and 3", resp.StatusCode, len(s.Requests()))
+	}
+}

@@ -1,0 +1,413 @@
+//go:build !notemporal
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rs/zerolog"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/temporal"
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// The commands that use a Temporal server (docs/scale-out.md): worker,
+// runs, and run --temporal. They are the only part of the CLI that links
+// the Temporal SDK; building with -tags notemporal leaves them out
+// (notemporal.go).
+
+// tflags are the flags naming a Temporal server.
+type tflags struct {
+	address, namespace, queue *string
+}
+
+func temporalFlags(fs *flag.FlagSet) tflags {
+	return tflags{
+		address:   fs.String("temporal", "", "run on the Temporal server at `HOST:PORT` (default: the temporal block's address, for worker and runs)"),
+		namespace: fs.String("namespace", "", "Temporal `namespace` (default: the temporal block's, else \"default\")"),
+		queue:     fs.String("task-queue", "", "Temporal task `queue` (default: the temporal block's, else \"agenthost\")"),
+	}
+}
+
+// resolve fills the flags left empty from cfg's temporal block and the
+// defaults. It returns a usage error when no address is known.
+func (f tflags) resolve(cfg *config.Config, cmd string, e *env) (addr, ns, queue string, code int) {
+	addr, ns, queue = *f.address, *f.namespace, *f.queue
+	if t := cfg.Temporal; t != nil {
+		addr = orElse(addr, t.Address)
+		ns = orElse(ns, t.Namespace)
+		queue = orElse(queue, t.TaskQueue)
+	}
+	ns = orElse(ns, temporal.DefaultNamespace)
+	queue = orElse(queue, temporal.DefaultTaskQueue)
+	if addr == "" {
+		return "", "", "", usageErr(e, "%s needs a Temporal server: pass --temporal HOST:PORT or set address in a temporal block of %s", cmd, cfg.File)
+	}
+	if why := config.CheckAddress(addr); why != "" {
+		return "", "", "", usageErr(e, "--temporal %q: %s", addr, why)
+	}
+	return addr, ns, queue, exitOK
+}
+
+func orElse(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func dialTemporal(ctx context.Context, addr, ns string, e *env) (client.Client, int) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := temporal.Dial(dctx, addr, ns, nil)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v; is the server running? (a local one: temporal server start-dev)\n", err)
+		return nil, exitError
+	}
+	return c, exitOK
+}
+
+// cmdWorker is `agenthost worker`: it loads the config like run does and
+// serves the runs of a task queue until interrupted.
+func cmdWorker(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("worker", e)
+	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+	tf := temporalFlags(fs)
+	concurrency := fs.Int("concurrency", 0, "most model requests and tool calls run at once (`N`; default: the SDK's, 1000)")
+	heartbeat := fs.Duration("heartbeat", temporal.DefaultHeartbeat, "heartbeat `timeout` of model requests and tool calls: how soon the work of a worker that died moves to another")
+	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default info)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 {
+		return usageErr(e, "worker takes no arguments, got %q", strings.Join(pos, " "))
+	}
+	if *heartbeat < time.Second {
+		return usageErr(e, "--heartbeat %s: use at least 1s", *heartbeat)
+	}
+	if *concurrency < 0 {
+		return usageErr(e, "--concurrency %d: use 0 for the default or a positive number", *concurrency)
+	}
+	if *logLevel == "" {
+		*logLevel = "info"
+	}
+	logger, code := newLogger(*logLevel, e)
+	if code != exitOK {
+		return code
+	}
+	ctx = logger.WithContext(ctx)
+	path := configPath(*cfgFlag, e)
+	cfg, code := loadConfig(path, e)
+	if code != exitOK {
+		return code
+	}
+	addr, ns, queue, code := tf.resolve(cfg, "worker", e)
+	if code != exitOK {
+		return code
+	}
+	h, code := loadHost(ctx, path, hostOptions(e), e)
+	if code != exitOK {
+		return code
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	c, code := dialTemporal(ctx, addr, ns, e)
+	if code != exitOK {
+		return code
+	}
+	defer c.Close()
+	w := temporal.NewWorker(c, queue, temporal.HostAgents{H: h}, *concurrency, *heartbeat)
+	if err := w.Start(); err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: worker: %v\n", err)
+		return exitError
+	}
+	logger.Info().Str("address", addr).Str("namespace", ns).Str("task_queue", queue).Str("config", path).Msg("worker ready")
+	<-ctx.Done()
+	w.Stop()
+	logger.Info().Msg("worker stopped")
+	return exitOK
+}
+
+// noWorkerHint is how long run --temporal waits for the run's first event
+// before it says that no worker seems to serve the task queue.
+const noWorkerHint = 5 * time.Second
+
+// temporalRun is what run --temporal was asked.
+type temporalRun struct {
+	agent, prompt, session string
+	json, events           bool
+}
+
+// runTemporal is `agenthost run --temporal`: the run is a workflow that the
+// workers run; this process starts it, records its events in a new session
+// as they come, and prints them as a local run would.
+func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e *env) int {
+	cfg, code := loadConfig(path, e)
+	if code != exitOK {
+		return code
+	}
+	addr, ns, queue, code := tf.resolve(cfg, "run --temporal", e)
+	if code != exitOK {
+		return code
+	}
+	name := req.agent
+	if name == "" {
+		ca, err := cfg.DefaultAgent()
+		if err != nil {
+			return usageErr(e, "%v", err)
+		}
+		name = ca.Name
+	}
+	if cfg.Agent(name) == nil {
+		return usageErr(e, "no agent %q in %s; agents: %s", name, path, agentNames(cfg))
+	}
+	c, code := dialTemporal(ctx, addr, ns, e)
+	if code != exitOK {
+		return code
+	}
+	defer c.Close()
+	sess, history, code := temporalSession(cfg, name, req.session, e)
+	if code != exitOK {
+		return code
+	}
+	id := temporal.NewRunID()
+	run, err := temporal.Start(ctx, c, queue, id, temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID, History: history})
+	if err != nil {
+		sess.Close()
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	zerolog.Ctx(ctx).Info().Str("run", id).Str("task_queue", queue).Str("session", sess.ID).Msg("run started on Temporal")
+	out := newOutput(e, req.json, req.events)
+	started := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(started) })
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(noWorkerHint):
+			fmt.Fprintf(e.stderr, "agenthost: run %s is waiting for a worker on task queue %q (start one: agenthost worker --temporal %s --task-queue %s)\n", id, queue, addr, queue)
+		}
+	}()
+	res, err := temporal.Follow(ctx, c, run.GetID(), run.GetRunID(), func(ev loop.Event) {
+		once.Do(func() { close(started) })
+		sess.Emit(ev)
+		// The text of an answer arrives with its message, not streamed.
+		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+			out.text(ev.Agent, 0, ev.Msg.Content)
+		}
+		out.event(ev)
+	})
+	if cerr := sess.Close(); cerr != nil && res != nil {
+		res.Errors = append(res.Errors, cerr.Error())
+	}
+	if res == nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	if err != nil {
+		res.Errors = append(res.Errors, err.Error())
+	}
+	out.finish(res)
+	return exitCode(res.StopReason)
+}
+
+// temporalSession creates the session of a durable run, or opens session
+// id to continue it and reads its history, as a local run does (the same
+// lock, the same refusals).
+func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Session, []loop.Message, int) {
+	if id == "" {
+		sess, err := session.Create(cfg.Host.DataDir, session.Meta{Agent: agent, Config: cfg.File})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			return nil, nil, exitError
+		}
+		return sess, nil, exitOK
+	}
+	sess, err := session.Open(cfg.Host.DataDir, id)
+	if err != nil {
+		if errors.Is(err, session.ErrBusy) {
+			return nil, nil, usageErr(e, "--session %s: %v", id, err)
+		}
+		return nil, nil, usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", id, err)
+	}
+	if sess.Agent != agent {
+		sess.Close()
+		return nil, nil, usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", id, sess.Agent, agent, sess.Agent)
+	}
+	_, evs, err := session.Events(cfg.Host.DataDir, id)
+	if err != nil {
+		sess.Close()
+		fmt.Fprintf(e.stderr, "agenthost: session %s: reading its history: %v\n", id, err)
+		return nil, nil, exitError
+	}
+	return sess, session.History(evs), exitOK
+}
+
+// cmdRuns is `agenthost runs [list | show ID | cancel ID]`.
+func cmdRuns(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("runs", e)
+	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl), for its temporal block")
+	tf := temporalFlags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	sub := "list"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch {
+	case sub == "list" && len(pos) == 0:
+	case (sub == "show" || sub == "cancel") && len(pos) == 1:
+	default:
+		return usageErr(e, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID]")
+	}
+	cfg := &config.Config{File: configPath(*cfgFlag, e)}
+	if *tf.address == "" || *cfgFlag != "" {
+		var code int
+		if cfg, code = loadConfig(cfg.File, e); code != exitOK {
+			return code
+		}
+	}
+	addr, ns, _, code := tf.resolve(cfg, "runs", e)
+	if code != exitOK {
+		return code
+	}
+	c, code := dialTemporal(ctx, addr, ns, e)
+	if code != exitOK {
+		return code
+	}
+	defer c.Close()
+	switch sub {
+	case "list":
+		return runsList(ctx, c, *asJSON, e)
+	case "show":
+		return runsShow(ctx, c, pos[0], *asJSON, e)
+	}
+	if err := c.CancelWorkflow(ctx, pos[0], ""); err != nil {
+		return runsErr(e, pos[0], err)
+	}
+	fmt.Fprintf(e.stdout, "cancel requested: run %s stops with stop_reason aborted\n", pos[0])
+	return exitOK
+}
+
+// runInfo is one run as runs list and show print it.
+type runInfo struct {
+	ID      string       `json:"id"`
+	Agent   string       `json:"agent"`
+	Status  string       `json:"status"`
+	Started time.Time    `json:"started"`
+	Closed  *time.Time   `json:"closed,omitempty"`
+	Result  *loop.Result `json:"result,omitempty"`
+}
+
+// memoAgent reads the agent a run's memo names ("" without one).
+func memoAgent(m *commonpb.Memo) string {
+	var name string
+	if p := m.GetFields()[temporal.MemoAgent]; p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &name)
+	}
+	return name
+}
+
+func status(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+func runsList(ctx context.Context, c client.Client, asJSON bool, e *env) int {
+	var runs []runInfo
+	var token []byte
+	for {
+		resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "WorkflowType = '" + temporal.WorkflowRun + "'", NextPageToken: token})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: runs list: %v\n", err)
+			return exitError
+		}
+		for _, x := range resp.Executions {
+			ri := runInfo{ID: x.Execution.WorkflowId, Agent: memoAgent(x.Memo), Status: status(x.Status), Started: x.StartTime.AsTime()}
+			if x.CloseTime != nil {
+				t := x.CloseTime.AsTime()
+				ri.Closed = &t
+			}
+			runs = append(runs, ri)
+		}
+		if token = resp.NextPageToken; len(token) == 0 {
+			break
+		}
+	}
+	if asJSON {
+		if runs == nil {
+			runs = []runInfo{}
+		}
+		b, _ := json.MarshalIndent(runs, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tSTARTED")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Agent, r.Status, r.Started.Local().Format(time.DateTime))
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *env) int {
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return runsErr(e, id, err)
+	}
+	x := d.WorkflowExecutionInfo
+	ri := runInfo{ID: id, Agent: memoAgent(x.Memo), Status: status(x.Status), Started: x.StartTime.AsTime()}
+	if x.CloseTime != nil {
+		t := x.CloseTime.AsTime()
+		ri.Closed = &t
+	}
+	if x.Status == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		var res loop.Result
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err == nil {
+			ri.Result = &res
+		}
+	}
+	if asJSON {
+		b, _ := json.MarshalIndent(ri, "", "  ")
+		fmt.Fprintf(e.stdout, "%s\n", b)
+		return exitOK
+	}
+	fmt.Fprintf(e.stdout, "run %s (agent %s): %s, started %s\n", id, ri.Agent, ri.Status, ri.Started.Local().Format(time.DateTime))
+	if r := ri.Result; r != nil {
+		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %d tool calls%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, r.ToolCalls, spendText(r), r.Session)
+		if r.Output != "" {
+			fmt.Fprintf(e.stdout, "\n%s\n", strings.TrimRight(r.Output, "\n"))
+		}
+	}
+	return exitOK
+}
+
+func runsErr(e *env, id string, err error) int {
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return usageErr(e, "no run %s on this server (list them with 'agenthost runs list')", strconv.Quote(id))
+	}
+	fmt.Fprintf(e.stderr, "agenthost: run %s: %v\n", id, err)
+	return exitError
+}

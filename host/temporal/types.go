@@ -1,0 +1,206 @@
+package temporal
+
+import (
+	"errors"
+	"time"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// Names registered with Temporal. Workers and clients of different builds
+// meet on these, so they never change meaning.
+const (
+	// WorkflowRun is one agent run; WorkflowSubagent one subagent call of a
+	// run (a child workflow).
+	WorkflowRun      = "agenthost.run"
+	WorkflowSubagent = "agenthost.subagent"
+	// ActivityDescribe returns an agent's description (AgentSpec);
+	// ActivityModel sends one model request; ActivityTool runs one tool
+	// call; ActivityCheck checks a call's arguments (a local activity).
+	ActivityDescribe = "agenthost.describe"
+	ActivityModel    = "agenthost.model"
+	ActivityTool     = "agenthost.tool"
+	ActivityCheck    = "agenthost.check"
+	// QueryEvents returns the run's events from an index (Page).
+	QueryEvents = "events"
+	// QueryRequest returns a pending model request by its number
+	// (ModelInput.Seq).
+	QueryRequest = "request"
+	// DefaultTaskQueue and DefaultNamespace are used when neither the flags
+	// nor agents.hcl's temporal block name one.
+	DefaultTaskQueue = "agenthost"
+	DefaultNamespace = "default"
+)
+
+// Limits that keep a run's workflow history within Temporal's defaults (2
+// MB per payload, 50 MB of history per workflow): see docs/scale-out.md.
+const (
+	// MaxRequestBytes is the largest model request (JSON) sent to an
+	// activity; a larger one stops the run with error.
+	MaxRequestBytes = 1536 << 10
+	// MaxToolResultBytes is the most of a tool result kept in a durable
+	// run; the rest is cut with a note to the model.
+	MaxToolResultBytes = 256 << 10
+	// MaxHistoryBytes is the history size past which the run stops with
+	// error before its next activity.
+	MaxHistoryBytes = 40 << 20
+)
+
+// Options tune the activities of a run; they travel in the workflow's
+// input so that every worker replays the run with the same ones.
+type Options struct {
+	// Heartbeat is the heartbeat timeout of model requests and tool calls:
+	// how soon an activity on a worker that died is given to another one.
+	// 0 means the describing worker's (agenthost worker --heartbeat), else
+	// DefaultHeartbeat.
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+}
+
+// DefaultHeartbeat is Options.Heartbeat's default.
+const DefaultHeartbeat = 20 * time.Second
+
+func (o Options) heartbeat() time.Duration {
+	if o.Heartbeat <= 0 {
+		return DefaultHeartbeat
+	}
+	return o.Heartbeat
+}
+
+// RunInput starts a run.
+type RunInput struct {
+	// Agent names the agent; "" is the config's default agent.
+	Agent  string `json:"agent"`
+	Prompt string `json:"prompt"`
+	// Session is the id of the session the caller records the run in, if
+	// any; the result carries it.
+	Session string `json:"session,omitempty"`
+	// History, when continuing a session, holds its earlier messages
+	// (loop.Input.History).
+	History []loop.Message `json:"history,omitempty"`
+	Options Options        `json:"options"`
+}
+
+// SubagentInput starts a subagent's child workflow.
+type SubagentInput struct {
+	Spec    AgentSpec       `json:"spec"`
+	Prompt  string          `json:"prompt"`
+	Depth   int             `json:"depth"`
+	Above   []loop.Ancestor `json:"above"`
+	Options Options         `json:"options"`
+}
+
+// SubagentOutput is a subagent's result and its events (message events
+// left out: they are only kept for the top-level agent).
+type SubagentOutput struct {
+	Result *loop.Result `json:"result"`
+	Events []loop.Event `json:"events"`
+}
+
+// AgentSpec is what a workflow knows of an agent: a loop.Agent without its
+// model and tools, which stay on the workers, plus the timeouts of their
+// activities.
+type AgentSpec struct {
+	Name           string           `json:"name"`
+	Description    string           `json:"description"`
+	ModelID        string           `json:"model_id"`
+	ContextWindow  int              `json:"context_window,omitempty"`
+	System         string           `json:"system,omitempty"`
+	StepsMax       int              `json:"steps_max"`
+	Budget         int              `json:"budget,omitempty"`
+	Tokens         int              `json:"tokens,omitempty"`
+	Cost           float64          `json:"cost,omitempty"`
+	Price          *loop.Price      `json:"price,omitempty"`
+	Tools          []loop.ToolSpec  `json:"tools,omitempty"`
+	Checked        bool             `json:"checked,omitempty"` // the toolset checks arguments (loop.ArgumentChecker)
+	Subagents      []*AgentSpec     `json:"subagents,omitempty"`
+	DoomThreshold  int              `json:"doom_threshold,omitempty"`
+	DoomAction     loop.DoomAction  `json:"doom_action,omitempty"`
+	FinalStepTools loop.FinalTools  `json:"final_step_tools,omitempty"`
+	Retry          loop.RetryPolicy `json:"retry"`
+	Prompts        loop.Prompts     `json:"prompts"`
+	MaxDepth       int              `json:"max_depth"`
+	// ModelTimeout bounds one model request (the provider's
+	// request_timeout); ToolTimeouts one call of each tool (the plugin's
+	// limits.timeout). 0 means the package default.
+	ModelTimeout time.Duration            `json:"model_timeout,omitempty"`
+	ToolTimeouts map[string]time.Duration `json:"tool_timeouts,omitempty"`
+	// Heartbeat is the describing worker's heartbeat timeout
+	// (Activities.Heartbeat), used when the run's Options set none.
+	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+}
+
+// ModelInput is one model request of agent Agent: the request itself
+// when it is small, else its number, and the activity asks the workflow
+// for it (QueryRequest), so that the conversation, which every request
+// repeats, is not written into the history again at each step.
+type ModelInput struct {
+	Agent   string       `json:"agent"`
+	Request loop.Request `json:"request"`
+	Seq     int          `json:"seq,omitempty"`
+}
+
+// InlineRequestBytes is the largest model request (JSON) carried in its
+// activity's input; larger ones are fetched by query.
+const InlineRequestBytes = 64 << 10
+
+// ModelOutput is the response, or the failure as data for the loop's retry
+// policy to classify: Error for a provider error, Failure for any other.
+type ModelOutput struct {
+	Response loop.Response  `json:"response"`
+	Error    *ProviderError `json:"error,omitempty"`
+	Failure  string         `json:"failure,omitempty"`
+}
+
+// ProviderError is loop.ProviderError as data.
+type ProviderError struct {
+	Status     int           `json:"status,omitempty"`
+	Code       string        `json:"code,omitempty"`
+	Message    string        `json:"message"`
+	Retryable  bool          `json:"retryable,omitempty"`
+	RetryAfter time.Duration `json:"retry_after,omitempty"`
+	Err        string        `json:"err,omitempty"`
+}
+
+func providerErrorData(pe *loop.ProviderError) *ProviderError {
+	d := &ProviderError{Status: pe.Status, Code: pe.Code, Message: pe.Message, Retryable: pe.Retryable, RetryAfter: pe.RetryAfter}
+	if pe.Err != nil {
+		d.Err = pe.Err.Error()
+	}
+	return d
+}
+
+func (d *ProviderError) error() *loop.ProviderError {
+	pe := &loop.ProviderError{Status: d.Status, Code: d.Code, Message: d.Message, Retryable: d.Retryable, RetryAfter: d.RetryAfter}
+	if d.Err != "" {
+		pe.Err = errors.New(d.Err)
+	}
+	return pe
+}
+
+// ToolInput is one tool call of agent Agent.
+type ToolInput struct {
+	Agent string        `json:"agent"`
+	Call  loop.ToolCall `json:"call"`
+}
+
+// ToolOutput is the call's result, or Failure when the plugin broke (the
+// loop answers "plugin failure: …").
+type ToolOutput struct {
+	Result  loop.ToolResult `json:"result"`
+	Failure string          `json:"failure,omitempty"`
+}
+
+// Page is an answer to QueryEvents: the events from the asked index on (at
+// most a bounded number), the index to ask next, and whether the run has
+// ended (its run.end is in the events).
+type Page struct {
+	Events []loop.Event `json:"events"`
+	Next   int          `json:"next"`
+	// Total is the number of events so far: Next < Total means ask again.
+	Total int  `json:"total"`
+	Done  bool `json:"done"`
+	// Child is the workflow id of the subagent running now, if any: its
+	// events (without message events) will follow Next once it ends, and
+	// a follower may read them from it meanwhile.
+	Child string `json:"child,omitempty"`
+}
