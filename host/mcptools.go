@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -76,14 +77,32 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 			})
 			continue
 		}
+		diags = append(diags, unknownRenames(fmt.Sprintf("mcp_server %q", s.Name), &s.ToolNames, specs[i])...)
 		for _, spec := range specs[i] {
 			tool := spec.Name
 			spec.Name = s.ToolName(tool)
+			if !toolname.Valid(spec.Name) {
+				r := s.DefRange
+				switch {
+				case s.Rename[tool] != "":
+					r = s.RenameRange
+				case s.ToolPrefix != "":
+					r = s.ToolPrefixRange
+				}
+				diags = append(diags, &hcl.Diagnostic{
+					Severity: hcl.DiagError,
+					Summary:  "Invalid tool name",
+					Detail: fmt.Sprintf("mcp_server %q's tool %q would be called %q, which does not match %s (letters, digits, _ and -, at most %d); leave it out with tools = [...], shorten tool_prefix, or rename it, e.g. rename = { %s = %q }.",
+						s.Name, tool, spec.Name, toolname.Pattern, toolname.MaxLen, tool, toolname.Fix(tool)),
+					Subject: r.Ptr(),
+				})
+				continue
+			}
 			if prev, dup := taken[spec.Name]; dup {
 				diags = append(diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,
 					Summary:  "Duplicate tool name",
-					Detail:   fmt.Sprintf("mcp_server %q offers tool %q, which %s provides too; tool names must be unique: rename one of them.", s.Name, spec.Name, prev),
+					Detail:   fmt.Sprintf("mcp_server %q offers tool %q, which %s provides too; tool names must be unique: set tool_prefix on one of the blocks, or rename the tool with rename = { %s = \"...\" }.", s.Name, spec.Name, prev, tool),
 					Subject:  s.DefRange.Ptr(),
 				})
 				continue

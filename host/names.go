@@ -10,6 +10,7 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/internal/toolname"
+	"github.com/agenthost/agenthost/loop"
 )
 
 // addTools puts the tools of the loaded plugin p (block cp) in the host's
@@ -18,27 +19,8 @@ import (
 // of a tool p does not have, a name that breaks the tool-name rule and a
 // name another plugin already uses.
 func (h *Host) addTools(cp *config.Plugin, p *plugin.Plugin, owner map[string]*config.Plugin) hcl.Diagnostics {
-	var diags hcl.Diagnostics
 	specs := p.Tools()
-	if len(cp.Rename) > 0 {
-		has := make(map[string]bool, len(specs))
-		names := make([]string, len(specs))
-		for i, s := range specs {
-			has[s.Name], names[i] = true, s.Name
-		}
-		for _, own := range cp.RenameKeys() {
-			if has[own] {
-				continue
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Unknown tool in rename",
-				Detail: fmt.Sprintf("rename names tool %q, which plugin %q does not have; its tools are: %s.%s",
-					own, cp.Name, strings.Join(names, ", "), didYouMean(own, names)),
-				Subject: cp.RenameRange.Ptr(),
-			})
-		}
-	}
+	diags := unknownRenames(fmt.Sprintf("plugin %q", cp.Name), &cp.ToolNames, specs)
 	for _, spec := range specs {
 		own := spec.Name
 		spec.Name = cp.ToolName(own)
@@ -68,6 +50,34 @@ func (h *Host) addTools(cp *config.Plugin, p *plugin.Plugin, owner map[string]*c
 		}
 		owner[spec.Name] = cp
 		h.tools[spec.Name] = toolRef{plugin: p, spec: spec, own: own}
+	}
+	return diags
+}
+
+// unknownRenames reports each key of a block's rename map that is not
+// one of the tools it has (specs, by their own names). block is how the
+// message names the block, like `plugin "gh"`.
+func unknownRenames(block string, n *config.ToolNames, specs []loop.ToolSpec) hcl.Diagnostics {
+	if len(n.Rename) == 0 {
+		return nil
+	}
+	has := make(map[string]bool, len(specs))
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		has[s.Name], names[i] = true, s.Name
+	}
+	var diags hcl.Diagnostics
+	for _, own := range n.RenameKeys() {
+		if has[own] {
+			continue
+		}
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Unknown tool in rename",
+			Detail: fmt.Sprintf("rename names tool %q, which %s does not have; its tools are: %s.%s",
+				own, block, strings.Join(names, ", "), didYouMean(own, names)),
+			Subject: n.RenameRange.Ptr(),
+		})
 	}
 	return diags
 }

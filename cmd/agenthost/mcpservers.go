@@ -23,7 +23,11 @@ func writeMCPServers(w io.Writer, h *host.Host, e *env) {
 		if len(s.Command) > 0 {
 			how = "command " + s.Command[0]
 		}
-		fmt.Fprintf(w, "  mcp_server %s: %s, %d %s as %s__TOOL; NOT sandboxed (it runs with your rights, outside every plugin limit)\n",
-			s.Name, outText(e, how), count[s.Name], plural(count[s.Name], "tool", "tools"), s.Name)
+		as := s.Prefix() + "TOOL"
+		if len(s.Rename) > 0 {
+			as += " (some renamed)"
+		}
+		fmt.Fprintf(w, "  mcp_server %s: %s, %d %s as %s; NOT sandboxed (it runs with your rights, outside every plugin limit)\n",
+			s.Name, outText(e, how), count[s.Name], plural(count[s.Name], "tool", "tools"), as)
 	}
 }

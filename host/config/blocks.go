@@ -350,7 +350,7 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 			// "fs.read_text_file": the tool of mcp_server "fs" is
 			// fs__read_text_file.
 			if server, tool, ok := strings.Cut(t, "."); ok && cfg.MCPServer(server) != nil {
-				try = fmt.Sprintf("%s (the tools of an mcp_server are named SERVER%sTOOL)", strconv.Quote(server+MCPToolSep+tool), MCPToolSep)
+				try = fmt.Sprintf("%s (the tools of an mcp_server are named SERVER%sTOOL, or by its tool_prefix and rename)", strconv.Quote(cfg.MCPServer(server).ToolName(tool)), MCPToolSep)
 			} else {
 				try = strconv.Quote(try)
 			}

@@ -34,12 +34,26 @@ type MCPServer struct {
 	Tools      []string
 	ToolRanges []hcl.Range
 	// Timeout bounds each request (default DefaultMCPTimeout).
-	Timeout  time.Duration
+	Timeout time.Duration
+	// ToolNames (tool_prefix, rename) give the server's tools other names
+	// than SERVER__TOOL; see ToolName.
+	ToolNames
 	DefRange hcl.Range
 }
 
-// ToolName is the model-facing name of the server's tool.
-func (s *MCPServer) ToolName(tool string) string { return s.Name + MCPToolSep + tool }
+// ToolName is the model-facing name of the server's tool: its rename when
+// the block's rename map has one, else the block's tool_prefix + tool, or
+// by default SERVER__TOOL. The server is always called with tool.
+func (s *MCPServer) ToolName(tool string) string { return s.named(s.Prefix(), tool) }
+
+// Prefix is what is put before the names of the server's tools: the
+// block's tool_prefix, or by default its name and MCPToolSep.
+func (s *MCPServer) Prefix() string {
+	if s.ToolPrefix != "" {
+		return s.ToolPrefix
+	}
+	return s.Name + MCPToolSep
+}
 
 type rawMCPServer struct {
 	Name         string            `hcl:"name,label"`
@@ -55,7 +69,12 @@ type rawMCPServer struct {
 	ToolsRange   hcl.Range         `hcl:"tools,attr_value_range"`
 	Timeout      string            `hcl:"timeout,optional"`
 	TimeoutRange hcl.Range         `hcl:"timeout,attr_value_range"`
-	DefRange     hcl.Range         `hcl:",def_range"`
+	// ToolPrefix and Rename change the names the model sees (names.go).
+	ToolPrefix      string            `hcl:"tool_prefix,optional"`
+	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`
+	Rename          map[string]string `hcl:"rename,optional"`
+	RenameRange     hcl.Range         `hcl:"rename,attr_value_range"`
+	DefRange        hcl.Range         `hcl:",def_range"`
 }
 
 // mcpServer checks and converts one mcp_server block. Its name was checked
@@ -104,6 +123,7 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		b.errorf(rs.TimeoutRange, "Invalid timeout", "timeout must be more than zero, e.g. \"30s\"; remove it for the default (%s).", DefaultMCPTimeout)
 		s.Timeout = DefaultMCPTimeout
 	}
+	b.toolNames(&s.ToolNames, rs.ToolPrefix, rs.ToolPrefixRange, rs.Rename, rs.RenameRange)
 	if present(rs.ToolsRange) {
 		names, ranges := b.nameList(rs.Tools, rs.ToolsRange, "tools", "tool")
 		if names == nil {
@@ -113,7 +133,7 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		for i, n := range names {
 			if !toolname.Valid(s.ToolName(n)) {
 				b.errorf(ranges[i], "Invalid MCP tool name",
-					"%q would be offered to models as %q, which does not match %s; leave it out of tools.", n, s.ToolName(n), toolname.Pattern)
+					"%q would be offered to models as %q, which does not match %s; leave it out of tools, or give it a name with rename = { %s = \"...\" }.", n, s.ToolName(n), toolname.Pattern, n)
 			}
 		}
 	}

@@ -9,67 +9,74 @@ import (
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
-// ToolName is the name the agent's world (the model, agent tools lists,
-// events, cassettes) knows the plugin's tool own by: its rename when the
-// rename map has one, else ToolPrefix + own. The plugin itself is always
-// called with own.
-func (p *Plugin) ToolName(own string) string {
-	if n, ok := p.Rename[own]; ok {
-		return n
-	}
-	return p.ToolPrefix + own
+// ToolNames are the tool_prefix and rename of a plugin or mcp_server
+// block: they give its tools other names in the agent's world (the model,
+// agent tools lists, events, cassettes), while the plugin or server is
+// still called with its own names.
+type ToolNames struct {
+	ToolPrefix      string
+	Rename          map[string]string
+	ToolPrefixRange hcl.Range
+	RenameRange     hcl.Range
 }
+
+// named is the name own is known by with prefix as the tool prefix: its
+// rename when the rename map has one, else prefix + own.
+func (n *ToolNames) named(prefix, own string) string {
+	if r, ok := n.Rename[own]; ok {
+		return r
+	}
+	return prefix + own
+}
+
+// RenameKeys are the keys of the rename map, sorted.
+func (n *ToolNames) RenameKeys() []string { return sortedKeys(n.Rename) }
+
+// ToolName is the name the agent's world knows the plugin's tool own by:
+// its rename when the rename map has one, else ToolPrefix + own. The
+// plugin itself is always called with own.
+func (p *Plugin) ToolName(own string) string { return p.named(p.ToolPrefix, own) }
 
 // Renamed reports whether the plugin's tools are known by other names.
 func (p *Plugin) Renamed() bool { return p.ToolPrefix != "" || len(p.Rename) > 0 }
 
-// RenameKeys are the keys of the rename map, sorted.
-func (p *Plugin) RenameKeys() []string {
-	keys := make([]string, 0, len(p.Rename))
-	for k := range p.Rename {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// toolNames reads tool_prefix and rename. The names they make are checked
-// against the tool-name rule here where they can be (the new names of
-// rename); prefixed names and rename keys are checked by the host once it
-// knows the plugin's tools (a plugin of kind agenthost or a discovering
-// Extism plugin lists its own).
-func (b *builder) toolNames(p *Plugin, rp *rawPlugin) {
-	p.ToolPrefixRange, p.RenameRange = rp.ToolPrefixRange, rp.RenameRange
-	if b.set(rp.ToolPrefixRange) {
+// toolNames reads a block's tool_prefix and rename into n. The names they
+// make are checked against the tool-name rule here where they can be (the
+// new names of rename); prefixed names and rename keys are checked by the
+// host once it knows the tools (a plugin of kind agenthost, a discovering
+// Extism plugin and an MCP server list their own).
+func (b *builder) toolNames(n *ToolNames, prefix string, prefixRange hcl.Range, rename map[string]string, renameRange hcl.Range) {
+	n.ToolPrefixRange, n.RenameRange = prefixRange, renameRange
+	if b.set(prefixRange) {
 		switch {
-		case rp.ToolPrefix == "":
-			b.errorf(rp.ToolPrefixRange, "Empty tool_prefix", "tool_prefix is put before the name of each of the plugin's tools, like \"gh_\"; remove it or give it a value.")
-		case len(rp.ToolPrefix) >= toolname.MaxLen || !toolname.Valid(rp.ToolPrefix):
-			b.errorf(rp.ToolPrefixRange, "Invalid tool_prefix",
+		case prefix == "":
+			b.errorf(prefixRange, "Empty tool_prefix", "tool_prefix is put before the name of each of the block's tools, like \"gh_\"; remove it or give it a value.")
+		case len(prefix) >= toolname.MaxLen || !toolname.Valid(prefix):
+			b.errorf(prefixRange, "Invalid tool_prefix",
 				"tool_prefix %q makes tool names that do not match %s (letters, digits, _ and -, at most %d in all); try %q.",
-				rp.ToolPrefix, toolname.Pattern, toolname.MaxLen, fixPrefix(rp.ToolPrefix))
+				prefix, toolname.Pattern, toolname.MaxLen, fixPrefix(prefix))
 		default:
-			p.ToolPrefix = rp.ToolPrefix
+			n.ToolPrefix = prefix
 		}
 	}
-	if !b.set(rp.RenameRange) || len(rp.Rename) == 0 {
+	if !b.set(renameRange) || len(rename) == 0 {
 		return
 	}
-	p.Rename = map[string]string{}
+	n.Rename = map[string]string{}
 	to := map[string]string{}
-	for _, own := range sortedKeys(rp.Rename) {
-		n := rp.Rename[own]
+	for _, own := range sortedKeys(rename) {
+		r := rename[own]
 		switch {
-		case !toolname.Valid(n):
-			b.errorf(rp.RenameRange, "Invalid tool name",
+		case !toolname.Valid(r):
+			b.errorf(renameRange, "Invalid tool name",
 				"rename gives tool %q the name %q, which does not match %s (letters, digits, _ and -, at most %d); try %q.",
-				own, n, toolname.Pattern, toolname.MaxLen, toolname.Fix(n))
-		case to[n] != "":
-			b.errorf(rp.RenameRange, "Duplicate tool name",
-				"rename gives both %q and %q the name %q; give each tool its own name.", to[n], own, n)
+				own, r, toolname.Pattern, toolname.MaxLen, toolname.Fix(r))
+		case to[r] != "":
+			b.errorf(renameRange, "Duplicate tool name",
+				"rename gives both %q and %q the name %q; give each tool its own name.", to[r], own, r)
 		default:
-			to[n] = own
-			p.Rename[own] = n
+			to[r] = own
+			n.Rename[own] = r
 		}
 	}
 }

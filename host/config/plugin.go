@@ -108,7 +108,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		}
 	}
 	b.mounts(p, rp.Mounts)
-	b.toolNames(p, rp)
+	b.toolNames(&p.ToolNames, rp.ToolPrefix, rp.ToolPrefixRange, rp.Rename, rp.RenameRange)
 
 	if p.Kind != KindExtism {
 		b.notExtism(p, rp)

@@ -149,14 +149,10 @@ type Plugin struct {
 	// plugin may reach (the http block). Extism plugins only.
 	Config    map[string]string
 	HTTPAllow []string
-	// ToolPrefix and Rename give the plugin's tools other names in the
-	// agent's world (the model, tools lists, events, cassettes); the plugin
-	// is still called with its own names. See ToolName.
-	ToolPrefix      string
-	Rename          map[string]string
-	ToolPrefixRange hcl.Range
-	RenameRange     hcl.Range
-	DefRange        hcl.Range
+	// ToolNames (tool_prefix, rename) give the plugin's tools other names
+	// in the agent's world; see ToolName.
+	ToolNames
+	DefRange hcl.Range
 }
 
 // Limits are a plugin's resource limits, per call (defaults
