@@ -194,7 +194,10 @@ func (s *Session) Path() string { return s.dir }
 // same as `run --events` prints), written to the file before Emit returns;
 // the syncer flushes it to disk soon after. It implements loop.Sink.
 func (s *Session) Emit(e loop.Event) {
-	b, err := json.Marshal(e)
+	// MarshalJSON itself, not json.Marshal(e), which would check and
+	// compact its (already compact) output again: a second pass over
+	// every message's text.
+	b, err := e.MarshalJSON()
 	if err != nil {
 		return
 	}
