@@ -76,7 +76,7 @@ func (b *bodyPatch) empty() bool {
 	return b.temperature == nil && b.messages == nil
 }
 
-func (b *bodyPatch) apply(body []byte) ([]byte, error) {
+func (b *bodyPatch) apply(body []byte) ([][]byte, error) {
 	if b.temperature != nil {
 		// The body here has no messages yet: small, cheap to re-encode.
 		var top map[string]json.RawMessage
@@ -93,13 +93,13 @@ func (b *bodyPatch) apply(body []byte) ([]byte, error) {
 		}
 	}
 	if b.messages != nil {
-		out, ok := spliceMessages(body, b.messages)
+		parts, ok := spliceMessages(body, b.messages)
 		if !ok {
 			return nil, fmt.Errorf("patch request body: no \"messages\" key in go-openai's body")
 		}
-		body = out
+		return parts, nil
 	}
-	return body, nil
+	return [][]byte{body}, nil
 }
 
 // reasoningModel reports model names for which go-openai (and OpenAI)

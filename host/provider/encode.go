@@ -152,15 +152,14 @@ func appendString(b []byte, s string) []byte {
 
 // spliceMessages puts msgs (a JSON array) in place of the "messages":null
 // that go-openai wrote for a request without messages. The key cannot be
-// mistaken for text inside a string: there a quote is always escaped.
-func spliceMessages(body, msgs []byte) ([]byte, bool) {
+// mistaken for text inside a string: there a quote is always escaped. The
+// body is returned in three parts (before, msgs, after), sent one after the
+// other: the messages, most of the body, are not copied again.
+func spliceMessages(body, msgs []byte) ([][]byte, bool) {
 	const key = `"messages":null`
 	i := bytes.Index(body, []byte(key))
 	if i < 0 {
 		return nil, false
 	}
-	out := make([]byte, 0, len(body)+len(msgs))
-	out = append(out, body[:i+len(key)-len("null")]...)
-	out = append(out, msgs...)
-	return append(out, body[i+len(key):]...), true
+	return [][]byte{body[:i+len(key)-len("null")], msgs, body[i+len(key):]}, true
 }
