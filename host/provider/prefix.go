@@ -38,9 +38,10 @@ const (
 	// maxPrefixes is how many histories the cache follows: enough for
 	// tens of concurrent runs in one process (mcp serve, a worker).
 	maxPrefixes = 64
-	// maxPrefixBytes bounds the cache's encodings in all; the oldest
-	// entries go first.
-	maxPrefixBytes = 16 << 20
+	// maxPrefixBytes bounds what the cache keeps alive in all, counted
+	// as twice an entry's encoding (the encoding, and the messages'
+	// text it was made of); the oldest entries go first.
+	maxPrefixBytes = 32 << 20
 )
 
 // take returns the longest cached prefix of msgs, removed from the cache,
@@ -66,26 +67,29 @@ func (c *prefixCache) take(msgs []loop.Message) *encodedPrefix {
 	}
 	e := c.entries[best]
 	c.entries = slices.Delete(c.entries, best, best+1)
-	c.bytes -= cap(e.enc)
+	c.bytes -= e.size()
 	return e
 }
 
 // put keeps e for the next request of its history, dropping the oldest
 // entries beyond the bounds.
 func (c *prefixCache) put(e *encodedPrefix) {
-	if e == nil || cap(e.enc) > maxPrefixBytes/4 {
+	if e == nil || e.size() > maxPrefixBytes/4 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entries = append(c.entries, e)
-	c.bytes += cap(e.enc)
+	c.bytes += e.size()
 	for len(c.entries) > maxPrefixes || c.bytes > maxPrefixBytes {
-		c.bytes -= cap(c.entries[0].enc)
+		c.bytes -= c.entries[0].size()
 		c.entries[0] = nil
 		c.entries = c.entries[1:]
 	}
 }
+
+// size is what e keeps alive, about: its encoding and the messages' text.
+func (e *encodedPrefix) size() int { return 2 * cap(e.enc) }
 
 // extend appends msgs (wire forms of req, in order) to e's encoding and
 // copies of req to its messages, and returns the complete JSON array. The

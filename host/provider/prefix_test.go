@@ -65,19 +65,28 @@ func TestPrefixCacheBodies(t *testing.T) {
 	send("duplicate id, grown", dup)
 }
 
-// TestPrefixCacheBounds: the cache follows at most maxPrefixes histories
-// and does not keep an encoding over a quarter of its byte budget.
+// TestPrefixCacheBounds: the cache follows at most maxPrefixes histories,
+// keeps within its byte budget by dropping the oldest, and does not keep an
+// entry over a quarter of the budget.
 func TestPrefixCacheBounds(t *testing.T) {
 	var c prefixCache
 	for i := range maxPrefixes + 10 {
 		c.put(&encodedPrefix{msgs: []loop.Message{{Role: loop.RoleUser, Content: string(rune('a' + i%26))}}, enc: make([]byte, 10)})
 	}
-	if len(c.entries) != maxPrefixes || c.bytes != 10*maxPrefixes {
-		t.Fatalf("%d entries, %d bytes; want %d and %d", len(c.entries), c.bytes, maxPrefixes, 10*maxPrefixes)
+	if len(c.entries) != maxPrefixes || c.bytes != 20*maxPrefixes {
+		t.Fatalf("%d entries, %d bytes; want %d and %d", len(c.entries), c.bytes, maxPrefixes, 20*maxPrefixes)
 	}
-	c.put(&encodedPrefix{msgs: []loop.Message{{Role: loop.RoleUser}}, enc: make([]byte, maxPrefixBytes/4+1)})
+	c.put(&encodedPrefix{msgs: []loop.Message{{Role: loop.RoleUser}}, enc: make([]byte, maxPrefixBytes/8+1)})
 	if len(c.entries) != maxPrefixes {
 		t.Fatalf("an oversized encoding was kept: %d entries", len(c.entries))
+	}
+	// Big entries push the oldest out to stay within the byte budget.
+	big := maxPrefixBytes/8 - 100
+	for range 5 {
+		c.put(&encodedPrefix{msgs: []loop.Message{{Role: loop.RoleUser}}, enc: make([]byte, big)})
+	}
+	if c.bytes > maxPrefixBytes || len(c.entries) >= maxPrefixes {
+		t.Fatalf("%d bytes in %d entries after big ones, over the budget of %d", c.bytes, len(c.entries), maxPrefixBytes)
 	}
 	if e := c.take([]loop.Message{{Role: loop.RoleUser, Content: "zz"}}); e != nil {
 		t.Fatalf("took %+v for a history no entry starts", e.msgs)
