@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/agenthost/agenthost/loop"
@@ -91,4 +93,37 @@ func TestPrefixCacheBounds(t *testing.T) {
 	if e := c.take([]loop.Message{{Role: loop.RoleUser, Content: "zz"}}); e != nil {
 		t.Fatalf("took %+v for a history no entry starts", e.msgs)
 	}
+}
+
+// TestPrefixCacheConcurrent: histories growing at the same time through one
+// provider each get their own messages (run with -race).
+func TestPrefixCacheConcurrent(t *testing.T) {
+	cached := New(Options{ModelID: "m"})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hist := []loop.Message{{Role: loop.RoleSystem, Content: "sys"}, {Role: loop.RoleUser, Content: fmt.Sprint("run ", g)}}
+			for step := range 20 {
+				id := fmt.Sprintf("call_%d_%d", g, step)
+				hist = append(hist,
+					loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: id, Name: "echo", Arguments: `{}`}}},
+					loop.Message{Role: loop.RoleTool, ToolCallID: id, Content: id})
+				_, got, _, _, err := cached.buildRequest(loop.Request{Messages: hist})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				gotMsgs := string(got.messages)
+				cached.prefixes.put(got.prefix)
+				_, want, _, _, _ := New(Options{ModelID: "m"}).buildRequest(loop.Request{Messages: hist})
+				if gotMsgs != string(want.messages) {
+					t.Errorf("run %d step %d: messages\n%s\nwant\n%s", g, step, gotMsgs, want.messages)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
