@@ -14,6 +14,8 @@ import (
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/fakemodel"
+	"github.com/agenthost/agenthost/internal/scenario"
+	"github.com/agenthost/agenthost/internal/wasmbuild"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -69,52 +71,98 @@ func benchProject(b *testing.B) string {
 	return filepath.Join(dir, "agents.hcl")
 }
 
-// benchScript is steps-1 read_file calls, then a text answer.
-func benchScript(steps int) []fakemodel.Reply {
-	var rs []fakemodel.Reply
-	for i := 1; i < steps; i++ {
-		rs = append(rs, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: json.RawMessage(fmt.Sprintf(`{"path":"a.txt","offset":%d,"limit":1}`, i))}}})
-	}
-	return append(rs, fakemodel.Reply{Text: "done"})
+// benchKinds are the plugin kinds BenchmarkRunSteps measures: the
+// builtin core plugin (read_file), examples/echo (a Go-built agenthost/1
+// plugin with reuse) and the Extism Go SDK's count_vowels.wasm (no reuse).
+// block returns the plugin block (building or fetching the module, or
+// skipping), tool the name called and args the i-th call's arguments.
+var benchKinds = []struct {
+	name  string
+	block func(b *testing.B) string
+	tool  string
+	args  func(i int) string
+}{
+	{"core", func(*testing.B) string { return "" }, "read_file", func(i int) string { return fmt.Sprintf(`{"path":"a.txt","offset":%d,"limit":1}`, i) }},
+	{"echo", func(b *testing.B) string {
+		out := filepath.Join(b.TempDir(), "echo.wasm")
+		if err := wasmbuild.Build(out, filepath.Join("..", "examples", "echo")); err != nil {
+			b.Skip(err)
+		}
+		return fmt.Sprintf("plugin \"echo\" {\n  source = %q\n}\n", out)
+	}, "echo", func(i int) string { return fmt.Sprintf(`{"text":"step %d"}`, i) }},
+	{"extism", func(b *testing.B) string {
+		wasm, err := scenario.ExtismTestPlugin("count_vowels.wasm")
+		if err != nil {
+			b.Skip(err)
+		}
+		return fmt.Sprintf(`plugin "vowels" {
+  source = %q
+  kind   = "extism"
+  tool "count_vowels" {
+    description  = "Count the vowels in a text."
+    input_schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+    function     = "count_vowels"
+    input        = args.text
+  }
+}
+`, wasm)
+	}, "count_vowels", func(i int) string { return fmt.Sprintf(`{"text":"step %d"}`, i) }},
 }
 
-// BenchmarkRunSteps times host.Run of a 200-step run (199 read_file calls
-// of the core plugin, then text); building the host (from a warm on-disk
-// compilation cache) and the fake server is not timed. It reports ns/step.
+// BenchmarkRunSteps times host.Run of a 200-step run (199 tool calls, then
+// text) with each plugin kind of benchKinds; building the host (from a warm
+// on-disk compilation cache) and the fake server is not timed. It reports
+// ns/step. With echo and extism the host's own share of a step is most of
+// it; with core, the core guest's work is part of it.
 func BenchmarkRunSteps(b *testing.B) {
-	const steps = 200
-	path := benchProject(b)
-	cache := b.TempDir()
-	ctx := context.Background()
-	var stepTotal time.Duration
-	for b.Loop() {
-		b.StopTimer()
-		srv, err := fakemodel.Start(benchScript(steps))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Setenv("BENCH_BASE_URL", srv.URL())
-		cfg, diags := config.Load(path, config.Options{})
-		if diags.HasErrors() {
-			b.Fatal(diags)
-		}
-		h, diags, err := New(ctx, cfg, Options{CacheDir: cache})
-		if err != nil || diags.HasErrors() {
-			b.Fatal(err, diags)
-		}
-		b.StartTimer()
-		start := time.Now()
-		res, err := h.Run(ctx, RunRequest{Prompt: "Read the lines, one per step."})
-		stepTotal += time.Since(start)
-		b.StopTimer()
-		if err != nil || res.Steps != steps || srv.Remaining() != 0 {
-			b.Fatalf("run: %v, %+v, %d replies left", err, res, srv.Remaining())
-		}
-		h.Close(ctx)
-		srv.Close()
-		b.StartTimer()
+	for _, kind := range benchKinds {
+		b.Run(kind.name, func(b *testing.B) {
+			const steps = 200
+			path := benchProject(b)
+			if block := kind.block(b); block != "" {
+				data := strings.Replace(benchConfig, `tools   = ["read_file"]`, fmt.Sprintf(`tools   = [%q]`, kind.tool), 1) + block
+				if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var rs []fakemodel.Reply
+			for i := 1; i < steps; i++ {
+				rs = append(rs, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: kind.tool, Arguments: json.RawMessage(kind.args(i))}}})
+			}
+			rs = append(rs, fakemodel.Reply{Text: "done"})
+			cache := b.TempDir()
+			ctx := context.Background()
+			var stepTotal time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				srv, err := fakemodel.Start(rs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Setenv("BENCH_BASE_URL", srv.URL())
+				cfg, diags := config.Load(path, config.Options{})
+				if diags.HasErrors() {
+					b.Fatal(diags)
+				}
+				h, diags, err := New(ctx, cfg, Options{CacheDir: cache})
+				if err != nil || diags.HasErrors() {
+					b.Fatal(err, diags)
+				}
+				b.StartTimer()
+				start := time.Now()
+				res, err := h.Run(ctx, RunRequest{Prompt: "Call the tool, once per step."})
+				stepTotal += time.Since(start)
+				b.StopTimer()
+				if err != nil || res.Steps != steps || srv.Remaining() != 0 {
+					b.Fatalf("run: %v, %+v, %d replies left", err, res, srv.Remaining())
+				}
+				h.Close(ctx)
+				srv.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(stepTotal.Nanoseconds())/float64(b.N*steps), "ns/step")
+		})
 	}
-	b.ReportMetric(float64(stepTotal.Nanoseconds())/float64(b.N*steps), "ns/step")
 }
 
 // BenchmarkNew times building the host of benchConfig (loading the core

@@ -13,7 +13,7 @@ import (
 // writeEvent writes one --events line: the event's wire form (see
 // loop/wire.go), the same JSON a session stores.
 func writeEvent(w io.Writer, ev loop.Event) {
-	b, err := json.Marshal(ev)
+	b, err := ev.MarshalJSON() // already compact: no second pass as json.Marshal would make
 	if err != nil {
 		return
 	}

@@ -50,11 +50,15 @@ func serve(stdin io.Reader, stdout, stderr io.Writer) int {
 	for {
 		line, err := in.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			var req struct {
-				Tool string `json:"tool"`
+			// One decode a call, and no warm-up: in a reused instance
+			// encoding/json's caches are already warm after the first call.
+			var req request
+			if jerr := json.Unmarshal(line, &req); jerr != nil {
+				reply(stdout, "invalid request: "+jerr.Error(), true)
+			} else {
+				text, isError := answer(req.Tool, &req)
+				reply(stdout, text, isError)
 			}
-			_ = json.Unmarshal(line, &req)
-			run("call", req.Tool, bytes.NewReader(line), stdout, stderr)
 		}
 		if err != nil {
 			return 0 // the host closed stdin: no more calls
@@ -95,23 +99,38 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := json.NewDecoder(stdin).Decode(&req); err != nil {
 		return reply(stdout, "invalid request: "+err.Error(), true)
 	}
+	text, isError := answer(tool, &req)
+	return reply(stdout, text, isError)
+}
+
+// answer is the outcome of one call of tool: the text and whether it is a
+// tool error.
+func answer(tool string, req *request) (string, bool) {
 	if tool != "echo" {
-		return reply(stdout, fmt.Sprintf("unknown tool %q", tool), true)
+		return fmt.Sprintf("unknown tool %q", tool), true
 	}
 	if req.Arguments.Text == nil {
-		return reply(stdout, "text is required", true)
+		return "text is required", true
 	}
-	return reply(stdout, *req.Arguments.Text, false)
+	return *req.Arguments.Text, false
 }
 
 // reply writes a CallToolResult and returns the matching exit code.
 func reply(stdout io.Writer, text string, isError bool) int {
-	json.NewEncoder(stdout).Encode(map[string]any{
-		"content":  []map[string]string{{"type": "text", "text": text}},
-		"is_error": isError,
-	})
+	json.NewEncoder(stdout).Encode(result{Content: []content{{Type: "text", Text: text}}, IsError: isError})
 	if isError {
 		return 1
 	}
 	return 0
+}
+
+// result is a CallToolResult with text content.
+type result struct {
+	Content []content `json:"content"`
+	IsError bool      `json:"is_error"`
+}
+
+type content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
 }

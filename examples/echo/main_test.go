@@ -55,6 +55,8 @@ func TestServe(t *testing.T) {
 	in := `{"tool":"echo","arguments":{"text":"one"},"call_id":"1"}
 {"tool":"echo","arguments":{},"call_id":"2"}
 {"tool":"echo","arguments":{"text":"three\nlines"},"call_id":"3"}
+nope
+{"tool":"shout","arguments":{"text":"x"},"call_id":"5"}
 `
 	var out, errb bytes.Buffer
 	if code := serve(strings.NewReader(in), &out, &errb); code != 0 {
@@ -64,7 +66,7 @@ func TestServe(t *testing.T) {
 	want := []struct {
 		text    string
 		isError bool
-	}{{"one", false}, {"text is required", true}, {"three\nlines", false}}
+	}{{"one", false}, {"text is required", true}, {"three\nlines", false}, {"invalid request: invalid character 'o' in literal null (expecting 'u')", true}, {`unknown tool "shout"`, true}}
 	if len(lines) != len(want) {
 		t.Fatalf("%d answer lines, want %d: %q", len(lines), len(want), out.String())
 	}

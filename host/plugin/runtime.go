@@ -52,7 +52,8 @@ type Runtime struct {
 	// pending are modules to compile when a run starts (CompileLoaded).
 	pending []*module
 
-	// builtin returns the bytes of a builtin plugin ("core").
+	// builtin returns the bytes of a builtin plugin ("core"), shared: not
+	// to be modified (limitMemory copies before it patches).
 	builtin func(name string) ([]byte, bool)
 
 	// protected are the host's own files, which no mount may reach.
@@ -112,7 +113,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		extism:   extism,
 		ctx:      bctx,
 		cancel:   cancel,
-		builtin:  plugins.Builtin,
+		builtin:  plugins.BuiltinShared,
 	}, nil
 }
 

@@ -67,13 +67,16 @@ func historyIDs(msgs []loop.Message) (map[string]bool, int) {
 type bodyPatch struct {
 	temperature *float64
 	messages    []byte // a JSON array, spliced for "messages":null; nil: none
+	// prefix holds messages' buffer when it came from the prefix cache:
+	// it goes back to the cache once the body is sent.
+	prefix *encodedPrefix
 }
 
 func (b *bodyPatch) empty() bool {
 	return b.temperature == nil && b.messages == nil
 }
 
-func (b *bodyPatch) apply(body []byte) ([]byte, error) {
+func (b *bodyPatch) apply(body []byte) ([][]byte, error) {
 	if b.temperature != nil {
 		// The body here has no messages yet: small, cheap to re-encode.
 		var top map[string]json.RawMessage
@@ -90,13 +93,13 @@ func (b *bodyPatch) apply(body []byte) ([]byte, error) {
 		}
 	}
 	if b.messages != nil {
-		out, ok := spliceMessages(body, b.messages)
+		parts, ok := spliceMessages(body, b.messages)
 		if !ok {
 			return nil, fmt.Errorf("patch request body: no \"messages\" key in go-openai's body")
 		}
-		body = out
+		return parts, nil
 	}
-	return body, nil
+	return [][]byte{body}, nil
 }
 
 // reasoningModel reports model names for which go-openai (and OpenAI)
@@ -174,9 +177,18 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		pending = make(map[string][]string)
 	}
 	next := 1
-	msgs := make([]wireMessage, 0, len(req.Messages))
+	// With every id going out as it is, a message's JSON is its own: the
+	// encoding of the history's start may be cached (prefix.go).
+	var pre *encodedPrefix
+	todo := req.Messages
+	if identity {
+		if pre = p.prefixes.take(req.Messages); pre != nil {
+			todo = req.Messages[len(pre.msgs):]
+		}
+	}
+	msgs := make([]wireMessage, 0, len(todo))
 	size := 2
-	for _, m := range req.Messages {
+	for _, m := range todo {
 		om := wireMessage{role: string(m.Role), content: m.Content}
 		size += 32 + len(m.Content)
 		switch m.Role {
@@ -221,8 +233,17 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		}
 		msgs = append(msgs, om)
 	}
-	// Escapes make the text longer; an eighth more avoids most regrowth.
-	patch.messages = appendMessages(make([]byte, 0, size+size/8), msgs)
+	switch {
+	case !identity:
+		// Escapes make the text longer; an eighth more avoids most regrowth.
+		patch.messages = appendMessages(make([]byte, 0, size+size/8), msgs)
+	default:
+		if pre == nil {
+			pre = &encodedPrefix{enc: append(make([]byte, 0, size+size/8), '[')}
+		}
+		patch.messages = pre.extend(todo, msgs)
+		patch.prefix = pre
+	}
 	return out, patch, all, n, nil
 }
 

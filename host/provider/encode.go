@@ -28,55 +28,59 @@ type wireCall struct {
 	extra          json.RawMessage // extra_content, valid JSON; nil: none
 }
 
-// appendMessages appends msgs as a JSON array. A message has "content"
-// when its text is not empty or it has no tool calls (some servers require
-// the key, even empty, on a tool result).
+// appendMessages appends msgs as a JSON array.
 func appendMessages(b []byte, msgs []wireMessage) []byte {
 	b = append(b, '[')
 	for i := range msgs {
-		m := &msgs[i]
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"role":`...)
-		b = appendString(b, m.role)
-		if m.content != "" || len(m.toolCalls) == 0 {
-			b = append(b, `,"content":`...)
-			b = appendString(b, m.content)
-		}
-		if m.reasoning != "" {
-			b = append(b, `,"reasoning_content":`...)
-			b = appendString(b, m.reasoning)
-		}
-		if len(m.toolCalls) > 0 {
-			b = append(b, `,"tool_calls":[`...)
-			for j := range m.toolCalls {
-				c := &m.toolCalls[j]
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"id":`...)
-				b = appendString(b, c.id)
-				b = append(b, `,"type":"function","function":{"name":`...)
-				b = appendString(b, c.name)
-				b = append(b, `,"arguments":`...)
-				b = appendString(b, c.args)
-				b = append(b, '}')
-				if c.extra != nil {
-					b = append(b, `,"extra_content":`...)
-					b = appendCompact(b, c.extra)
-				}
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-		}
-		if m.toolCallID != "" {
-			b = append(b, `,"tool_call_id":`...)
-			b = appendString(b, m.toolCallID)
-		}
-		b = append(b, '}')
+		b = appendMessage(b, &msgs[i])
 	}
 	return append(b, ']')
+}
+
+// appendMessage appends one message as a JSON object. A message has
+// "content" when its text is not empty or it has no tool calls (some
+// servers require the key, even empty, on a tool result).
+func appendMessage(b []byte, m *wireMessage) []byte {
+	b = append(b, `{"role":`...)
+	b = appendString(b, m.role)
+	if m.content != "" || len(m.toolCalls) == 0 {
+		b = append(b, `,"content":`...)
+		b = appendString(b, m.content)
+	}
+	if m.reasoning != "" {
+		b = append(b, `,"reasoning_content":`...)
+		b = appendString(b, m.reasoning)
+	}
+	if len(m.toolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for j := range m.toolCalls {
+			c := &m.toolCalls[j]
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = appendString(b, c.id)
+			b = append(b, `,"type":"function","function":{"name":`...)
+			b = appendString(b, c.name)
+			b = append(b, `,"arguments":`...)
+			b = appendString(b, c.args)
+			b = append(b, '}')
+			if c.extra != nil {
+				b = append(b, `,"extra_content":`...)
+				b = appendCompact(b, c.extra)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if m.toolCallID != "" {
+		b = append(b, `,"tool_call_id":`...)
+		b = appendString(b, m.toolCallID)
+	}
+	return append(b, '}')
 }
 
 // appendCompact appends valid JSON raw without insignificant space.
@@ -148,15 +152,14 @@ func appendString(b []byte, s string) []byte {
 
 // spliceMessages puts msgs (a JSON array) in place of the "messages":null
 // that go-openai wrote for a request without messages. The key cannot be
-// mistaken for text inside a string: there a quote is always escaped.
-func spliceMessages(body, msgs []byte) ([]byte, bool) {
+// mistaken for text inside a string: there a quote is always escaped. The
+// body is returned in three parts (before, msgs, after), sent one after the
+// other: the messages, most of the body, are not copied again.
+func spliceMessages(body, msgs []byte) ([][]byte, bool) {
 	const key = `"messages":null`
 	i := bytes.Index(body, []byte(key))
 	if i < 0 {
 		return nil, false
 	}
-	out := make([]byte, 0, len(body)+len(msgs))
-	out = append(out, body[:i+len(key)-len("null")]...)
-	out = append(out, msgs...)
-	return append(out, body[i+len(key):]...), true
+	return [][]byte{body[:i+len(key)-len("null")], msgs, body[i+len(key):]}, true
 }

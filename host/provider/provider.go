@@ -76,6 +76,7 @@ type Provider struct {
 	shown       string           // the endpoint as printed: credentials redacted
 	secrets     *redact.Replacer // scrubs credentials from error messages
 	now         func() time.Time // for Retry-After dates; tests replace it
+	prefixes    prefixCache      // encoded history prefixes (prefix.go)
 }
 
 var _ loop.Model = (*Provider)(nil)
@@ -207,6 +208,8 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 	if err != nil {
 		return loop.Response{}, &loop.ProviderError{Code: "invalid_request", Message: err.Error(), Err: err}
 	}
+	// The body is built (and sent) by the time stream returns.
+	defer p.prefixes.put(patch.prefix)
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	timer := time.AfterFunc(p.idle, func() { cancel(errIdle) })

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/agenthost/agenthost/internal/redact"
 )
@@ -69,16 +70,21 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	if !x.patch.empty() && req.Body != nil {
 		b, err := io.ReadAll(req.Body)
 		req.Body.Close()
+		var parts [][]byte
 		if err == nil {
-			b, err = x.patch.apply(b)
+			parts, err = x.patch.apply(b)
 		}
 		if err != nil {
 			x.preSendErr = err
 			return nil, err
 		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-		req.ContentLength = int64(len(b))
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		req.Body = newPartsReader(parts)
+		req.GetBody = func() (io.ReadCloser, error) { return newPartsReader(parts), nil }
+		req.ContentLength = int64(n)
 	}
 	x.sent = true
 	resp, err := x.client.Do(req)
@@ -107,6 +113,29 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	resp.Body = x.sse
 	return resp, nil
 }
+
+// partsReader reads a request body given in parts, one after the other
+// (the spliced body: see spliceMessages).
+type partsReader struct{ parts [][]byte }
+
+// newPartsReader reads parts, which it does not modify.
+func newPartsReader(parts [][]byte) *partsReader {
+	return &partsReader{parts: slices.Clone(parts)}
+}
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
+		r.parts = r.parts[1:]
+	}
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	return n, nil
+}
+
+func (r *partsReader) Close() error { return nil }
 
 // byteReader calls onByte whenever bytes arrive and counts them. With a
 // limit, reading more than limit bytes fails with errBodyTooLarge.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -137,4 +138,48 @@ func TestLockOneRunAtATime(t *testing.T) {
 		t.Fatalf("Open after the second Close: %v", err)
 	}
 	s3.Close()
+}
+
+// TestEmitStoresWireForm: each stored line is exactly json.Marshal of the
+// event (Emit calls MarshalJSON directly; its output must need no second
+// pass): HTML characters escaped, no insignificant space, for every kind
+// of event.
+func TestEmitStoresWireForm(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost := 0.5
+	evs := []loop.Event{
+		msg(0, loop.Message{Role: loop.RoleUser, Content: "a <b> & \u2028 \"c\"\n"}),
+		msg(0, loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "c1", Name: "echo", Arguments: `{"text": "<x>"}`, Extra: []byte(`{"k": [1, 2]}`)}}}),
+		{Type: loop.EventStepStart, Agent: "a", Step: 1, Offered: []string{"echo"}},
+		{Type: loop.EventStepEnd, Agent: "a", Step: 1, Cost: &cost},
+		{Type: loop.EventRetry, Agent: "a", Step: 1, Attempt: 2, Message: "<retry>"},
+		{Type: loop.EventRunEnd, Result: &loop.Result{StopReason: loop.StopCompleted, Steps: 1, Agent: "<a>"}},
+	}
+	for _, e := range evs {
+		s.Emit(e)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "sessions", s.ID, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != len(evs) {
+		t.Fatalf("%d lines for %d events", len(lines), len(evs))
+	}
+	for i, e := range evs {
+		want, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lines[i] != string(want) {
+			t.Errorf("event %d stored as\n%s\nwant\n%s", i, lines[i], want)
+		}
+	}
 }

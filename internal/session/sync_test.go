@@ -2,11 +2,13 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -72,5 +74,46 @@ func TestSyncErrorReported(t *testing.T) {
 	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "after"}))
 	if err := s.Close(); !errors.Is(err, boom) {
 		t.Fatalf("second Close = %v", err)
+	}
+}
+
+// TestSyncGap: after a sync the syncer waits out the gap before the next
+// one, whatever is written meanwhile, and Close does not wait for the gap:
+// it syncs once more and returns.
+func TestSyncGap(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.gap = time.Hour
+	synced := make(chan struct{}, 100)
+	var syncs atomic.Int32
+	s.sync = func() error {
+		syncs.Add(1)
+		synced <- struct{}{}
+		return s.f.Sync()
+	}
+	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "one"}))
+	<-synced
+	for i := range 20 {
+		s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: fmt.Sprint("more ", i)}))
+	}
+	// Nothing to wait for: a sync within the gap is the failure. Without
+	// the gap the syncer syncs again at once.
+	select {
+	case <-synced:
+		t.Fatal("synced again within the gap")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := syncs.Load(); n != 2 {
+		t.Errorf("%d syncs, want 2 (the first, then Close's)", n)
+	}
+	_, evs, err := Events(dir, s.ID)
+	if err != nil || len(evs) != 21 {
+		t.Fatalf("read back %d events, %v", len(evs), err)
 	}
 }

@@ -89,6 +89,12 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...
 		io.WriteString(stderr, "core: the request on stdin is over 64 MiB\n")
 		return exitMisuse
 	}
+	return callRequest(tool, data, stdout, stderr, roots)
+}
+
+// callRequest serves one request document (data): it writes the result on
+// stdout and returns the exit code.
+func callRequest(tool string, data []byte, stdout, stderr io.Writer, roots []string) int {
 	var req request
 	if err := json.Unmarshal(data, &req); err != nil {
 		io.WriteString(stderr, "core: the request on stdin is not a JSON object {\"tool\",\"arguments\",\"call_id\"}: "+err.Error()+"\n")

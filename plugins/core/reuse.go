@@ -16,8 +16,15 @@ func serve(tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...stri
 	in := bufio.NewReader(stdin)
 	for {
 		line, err := in.ReadBytes('\n')
+		if len(line) > maxRequest {
+			io.WriteString(stderr, "core: a request line is over 64 MiB\n")
+			return exitMisuse
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if code := run("call", tool, bytes.NewReader(line), stdout, stderr, roots...); code == exitMisuse {
+			// No warm-up before each call (one-call instances do it while
+			// they wait for their request): the first call warms
+			// encoding/json's caches for the instance's later ones.
+			if code := callRequest(tool, line, stdout, stderr, roots); code == exitMisuse {
 				return code
 			}
 		}

@@ -126,7 +126,7 @@ func (w *workspace) readText(abs, show string) ([]byte, fs.FileInfo, error) {
 }
 
 func isBinary(data []byte) bool {
-	return bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0
+	return hasNUL(data[:min(len(data), binarySniff)])
 }
 
 // lines splits text into lines without their line endings ("\n" or "\r\n").
@@ -185,30 +185,42 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ls := lines(data)
-	if len(ls) == 0 {
+	if len(data) == 0 {
 		return show + " is empty", nil
 	}
+	// The lines are found by scanning for the ones shown, a word at a time
+	// (scan.go), not by splitting the whole file (lines): in the guest that
+	// was ~0.3 ms for a 300-line file, most of a call's cost. The numbering
+	// is lines's.
+	body := bytes.TrimSuffix(data, []byte("\n"))
+	total := countNewlines(body) + 1
 	start := max(a.Offset, 1)
-	if start > len(ls) {
-		return "", fmt.Errorf("%s: offset %d is past the end of the file (%d lines)", show, start, len(ls))
+	if start > total {
+		return "", fmt.Errorf("%s: offset %d is past the end of the file (%d lines)", show, start, total)
 	}
 	limit := a.Limit
 	if limit == 0 || limit > maxReadLines {
 		limit = maxReadLines
 	}
-	end := min(start-1+limit, len(ls)) // last line shown, 1-based
+	end := min(start-1+limit, total) // last line shown, 1-based
+	pos := skipLines(body, start-1)
 	var b strings.Builder
 	for n := start; n <= end; n++ {
-		line := fmt.Sprintf("%6d\t%s\n", n, clip(ls[n-1], maxLineLen))
+		next := len(body)
+		if i := indexNewline(body[pos:]); i >= 0 {
+			next = pos + i
+		}
+		text := string(bytes.TrimSuffix(body[pos:next], []byte("\r")))
+		pos = next + 1
+		line := fmt.Sprintf("%6d\t%s\n", n, clip(text, maxLineLen))
 		if b.Len()+len(line) > maxOutput && n > start {
 			end = n - 1
 			break
 		}
 		b.WriteString(line)
 	}
-	if end < len(ls) {
-		fmt.Fprintf(&b, "(showing lines %d-%d of %d; call read_file with offset %d to continue)\n", start, end, len(ls), end+1)
+	if end < total {
+		fmt.Fprintf(&b, "(showing lines %d-%d of %d; call read_file with offset %d to continue)\n", start, end, total, end+1)
 	}
 	return b.String(), nil
 }
