@@ -127,12 +127,12 @@ func (s *jscan) value(depth int) (v []byte, ok bool) {
 			if _, ok := s.value(depth + 1); !ok {
 				return nil, false
 			}
-			c := s.peek()
+			next := s.peek()
 			s.i++
-			if c == '}' {
+			if next == '}' {
 				break
 			}
-			if c != ',' {
+			if next != ',' {
 				return nil, false
 			}
 		}
@@ -146,12 +146,12 @@ func (s *jscan) value(depth int) (v []byte, ok bool) {
 			if _, ok := s.value(depth + 1); !ok {
 				return nil, false
 			}
-			c := s.peek()
+			next := s.peek()
 			s.i++
-			if c == ']' {
+			if next == ']' {
 				break
 			}
-			if c != ',' {
+			if next != ',' {
 				return nil, false
 			}
 		}

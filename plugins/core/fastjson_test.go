@@ -65,7 +65,7 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 			case 0:
 				b = append(b[:i:i], b[i+1:]...)
 			case 1:
-				b[i] = `{}[]",:\ 0-1.eEnulltruefalse` [rng.Intn(28)]
+				b[i] = `{}[]",:\ 0-1.eEnulltruefalse`[rng.Intn(28)]
 			case 2:
 				b = append(b[:i:i], append([]byte{b[i]}, b[i:]...)...)
 			}
