@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -162,6 +163,9 @@ func (s *spareReservations) take(n uint64) ([]byte, uint64) {
 // put keeps res (open bytes of it open) for reuse, zeroing what was open;
 // false: the caller unmaps it.
 func (s *spareReservations) put(res []byte, open uint64) bool {
+	if strconv.IntSize < 64 {
+		return false // keeping reservations would crowd a 32-bit address space
+	}
 	if open > 0 && !zeroOpen(res[:open]) {
 		return false
 	}
