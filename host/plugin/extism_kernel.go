@@ -83,7 +83,7 @@ type extismPlugin struct {
 }
 
 func newExtismCall(p *extismPlugin, limits Limits, log zerolog.Logger) *extismCall {
-	return &extismCall{p: p, limit: limits.Memory, mem: make([]byte, arenaBase, 4096), blocks: map[uint64]uint64{}, log: log}
+	return &extismCall{p: p, limit: limits.Memory, mem: make([]byte, arenaBase, 512), blocks: map[uint64]uint64{}, log: log}
 }
 
 // fail records a host refusal and stops the guest with it.

@@ -404,7 +404,7 @@ type capWriter struct {
 	max   int64
 	buf   []byte
 	total int64
-	ring  [tailSize]byte
+	ring  *[tailSize]byte // made by the first write: most calls write no stderr
 	pos   int
 	full  bool
 	flood func()
@@ -417,6 +417,12 @@ func newCapWriter(max int64, flood func()) *capWriter {
 
 func (w *capWriter) Write(b []byte) (int, error) {
 	n := len(b)
+	if n == 0 {
+		return 0, nil
+	}
+	if w.ring == nil {
+		w.ring = new([tailSize]byte)
+	}
 	w.total += int64(n)
 	if room := w.max - int64(len(w.buf)); room > 0 {
 		w.buf = append(w.buf, b[:min(int64(n), room)]...)
@@ -472,6 +478,9 @@ func (w *capWriter) summary() string {
 // tail is the last bytes written, as valid UTF-8.
 func (w *capWriter) tail() string {
 	var b []byte
+	if w.ring == nil {
+		return ""
+	}
 	if w.full {
 		b = append(append(b, w.ring[w.pos:]...), w.ring[:w.pos]...)
 	} else {

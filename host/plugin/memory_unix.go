@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -20,8 +21,9 @@ import (
 // with no access, and growing only opens more of it to reading and
 // writing: the memory never moves and pages cost nothing until touched.
 //
-// The reservation is unmapped by the instance when its guest can no longer
-// run (instance.run, after the module is closed), never by wazero's Free:
+// The reservation is unmapped (or zeroed and kept for the next instance:
+// see spares below) by the instance when its guest can no longer run
+// (instance.run, after the module is closed), never by wazero's Free:
 // wazero frees a module's memory when the module is closed, and a runtime
 // being closed closes modules whose guest may still be running on another
 // goroutine; with a Go slice that was harmless, with an unmapped region it
@@ -85,8 +87,9 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 		if n == 0 {
 			n = 1 // a zero-length mapping is an error; the memory stays empty
 		}
-		res, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-		if err != nil {
+		if res, open := spares.take(n); res != nil {
+			m.res, m.open = res, open
+		} else if res, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON); err != nil {
 			// No address space for the reservation (ulimit -v): grow a Go
 			// slice by copying, as wazero does by default.
 			m.heap = true
@@ -115,8 +118,62 @@ func (m *mmapMemory) Free() {}
 func (m *mmapMemory) unmap() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.res != nil {
+	if m.res != nil && !spares.put(m.res, m.open) {
 		syscall.Munmap(m.res)
 	}
 	m.res, m.open, m.dead, m.buf = nil, 0, true, nil
+}
+
+// Reservations are reused: an instance per call (Extism plugins, one-call
+// tools) otherwise paid a mapping, a change of protection, an unmapping
+// and a page fault for each page it touched. A released reservation whose
+// open part zeroOpen can make zero again (memory_linux.go: the pages the
+// guest touched are cleared and stay resident) is kept for the next memory
+// of the same maximum; others are unmapped as before. Nothing of one
+// instance's memory reaches the next: every byte it could touch is zero
+// again before the reservation is kept.
+var spares spareReservations
+
+const maxSpares = 8 // reservations kept
+
+type spareReservations struct {
+	mu   sync.Mutex
+	list []spareReservation
+}
+
+type spareReservation struct {
+	res  []byte
+	open uint64 // bytes open to reading and writing, all zero
+}
+
+// take returns a kept reservation of n bytes and how many of its bytes are
+// open, or nil.
+func (s *spareReservations) take(n uint64) ([]byte, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.list) - 1; i >= 0; i-- {
+		if r := s.list[i]; uint64(len(r.res)) == n {
+			s.list = append(s.list[:i], s.list[i+1:]...)
+			return r.res, r.open
+		}
+	}
+	return nil, 0
+}
+
+// put keeps res (open bytes of it open) for reuse, zeroing what was open;
+// false: the caller unmaps it.
+func (s *spareReservations) put(res []byte, open uint64) bool {
+	if strconv.IntSize < 64 {
+		return false // keeping reservations would crowd a 32-bit address space
+	}
+	if open > 0 && !zeroOpen(res[:open]) {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.list) >= maxSpares {
+		return false
+	}
+	s.list = append(s.list, spareReservation{res: res, open: open})
+	return true
 }

@@ -4,6 +4,7 @@ package plugin
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -53,5 +54,50 @@ func TestMmapMemoryFallsBackToTheHeap(t *testing.T) {
 	a.release()
 	if m.Reallocate(64<<10) != nil {
 		t.Error("Reallocate after release succeeded")
+	}
+}
+
+// A released memory's reservation serves the next memory of the same
+// maximum, and all of it reads as zero again, whichever pages the first
+// guest wrote (a few, or every other one: many runs of untouched pages).
+func TestMmapMemoryReuseIsZeroed(t *testing.T) {
+	if strconv.IntSize < 64 {
+		t.Skip("reservations are not kept on 32-bit systems")
+	}
+	const page = 64 << 10
+	const max = 37 * page // a maximum no other test uses
+	for _, stride := range []int{9 * page, 8 << 10} {
+		_, a := withInstanceMemory(context.Background())
+		b := a.Allocate(0, max).Reallocate(20 * page)
+		for i := 3; i < len(b); i += stride {
+			b[i] = 0xff
+		}
+		b[len(b)-1] = 0xff
+		base := unsafe.SliceData(b)
+		a.release()
+		kept := false
+		spares.mu.Lock()
+		for _, r := range spares.list {
+			kept = kept || unsafe.SliceData(r.res) == base
+		}
+		spares.mu.Unlock()
+		if !kept {
+			t.Fatalf("stride %d: the released reservation was not kept", stride)
+		}
+
+		_, a2 := withInstanceMemory(context.Background())
+		m2 := a2.Allocate(0, max)
+		b2 := m2.Reallocate(page)
+		if unsafe.SliceData(b2) != base {
+			t.Fatalf("stride %d: the reservation was not reused", stride)
+		}
+		b2 = m2.Reallocate(30 * page)
+		for i, c := range b2 {
+			if c != 0 {
+				t.Fatalf("stride %d: byte %d of the reused memory is %d, want 0", stride, i, c)
+			}
+		}
+		b2[5] = 1
+		a2.release()
 	}
 }

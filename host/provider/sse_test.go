@@ -47,3 +47,34 @@ func TestSSENormaliser(t *testing.T) {
 		})
 	}
 }
+
+// TestSSEBodyReaderReuse: a closed body gives its line reader back once
+// (closing twice must not hand it to two bodies), fails to read afterwards,
+// and the next body reads its own stream with it.
+func TestSSEBodyReaderReuse(t *testing.T) {
+	a := newSSEBody(io.NopCloser(strings.NewReader("data: {\"a\":1}\n\ndata: [DONE]\n")), nil)
+	if got, err := io.ReadAll(a); err != nil || string(got) != "data: {\"a\":1}\ndata: [DONE]\n" {
+		t.Fatalf("first body: %q, %v", got, err)
+	}
+	a.Close()
+	a.Close()
+	b := newSSEBody(io.NopCloser(strings.NewReader("data: {\"b\":2}\n")), nil)
+	c := newSSEBody(io.NopCloser(strings.NewReader("data: {\"c\":3}\n")), nil)
+	if b.src == c.src {
+		t.Fatal("two open bodies share one line reader")
+	}
+	d := newSSEBody(io.NopCloser(strings.NewReader("data: {\"d\":4}\n")), nil)
+	d.Close() // before reading: its reader is b's or c's next
+	if n, err := d.Read(make([]byte, 8)); n != 0 || err != errBodyClosed {
+		t.Errorf("read after Close: %d, %v; want 0, %v", n, err, errBodyClosed)
+	}
+	for _, tc := range []struct {
+		s    *sseBody
+		want string
+	}{{b, "data: {\"b\":2}\n"}, {c, "data: {\"c\":3}\n"}} {
+		if got, err := io.ReadAll(tc.s); err != nil || string(got) != tc.want {
+			t.Errorf("got %q, %v; want %q", got, err, tc.want)
+		}
+		tc.s.Close()
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sync"
 
 	"github.com/agenthost/agenthost/internal/redact"
 )
@@ -32,6 +33,7 @@ var (
 	errLineTooLong = errors.New("server-sent event line too long")
 	// errBodyTooLarge is returned once a stream exceeds maxBody.
 	errBodyTooLarge = errors.New("response too large")
+	errBodyClosed   = errors.New("read on a closed response body")
 )
 
 // exchange is the go-openai HTTPDoer for one Stream call. It adds the extra
@@ -191,9 +193,15 @@ type sseBody struct {
 	evError bool   // the current event is "event: error"
 }
 
+// sseReaders holds the 16 KiB line readers of closed bodies: one per
+// response was a quarter of a step's allocations.
+var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
 func newSSEBody(body io.ReadCloser, onByte func()) *sseBody {
 	raw := &byteReader{r: body, onByte: onByte, limit: maxBody}
-	return &sseBody{raw: raw, closer: body, src: bufio.NewReaderSize(raw, 16<<10)}
+	src := sseReaders.Get().(*bufio.Reader)
+	src.Reset(raw)
+	return &sseBody{raw: raw, closer: body, src: src}
 }
 
 // Bytes reports how many bytes arrived from the server.
@@ -202,12 +210,25 @@ func (s *sseBody) Bytes() int64 { return s.raw.n }
 // Done reports whether the server sent "data: [DONE]".
 func (s *sseBody) Done() bool { return s.done }
 
-func (s *sseBody) Close() error { return s.closer.Close() }
+// Close closes the body and gives its line reader back for the next
+// response; reading after Close fails. (Close and Read are called from one
+// goroutine: the stream's reader.)
+func (s *sseBody) Close() error {
+	if s.src != nil && s.jsonDec == nil { // a JSON decoder keeps src
+		s.src.Reset(nil)
+		sseReaders.Put(s.src)
+	}
+	s.src, s.out = nil, nil
+	return s.closer.Close()
+}
 
 func (s *sseBody) Read(p []byte) (int, error) {
 	for len(s.out) == 0 {
 		if s.err != nil {
 			return 0, s.err
+		}
+		if s.src == nil {
+			return 0, errBodyClosed
 		}
 		s.buf = s.buf[:0]
 		s.fill()

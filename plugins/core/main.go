@@ -95,10 +95,12 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...
 // callRequest serves one request document (data): it writes the result on
 // stdout and returns the exit code.
 func callRequest(tool string, data []byte, stdout, stderr io.Writer, roots []string) int {
-	var req request
-	if err := json.Unmarshal(data, &req); err != nil {
-		io.WriteString(stderr, "core: the request on stdin is not a JSON object {\"tool\",\"arguments\",\"call_id\"}: "+err.Error()+"\n")
-		return exitMisuse
+	req, ok := fastRequest(data)
+	if !ok {
+		if err := json.Unmarshal(data, &req); err != nil {
+			io.WriteString(stderr, "core: the request on stdin is not a JSON object {\"tool\",\"arguments\",\"call_id\"}: "+err.Error()+"\n")
+			return exitMisuse
+		}
 	}
 	switch {
 	case tool == "":
@@ -109,21 +111,14 @@ func callRequest(tool string, data []byte, stdout, stderr io.Writer, roots []str
 	}
 
 	text, err := call(newWorkspace(roots), tool, req.Arguments)
-	res := result{Content: []content{{Type: "text", Text: text}}}
 	code := exitOK
 	if err != nil {
-		res = result{Content: []content{{Type: "text", Text: err.Error()}}, IsError: true}
-		code = exitToolError
+		text, code = err.Error(), exitToolError
 	}
-	// Encode without HTML escaping: "<" stays one byte instead of six.
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		io.WriteString(stderr, "core: encoding the result: "+err.Error()+"\n")
-		return exitMisuse
-	}
-	if _, err := stdout.Write(out.Bytes()); err != nil {
+	// The result as encoding/json writes it without HTML escaping ("<"
+	// stays one byte instead of six).
+	out := appendResult(make([]byte, 0, len(text)+64), text, code == exitToolError)
+	if _, err := stdout.Write(out); err != nil {
 		return exitMisuse
 	}
 	return code
@@ -202,6 +197,9 @@ func decodeArgs(tool string, raw json.RawMessage, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
+	}
+	if raw[0] == '{' && fastArgs(raw, v) {
+		return nil
 	}
 	if raw[0] == '"' {
 		var s string
