@@ -6,9 +6,9 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
+	"golang.org/x/sys/unix"
 )
 
 // Guest linear memory outside the Go heap. By default wazero keeps a
@@ -89,7 +89,7 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 		}
 		if res, open := spares.take(n); res != nil {
 			m.res, m.open = res, open
-		} else if res, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON); err != nil {
+		} else if res, err := unix.Mmap(-1, 0, int(n), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON); err != nil {
 			// No address space for the reservation (ulimit -v): grow a Go
 			// slice by copying, as wazero does by default.
 			m.heap = true
@@ -104,7 +104,7 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 		return m.buf[:size:size]
 	}
 	if size > m.open {
-		if err := syscall.Mprotect(m.res[m.open:size], syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+		if err := unix.Mprotect(m.res[m.open:size], unix.PROT_READ|unix.PROT_WRITE); err != nil {
 			return nil
 		}
 		m.open = size
@@ -119,7 +119,7 @@ func (m *mmapMemory) unmap() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.res != nil && !spares.put(m.res, m.open) {
-		syscall.Munmap(m.res)
+		unix.Munmap(m.res)
 	}
 	m.res, m.open, m.dead, m.buf = nil, 0, true, nil
 }
