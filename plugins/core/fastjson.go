@@ -338,11 +338,9 @@ func (s *jscan) object(field func(key []byte) bool) bool {
 // as it was when it returns false (the arguments then go to encoding/json).
 func fastArgs(raw []byte, v any) bool {
 	s := jscan{b: raw}
-	var ok bool
 	switch a := v.(type) {
 	case *readFileArgs:
-		var t readFileArgs
-		ok = s.object(func(k []byte) bool {
+		return objectInto(&s, a, func(t *readFileArgs, k []byte) bool {
 			switch string(k) {
 			case "path":
 				return s.string(&t.Path)
@@ -353,12 +351,8 @@ func fastArgs(raw []byte, v any) bool {
 			}
 			return false
 		})
-		if ok = ok && s.end(); ok {
-			*a = t
-		}
 	case *writeFileArgs:
-		var t writeFileArgs
-		ok = s.object(func(k []byte) bool {
+		return objectInto(&s, a, func(t *writeFileArgs, k []byte) bool {
 			switch string(k) {
 			case "path":
 				return s.string(&t.Path)
@@ -367,12 +361,8 @@ func fastArgs(raw []byte, v any) bool {
 			}
 			return false
 		})
-		if ok = ok && s.end(); ok {
-			*a = t
-		}
 	case *listDirArgs:
-		var t listDirArgs
-		ok = s.object(func(k []byte) bool {
+		return objectInto(&s, a, func(t *listDirArgs, k []byte) bool {
 			switch string(k) {
 			case "path":
 				return s.string(&t.Path)
@@ -381,12 +371,8 @@ func fastArgs(raw []byte, v any) bool {
 			}
 			return false
 		})
-		if ok = ok && s.end(); ok {
-			*a = t
-		}
 	case *searchArgs:
-		var t searchArgs
-		ok = s.object(func(k []byte) bool {
+		return objectInto(&s, a, func(t *searchArgs, k []byte) bool {
 			switch string(k) {
 			case "pattern":
 				return s.string(&t.Pattern)
@@ -401,12 +387,8 @@ func fastArgs(raw []byte, v any) bool {
 			}
 			return false
 		})
-		if ok = ok && s.end(); ok {
-			*a = t
-		}
 	case *editArgs:
-		var t editArgs
-		ok = s.object(func(k []byte) bool {
+		return objectInto(&s, a, func(t *editArgs, k []byte) bool {
 			switch string(k) {
 			case "path":
 				return s.string(&t.Path)
@@ -417,11 +399,19 @@ func fastArgs(raw []byte, v any) bool {
 			}
 			return false
 		})
-		if ok = ok && s.end(); ok {
-			*a = t
-		}
 	}
-	return ok
+	return false
+}
+
+// objectInto reads the whole of s as one object whose members field
+// reads into a fresh T, and sets *a only when all of it was read.
+func objectInto[T any](s *jscan, a *T, field func(t *T, k []byte) bool) bool {
+	var t T
+	if !s.object(func(k []byte) bool { return field(&t, k) }) || !s.end() {
+		return false
+	}
+	*a = t
+	return true
 }
 
 func (s *jscan) string(dst *string) bool {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -125,34 +124,12 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// slowRequest and slowArgs are the decoding before the fast path.
+// slowRequest is the decoding of a request before the fast path (slowArgs,
+// in main.go, is that of the arguments).
 func slowRequest(data []byte) (request, error) {
 	var req request
 	err := json.Unmarshal(data, &req)
 	return req, err
-}
-
-func slowArgs(tool string, raw json.RawMessage, v any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return errors.New(tool + ": arguments are not valid JSON: " + err.Error())
-		}
-		raw = []byte(s)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return errors.New(tool + ": invalid arguments: " + err.Error())
-	}
-	if dec.More() {
-		return errors.New(tool + ": invalid arguments: more than one JSON value")
-	}
-	return nil
 }
 
 // TestAppendResultMatchesEncoder: the result bytes are encoding/json's
