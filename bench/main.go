@@ -53,6 +53,8 @@ var (
 	evts  = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
 	conc  = flag.Bool("concurrent", true, "also run 50 concurrent 20-step runs in one process (go test ./host -bench ConcurrentRuns) and report runs/s and the step p50/p99; always this source tree, whatever -bin says")
 	keep  = flag.Bool("keep", false, "keep the work directory and print its path")
+	prof  = flag.String("cpuprofile", "", "write a CPU profile of one more long run of each kind to `prefix`KIND.pprof (AGENTHOST_CPUPROFILE)")
+	smaps = flag.Bool("smaps", false, "run one more long run of each kind and print its largest mappings at its peak resident set (Linux)")
 )
 
 func run() error {
@@ -239,6 +241,16 @@ plugin "vowels" {
 			return result{}, err
 		}
 	}
+	if *prof != "" {
+		if _, err := b.agenthost(dir, cfg, script(*steps), "env", "AGENTHOST_CPUPROFILE="+*prof+kind+".pprof"); err != nil {
+			return result{}, err
+		}
+	}
+	if *smaps {
+		if err := b.peakMappings(dir, cfg, script(*steps)); err != nil {
+			return result{}, err
+		}
+	}
 	res := result{steps: *steps}
 	for range *runs {
 		// The short run makes one tool call too: the fixed costs of a
@@ -304,27 +316,48 @@ plugin "cli" {
 }
 
 // agenthost runs one `agenthost run` against a fresh fake model serving
-// replies and checks that it used every reply and answered "done".
-func (b *bench) agenthost(dir, cfg string, replies []fakemodel.Reply, events ...string) (sample, error) {
-	srv, err := fakemodel.Start(replies)
+// replies and checks that it used every reply and answered "done". extra is
+// "--events", "-o", FILE (write the run's --events to FILE) or "env", VAR=VALUE.
+func (b *bench) agenthost(dir, cfg string, replies []fakemodel.Reply, extra ...string) (sample, error) {
+	cmd, srv, err := b.command(dir, cfg, replies, extra...)
 	if err != nil {
 		return sample{}, err
 	}
 	defer srv.Close()
+	if f, ok := cmd.Stdout.(*os.File); ok && f != nil {
+		defer f.Close()
+	}
+	return measured(cmd, srv, replies)
+}
+
+// command prepares the `agenthost run` of agenthost and starts its fake model.
+func (b *bench) command(dir, cfg string, replies []fakemodel.Reply, extra ...string) (*exec.Cmd, *fakemodel.Server, error) {
 	args := []string{"run", "-c", cfg, "--log-level", "error"}
+	env := append(os.Environ(), "AGENTHOST_CACHE_DIR="+b.cache)
 	var out *os.File
-	if len(events) > 0 {
+	switch {
+	case len(extra) == 3 && extra[0] == "--events":
 		args = append(args, "--events")
-		if out, err = os.Create(events[2]); err != nil {
-			return sample{}, err
+		f, err := os.Create(extra[2])
+		if err != nil {
+			return nil, nil, err
 		}
-		defer out.Close()
+		out = f
+	case len(extra) == 2 && extra[0] == "env":
+		env = append(env, extra[1])
+	}
+	srv, err := fakemodel.Start(replies)
+	if err != nil {
+		if out != nil {
+			out.Close()
+		}
+		return nil, nil, err
 	}
 	cmd := exec.Command(b.bin, append(args, "Read the lines, one per step.")...)
 	cmd.Dir = dir
 	cmd.Stdout = out
-	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "AGENTHOST_CACHE_DIR="+b.cache)
-	return measured(cmd, srv, replies)
+	cmd.Env = append(env, "OPENAI_BASE_URL="+srv.URL())
+	return cmd, srv, nil
 }
 
 func measured(cmd *exec.Cmd, srv *fakemodel.Server, replies []fakemodel.Reply) (sample, error) {

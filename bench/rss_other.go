@@ -2,7 +2,18 @@
 
 package main
 
-import "os"
+import (
+	"fmt"
+	"os"
+
+	"github.com/agenthost/agenthost/internal/fakemodel"
+)
 
 // maxRSS is not measured outside Linux.
 func maxRSS(*os.ProcessState) int64 { return 0 }
+
+// peakMappings needs /proc/PID/smaps.
+func (b *bench) peakMappings(string, string, []fakemodel.Reply) error {
+	fmt.Println("  -smaps: needs Linux")
+	return nil
+}

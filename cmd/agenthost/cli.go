@@ -59,6 +59,8 @@ func Main() int {
 		stdoutTTY: isTerminal(os.Stdout),
 		stderrTTY: isTerminal(os.Stderr),
 	}
+	stop := startProfile(os.Getenv, os.Stderr)
+	defer stop()
 	return run(ctx, os.Args[1:], e)
 }
 
