@@ -2,8 +2,10 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ManifestSection is the name of the custom section that carries an
@@ -17,8 +19,10 @@ var ErrComponent = errors.New("this is a WASI 0.2 component; agenthost runs WASI
 var ErrNotWasm = errors.New("not a WebAssembly module (the file does not start with \\0asm)")
 
 const (
-	secCustom = 0
-	secMemory = 5
+	secCustom    = 0
+	secMemory    = 5
+	secData      = 11
+	secDataCount = 12
 	pageSize  = 65536
 	maxPages  = 65536 // 4 GiB, the wasm32 limit
 )
@@ -31,6 +35,12 @@ type binary struct {
 	// memStart/memEnd bound the memory section (id byte included); 0,0 when
 	// the module defines no memory.
 	memStart, memEnd int
+	// dataStart/dataEnd bound the data section the same way.
+	dataStart, dataEnd int
+	// dataCount is set when the module has a data count section: its code
+	// may name data segments (memory.init, data.drop), so they keep their
+	// numbering.
+	dataCount bool
 }
 
 // checkHeader tells core modules from components and from non-wasm bytes.
@@ -82,6 +92,10 @@ func parseBinary(b []byte) (*binary, error) {
 			}
 		case secMemory:
 			out.memStart, out.memEnd = start, end
+		case secData:
+			out.dataStart, out.dataEnd = start, end
+		case secDataCount:
+			out.dataCount = true
 		}
 		off = end
 	}
@@ -91,7 +105,7 @@ func parseBinary(b []byte) (*binary, error) {
 // limitMemory returns the module with its memory's maximum lowered to
 // limitPages, so the engine refuses any growth past the plugin's limit. The
 // input is not modified. A module whose initial memory already exceeds the
-// limit is refused.
+// limit is refused. The data segments are joined on the way (mergeData).
 func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	if bin.memEnd == 0 {
 		return b, nil
@@ -146,8 +160,113 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	out = append(out, secMemory)
 	out = appendUleb(out, uint32(len(body)))
 	out = append(out, body...)
+	if data := mergeData(b, bin); data != nil {
+		out = append(out, b[bin.memEnd:bin.dataStart]...)
+		out = append(out, data...)
+		out = append(out, b[bin.dataEnd:]...)
+		return out, nil
+	}
 	out = append(out, b[bin.memEnd:]...)
 	return out, nil
+}
+
+// mergeGap is the largest run of zero bytes mergeData writes to join two
+// data segments.
+const mergeGap = 4096
+
+// dataSegment is an active data segment of memory 0 at a constant offset.
+type dataSegment struct {
+	off  uint32
+	init []byte
+}
+
+// mergeData returns the module's data section (id byte and size included)
+// with its segments joined into as few as hold the same bytes, or nil to
+// keep the section as it is. Go's wasm linker cuts its data at every run of
+// zeros into tens of thousands of segments (45,640 in core.wasm); the engine
+// keeps each one as a heap object and copies them one by one into every new
+// instance. Joining segments across gaps of at most mergeGap zero bytes
+// leaves a fresh memory exactly as before, since memory starts zeroed and
+// no other segment writes into a gap. Only the simple, unambiguous shape is
+// rewritten: every segment active on memory 0 at an i32.const offset, none
+// overlapping another, and no data count section (which code that names
+// segments by index needs).
+func mergeData(b []byte, bin *binary) []byte {
+	if bin.dataEnd == 0 || bin.dataCount || bin.dataStart < bin.memEnd {
+		return nil
+	}
+	_, n, err := uleb32(b[bin.dataStart+1:])
+	if err != nil {
+		return nil
+	}
+	p := b[bin.dataStart+1+n : bin.dataEnd]
+	count, n, err := uleb32(p)
+	if err != nil || count < 2 || uint64(count) > uint64(len(p)) {
+		return nil
+	}
+	p = p[n:]
+	segs := make([]dataSegment, 0, count)
+	for range count {
+		// 0x00 (active, memory 0), i32.const, a signed LEB128, end.
+		if len(p) < 3 || p[0] != 0 || p[1] != 0x41 {
+			return nil
+		}
+		off, n, err := sleb32(p[2:])
+		if err != nil || len(p) < 3+n || p[2+n] != 0x0b {
+			return nil
+		}
+		p = p[3+n:]
+		size, n, err := uleb32(p)
+		if err != nil || uint64(size) > uint64(len(p)-n) {
+			return nil
+		}
+		segs = append(segs, dataSegment{off: uint32(off), init: p[n : n+int(size)]})
+		p = p[n+int(size):]
+	}
+	if len(p) != 0 {
+		return nil
+	}
+	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.off, b.off) })
+	merged := 1
+	for i := 1; i < len(segs); i++ {
+		prevEnd := uint64(segs[i-1].off) + uint64(len(segs[i-1].init))
+		if uint64(segs[i].off) < prevEnd {
+			return nil // overlapping segments: their order matters
+		}
+		if uint64(segs[i].off)-prevEnd > mergeGap {
+			merged++
+		}
+	}
+	if merged == len(segs) {
+		return nil
+	}
+	var body []byte
+	body = appendUleb(body, uint32(merged))
+	for i := 0; i < len(segs); {
+		j, end := i+1, uint64(segs[i].off)+uint64(len(segs[i].init))
+		for j < len(segs) && uint64(segs[j].off)-end <= mergeGap {
+			end = uint64(segs[j].off) + uint64(len(segs[j].init))
+			j++
+		}
+		if end-uint64(segs[i].off) > 1<<30 {
+			return nil
+		}
+		size := uint32(end - uint64(segs[i].off))
+		body = append(body, 0, 0x41)
+		body = appendSleb32(body, int32(segs[i].off))
+		body = append(body, 0x0b)
+		body = appendUleb(body, size)
+		start := len(body)
+		body = append(body, make([]byte, size)...)
+		for _, s := range segs[i:j] {
+			copy(body[start+int(s.off-segs[i].off):], s.init)
+		}
+		i = j
+	}
+	out := make([]byte, 0, len(body)+6)
+	out = append(out, secData)
+	out = appendUleb(out, uint32(len(body)))
+	return append(out, body...)
 }
 
 func uleb32(b []byte) (uint32, int, error) {
@@ -166,6 +285,40 @@ func uleb32(b []byte) (uint32, int, error) {
 		}
 	}
 	return 0, 0, errors.New("LEB128 too long")
+}
+
+// sleb32 reads a signed LEB128 of at most 32 bits.
+func sleb32(b []byte) (int32, int, error) {
+	var v int64
+	for i := 0; i < 5; i++ {
+		if i >= len(b) {
+			return 0, 0, errors.New("truncated LEB128")
+		}
+		c := b[i]
+		v |= int64(c&0x7f) << (7 * i)
+		if c&0x80 == 0 {
+			if c&0x40 != 0 {
+				v |= -1 << (7 * (i + 1))
+			}
+			if v < -1<<31 || v > 1<<31-1 {
+				return 0, 0, errors.New("LEB128 overflows 32 bits")
+			}
+			return int32(v), i + 1, nil
+		}
+	}
+	return 0, 0, errors.New("LEB128 too long")
+}
+
+func appendSleb32(b []byte, v int32) []byte {
+	x := int64(v)
+	for {
+		c := byte(x & 0x7f)
+		x >>= 7
+		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }
 
 func appendUleb(b []byte, v uint32) []byte {

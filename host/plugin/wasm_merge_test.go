@@ -1,0 +1,159 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/agenthost/agenthost/plugins"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// dataModule is a module with one memory of one page and the given data
+// section body (segment count first).
+func dataModule(data []byte, extra ...byte) []byte {
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = append(m, secMemory, 3, 1, 0, 1) // one memory, min 1 page, no max
+	m = append(m, extra...)
+	m = append(m, secData)
+	m = appendUleb(m, uint32(len(data)))
+	return append(m, data...)
+}
+
+// segment is an active segment of memory 0 at i32.const off.
+func segment(off int32, init string) []byte {
+	b := []byte{0, 0x41}
+	b = appendSleb32(b, off)
+	b = append(b, 0x0b)
+	b = appendUleb(b, uint32(len(init)))
+	return append(b, init...)
+}
+
+func segments(segs ...[]byte) []byte {
+	b := appendUleb(nil, uint32(len(segs)))
+	for _, s := range segs {
+		b = append(b, s...)
+	}
+	return b
+}
+
+// initialMemory instantiates wasm without running any start function and
+// returns its memory as the data segments left it.
+func initialMemory(t *testing.T, wasm []byte) []byte {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	mod, err := rt.InstantiateWithConfig(ctx, wasm, wazero.NewModuleConfig().WithStartFunctions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
+	if !ok {
+		t.Fatal("memory unreadable")
+	}
+	return bytes.Clone(mem)
+}
+
+func segmentCount(t *testing.T, wasm []byte) uint32 {
+	t.Helper()
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, n, _ := uleb32(wasm[bin.dataStart+1:])
+	c, _, _ := uleb32(wasm[bin.dataStart+1+n:])
+	return c
+}
+
+// TestMergeDataSameMemory: joining data segments leaves a new instance's
+// memory byte for byte as the original module's, with fewer segments, for
+// core.wasm (Go's linker: tens of thousands of segments) and for segments
+// given out of order and across gaps wider than mergeGap.
+func TestMergeDataSameMemory(t *testing.T) {
+	core, ok := plugins.BuiltinShared("core")
+	if !ok {
+		t.Fatal("no builtin core")
+	}
+	cases := map[string][]byte{
+		"core.wasm": core,
+		"unsorted with gaps": dataModule(segments(
+			segment(20000, "late"),
+			segment(10, "ab"),
+			segment(12, "cd"),
+			segment(100, "ef"),
+			segment(100+2+mergeGap, "gh"),
+			segment(100+2+mergeGap+2+mergeGap+1, "ij"),
+		)),
+	}
+	for name, wasm := range cases {
+		t.Run(name, func(t *testing.T) {
+			bin, err := parseBinary(wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged, err := limitMemory(wasm, bin, 1<<14)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, after := segmentCount(t, wasm), segmentCount(t, merged)
+			if after >= before {
+				t.Fatalf("segments: %d before, %d after; want fewer", before, after)
+			}
+			t.Logf("%d segments → %d, %d → %d bytes", before, after, len(wasm), len(merged))
+			if !bytes.Equal(initialMemory(t, wasm), initialMemory(t, merged)) {
+				t.Fatal("a new instance's memory differs after merging")
+			}
+		})
+	}
+}
+
+// TestMergeDataLeavesOthers: segments whose order or numbering matters are
+// not rewritten.
+func TestMergeDataLeavesOthers(t *testing.T) {
+	global := []byte{0, 0x23, 0, 0x0b, 1, 'x'} // offset global.get 0
+	cases := map[string][]byte{
+		"overlapping":   dataModule(segments(segment(10, "abcd"), segment(12, "XY"))),
+		"data count":    dataModule(segments(segment(10, "ab"), segment(20, "cd")), secDataCount, 1, 2),
+		"global offset": dataModule(segments(segment(10, "ab"), global)),
+		"passive":       dataModule(segments(segment(10, "ab"), []byte{1, 1, 'x'})),
+		"one segment":   dataModule(segments(segment(10, "ab"))),
+		"apart":         dataModule(segments(segment(10, "ab"), segment(10+2+mergeGap+1, "cd"))),
+	}
+	for name, wasm := range cases {
+		t.Run(name, func(t *testing.T) {
+			bin, err := parseBinary(wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mergeData(wasm, bin); got != nil {
+				t.Fatalf("rewrote the data section: % x", got)
+			}
+		})
+	}
+}
+
+// FuzzMergeData: whatever the data section holds, mergeData does not panic,
+// and what it returns parses as a data section of the module.
+func FuzzMergeData(f *testing.F) {
+	f.Add(segments(segment(10, "ab"), segment(12, "cd"), segment(100, "ef")))
+	f.Add(segments(segment(-1, "ab"), segment(0, "cd")))
+	f.Add(segments(segment(10, "abcd"), segment(12, "XY")))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wasm := dataModule(data)
+		bin, err := parseBinary(wasm)
+		if err != nil {
+			return
+		}
+		got := mergeData(wasm, bin)
+		if got == nil {
+			return
+		}
+		out := append(wasm[:bin.dataStart:bin.dataStart], got...)
+		if _, err := parseBinary(out); err != nil {
+			t.Fatalf("merged module does not parse: %v", err)
+		}
+	})
+}
