@@ -71,6 +71,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		req.Asker = a
 		defer a.close()
 	}
+	trimStartPages()
 	res, err := h.Run(ctx, req)
 	if err != nil {
 		return runError(e, err, path)
