@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -475,7 +474,7 @@ func appendString(b []byte, s string) []byte {
 	sb := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	start, i := 0, 0
 	for i < len(s) {
-		if len(s)-i >= 8 && plain8(binary.LittleEndian.Uint64(sb[i:])) {
+		if len(s)-i >= 8 && plain8(le64(sb[i:])) {
 			i += 8
 			continue
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -74,6 +75,7 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 	fastReq, fastArg := 0, 0
 	for _, in := range inputs {
 		want, wantErr := slowRequest([]byte(in))
+		checkRequest(t, []byte(in))
 		got, ok := fastRequest([]byte(in))
 		if ok {
 			fastReq++
@@ -93,15 +95,7 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 				func() any { return &listDirArgs{} }, func() any { return &searchArgs{} },
 				func() any { return &editArgs{} },
 			} {
-				fast, slow := newArgs(), newArgs()
-				errFast := decodeArgs(tool, want.Arguments, fast)
-				errSlow := slowArgs(tool, want.Arguments, slow)
-				if (errFast == nil) != (errSlow == nil) || errFast != nil && errFast.Error() != errSlow.Error() {
-					t.Fatalf("%q as %T: error %v, encoding/json %v", want.Arguments, fast, errFast, errSlow)
-				}
-				if errSlow == nil && !reflect.DeepEqual(fast, slow) {
-					t.Fatalf("%q as %T: %+v, encoding/json %+v", want.Arguments, fast, fast, slow)
-				}
+				checkArgs(t, tool, want.Arguments, newArgs)
 				raw := bytes.TrimSpace(want.Arguments)
 				if len(raw) > 0 && raw[0] == '{' && fastArgs(raw, newArgs()) {
 					fastArg++
@@ -124,12 +118,123 @@ func TestFastJSONMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// slowRequest is the decoding of a request before the fast path (slowArgs,
-// in main.go, is that of the arguments).
+// jsonRequest is the request envelope as core decoded it with
+// encoding/json, the reference for unmarshalRequest and fastRequest.
+type jsonRequest struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	CallID    string          `json:"call_id"`
+}
+
+// slowRequest is the decoding of a request with encoding/json.
 func slowRequest(data []byte) (request, error) {
-	var req request
+	var req jsonRequest
 	err := json.Unmarshal(data, &req)
-	return req, err
+	return request{Tool: req.Tool, Arguments: req.Arguments, CallID: req.CallID}, err
+}
+
+// jsonArgs is decodeArgs as core did it with encoding/json: the reference
+// for slowArgs and fastArgs.
+func jsonArgs(tool string, raw []byte, v any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = []byte("{}")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return errors.New(tool + ": arguments are not valid JSON: " + err.Error())
+		}
+		raw = []byte(s)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(tool + ": invalid arguments: " + err.Error())
+	}
+	if dec.More() {
+		return errors.New(tool + ": invalid arguments: more than one JSON value")
+	}
+	return nil
+}
+
+// checkRequest fails when unmarshalRequest disagrees with encoding/json
+// on data: the error text, or the request when there is no error.
+func checkRequest(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantErr := slowRequest(data)
+	var got request
+	err := unmarshalRequest(data, &got)
+	// The reference type has another name; the messages name core's.
+	if (err == nil) != (wantErr == nil) || err != nil && err.Error() != strings.ReplaceAll(wantErr.Error(), "jsonRequest", "request") {
+		t.Fatalf("request %q: error %v, encoding/json %v", data, err, wantErr)
+	}
+	if err == nil && (got.Tool != want.Tool || got.CallID != want.CallID || !bytes.Equal(got.Arguments, want.Arguments) || (got.Arguments == nil) != (want.Arguments == nil)) {
+		t.Fatalf("request %q: %+v, encoding/json %+v", data, got, want)
+	}
+}
+
+// checkArgs fails when decodeArgs or slowArgs disagree with encoding/json
+// (jsonArgs) on raw as the arguments of tool decoded by newArgs.
+func checkArgs(t *testing.T, tool string, raw []byte, newArgs func() any) {
+	t.Helper()
+	ref := newArgs()
+	wantErr := jsonArgs(tool, raw, ref)
+	for _, dec := range []func(string, []byte, any) error{decodeArgs, slowArgs} {
+		got := newArgs()
+		err := dec(tool, raw, got)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%q as %T: error %v, encoding/json %v", raw, got, err, wantErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, ref) {
+			t.Fatalf("%q as %T: %+v, encoding/json %+v", raw, got, got, ref)
+		}
+	}
+}
+
+var argTypes = []func() any{
+	func() any { return &readFileArgs{} }, func() any { return &writeFileArgs{} },
+	func() any { return &listDirArgs{} }, func() any { return &searchArgs{} },
+	func() any { return &editArgs{} },
+}
+
+// FuzzDecode compares core's JSON decoding with encoding/json on any
+// input, as a request and as each tool's arguments, and quote with
+// json.Marshal.
+func FuzzDecode(f *testing.F) {
+	for _, s := range jsonSamples {
+		f.Add(s)
+	}
+	for _, s := range argSamples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		checkRequest(t, []byte(in))
+		for i, tool := range []string{"read_file", "write_file", "list_dir", "search", "edit"} {
+			checkArgs(t, tool, []byte(in), argTypes[i])
+		}
+		if got, want := quote(in), jsonMarshal(in); got != want {
+			t.Fatalf("quote(%q) = %s, json.Marshal %s", in, got, want)
+		}
+	})
+}
+
+func jsonMarshal(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestDecodeCorners runs the fuzz target's checks on argSamples.
+func TestDecodeCorners(t *testing.T) {
+	for _, in := range append(append([]string(nil), argSamples...), jsonSamples...) {
+		checkRequest(t, []byte(in))
+		for i, tool := range []string{"read_file", "write_file", "list_dir", "search", "edit"} {
+			checkArgs(t, tool, []byte(in), argTypes[i])
+		}
+		if got, want := quote(in), jsonMarshal(in); got != want {
+			t.Fatalf("quote(%q) = %s, json.Marshal %s", in, got, want)
+		}
+	}
 }
 
 // TestAppendResultMatchesEncoder: the result bytes are encoding/json's
@@ -162,4 +267,23 @@ func TestAppendResultMatchesEncoder(t *testing.T) {
 			}
 		}
 	}
+}
+
+// argSamples are arguments that exercise the decoder's corners: type
+// errors, folded keys, escapes, nulls, strings holding the arguments and
+// what follows a value.
+var argSamples = []string{
+	`{"path":"a","offset":2,"limit":3}`,
+	`{"PATH":"a","Offset":-0,"LIMIT":null}`,
+	"{\"pat\\u0068\":\"a\",\"off\u017fet\":1,\"max_re\u017fults\":4,\"pattern\":\"p\",\"\u212a\":1}",
+	`{"path":7}`, `{"path":{"x":[1,{}]}}`, `{"path":[1,2]}`, `{"path":true}`,
+	`{"offset":"1"}`, `{"offset":1.5}`, `{"offset":1e2}`, `{"offset":-99999999999999999999}`, `{"offset":[]}`, `{"offset":{}}`, `{"offset":false}`,
+	`{"recursive":1}`, `{"recursive":"true"}`, `{"recursive":null,"recursive":true}`,
+	`{"content":null}`, `{"content":"x","content":null}`, `{"content":5}`, `{"new_string":{}}`,
+	`{"bogus":1,"path":7}`, `{"path":7,"bogus":1}`, "{\"b\xffgus\":1}", `{"\u00e9":1}`,
+	`{"path":"\ud83d\ude00 \ud800 \udc00x \u00e9\\u0000"}`, "{\"path\":\"\xff\"}",
+	`"{\"path\":\"a\"}"`, `"{\"path\":\"a\"} x"`, `"  "`, `"null"`, `"[1]"`, `"{\"path\":"`, `"abc`, `"a" x`,
+	`{"path":"a"} }`, `{"path":"a"} ]`, `{"path":"a"} {}`, `{"path":"a"} x`, `{"path":"a"`, `{"path":"a",}`,
+	`[1,2]`, `1`, `-`, `1.`, `1e`, `tru`, `nul`, `true`, `"x"`, `null`, ``, `  `, `{"a" 1}`, `{"a":1 "b":2}`, `[1 2]`,
+	"{\"path\":\"a\"}\u0085", "\u00a0{}",
 }

@@ -11,7 +11,6 @@ package main
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -48,9 +47,9 @@ func main() {
 
 // request is the call-mode stdin document.
 type request struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	CallID    string          `json:"call_id"`
+	Tool      string `json:"tool"`
+	Arguments []byte `json:"arguments"` // the JSON text of the value
+	CallID    string `json:"call_id"`
 }
 
 // result is the call-mode stdout document (MCP CallToolResult).
@@ -79,7 +78,6 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...
 		return exitMisuse
 	}
 
-	warmUp(tool)
 	data, err := io.ReadAll(io.LimitReader(stdin, maxRequest+1))
 	if err != nil {
 		io.WriteString(stderr, "core: reading the request from stdin: "+err.Error()+"\n")
@@ -97,7 +95,7 @@ func run(mode, tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...
 func callRequest(tool string, data []byte, stdout, stderr io.Writer, roots []string) int {
 	req, ok := fastRequest(data)
 	if !ok {
-		if err := json.Unmarshal(data, &req); err != nil {
+		if err := unmarshalRequest(data, &req); err != nil {
 			io.WriteString(stderr, "core: the request on stdin is not a JSON object {\"tool\",\"arguments\",\"call_id\"}: "+err.Error()+"\n")
 			return exitMisuse
 		}
@@ -124,37 +122,8 @@ func callRequest(tool string, data []byte, stdout, stderr io.Writer, roots []str
 	return code
 }
 
-// warmUp does the JSON work of a call once on sample values before the
-// request is read. The host starts the next instance of a tool ahead of its
-// call; the instance then does this while it waits on stdin, and the real
-// call finds encoding/json's caches for the request, the tool's arguments
-// and the result already filled (about 0.7 ms less per call).
-func warmUp(tool string) {
-	var req request
-	_ = json.Unmarshal([]byte(`{"tool":"x","arguments":{},"call_id":"c"}`), &req)
-	var v any
-	switch tool {
-	case "read_file":
-		v = &readFileArgs{}
-	case "write_file":
-		v = &writeFileArgs{}
-	case "list_dir":
-		v = &listDirArgs{}
-	case "search":
-		v = &searchArgs{}
-	case "edit":
-		v = &editArgs{}
-	}
-	if v != nil {
-		_ = decodeArgs(tool, json.RawMessage(`{}`), v)
-	}
-	enc := json.NewEncoder(io.Discard)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(result{Content: []content{{Type: "text", Text: "x"}}})
-}
-
 // call dispatches one tool call. A returned error is a tool error for the model.
-func call(w *workspace, tool string, args json.RawMessage) (string, error) {
+func call(w *workspace, tool string, args []byte) (string, error) {
 	switch tool {
 	case "read_file":
 		var a readFileArgs
@@ -192,40 +161,51 @@ func call(w *workspace, tool string, args json.RawMessage) (string, error) {
 
 // decodeArgs decodes a tool's arguments strictly: unknown fields are errors.
 // Arguments may be absent or null (no arguments), a JSON object, or a JSON
-// string holding an object (as some models send them).
-func decodeArgs(tool string, raw json.RawMessage, v any) error {
+// string holding an object (as some models send them). v is one of the
+// tools' argument structs.
+func decodeArgs(tool string, raw []byte, v any) error {
 	if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] == '{' && fastArgs(t, v) {
 		return nil
 	}
 	return slowArgs(tool, raw, v)
 }
 
-// slowArgs is decodeArgs with encoding/json alone: what the fast path
-// (fastjson.go) declines, and the reference its tests compare against.
-func slowArgs(tool string, raw json.RawMessage, v any) error {
+// slowArgs is decodeArgs without the fast path (fastjson.go): what it
+// declines. Results and messages are those of encoding/json (a Decoder with
+// DisallowUnknownFields, then More), which core used before (jsondec.go).
+func slowArgs(tool string, raw []byte, v any) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		var scan scanner
+		if err := checkValid(raw, &scan); err != nil {
 			return errors.New(tool + ": arguments are not valid JSON: " + err.Error())
 		}
-		raw = []byte(s)
+		raw, _ = unquoteBytes(raw)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	more, err := decodeStream(raw, v)
+	if err != nil {
 		return errors.New(tool + ": invalid arguments: " + err.Error())
 	}
-	if dec.More() {
+	if more {
 		return errors.New(tool + ": invalid arguments: more than one JSON value")
 	}
 	return nil
 }
 
+// quote is json.Marshal of s: a JSON string with <, > and & escaped.
 func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	b := appendString(nil, s)
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		switch c {
+		case '<', '>', '&':
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return string(out)
 }

@@ -1,8 +1,9 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ func (w *workspace) mountOf(abs string) string {
 // outside is the error for a path under no mount.
 func (w *workspace) outside(p string) error {
 	if len(w.mounts) <= 1 {
-		return fmt.Errorf("path %q is outside %s; the tools can only reach files under %s", p, w.root, w.root)
+		return errors.New("path " + strconv.Quote(p) + " is outside " + w.root + "; the tools can only reach files under " + w.root)
 	}
-	return fmt.Errorf("path %q is outside the mounted directories; the tools can only reach files under %s (relative paths start at %s)", p, strings.Join(w.mounts, ", "), w.root)
+	return errors.New("path " + strconv.Quote(p) + " is outside the mounted directories; the tools can only reach files under " + strings.Join(w.mounts, ", ") + " (relative paths start at " + w.root + ")")
 }

@@ -21,9 +21,6 @@ func serve(tool string, stdin io.Reader, stdout, stderr io.Writer, roots ...stri
 			return exitMisuse
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			// No warm-up before each call (one-call instances do it while
-			// they wait for their request): the first call warms
-			// encoding/json's caches for the instance's later ones.
 			if code := callRequest(tool, line, stdout, stderr, roots); code == exitMisuse {
 				return code
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"math/bits"
 )
 
@@ -27,7 +26,7 @@ func nlMask(w uint64) uint64 {
 func countNewlines(b []byte) int {
 	n := 0
 	for len(b) >= 8 {
-		n += bits.OnesCount64(nlMask(binary.LittleEndian.Uint64(b)))
+		n += bits.OnesCount64(nlMask(le64(b)))
 		b = b[8:]
 	}
 	for _, c := range b {
@@ -42,7 +41,7 @@ func countNewlines(b []byte) int {
 func indexNewline(b []byte) int {
 	i := 0
 	for ; len(b)-i >= 8; i += 8 {
-		if m := nlMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+		if m := nlMask(le64(b[i:])); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
@@ -59,7 +58,7 @@ func indexNewline(b []byte) int {
 func skipLines(b []byte, k int) int {
 	i := 0
 	for ; k > 0 && len(b)-i >= 8; i += 8 {
-		m := nlMask(binary.LittleEndian.Uint64(b[i:]))
+		m := nlMask(le64(b[i:]))
 		if c := bits.OnesCount64(m); c < k {
 			k -= c
 			continue
@@ -83,7 +82,7 @@ func skipLines(b []byte, k int) int {
 // hasNUL is bytes.IndexByte(b, 0) >= 0, a word at a time.
 func hasNUL(b []byte) bool {
 	for len(b) >= 8 {
-		x := binary.LittleEndian.Uint64(b)
+		x := le64(b)
 		if ^(((x & lo7) + lo7) | x | lo7) != 0 {
 			return true
 		}
@@ -95,4 +94,12 @@ func hasNUL(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// le64 is binary.LittleEndian.Uint64 (encoding/binary would bring reflect
+// into core.wasm).
+func le64(b []byte) uint64 {
+	_ = b[7]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }

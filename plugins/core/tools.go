@@ -3,11 +3,11 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
@@ -75,26 +75,26 @@ func (w *workspace) fsError(show string, err error) error {
 		// Without a mount, WASI runtimes report paths under it as missing or
 		// as bad file descriptors (no preopen); say what is really wrong.
 		if _, serr := os.Stat(w.root); serr != nil {
-			return fmt.Errorf("%s: no file system is mounted at %s; the agent's configuration must grant a mount there (mount { guest = %q })", show, w.root, w.root)
+			return errors.New(show + ": no file system is mounted at " + w.root + "; the agent's configuration must grant a mount there (mount { guest = " + strconv.Quote(w.root) + " })")
 		}
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: not found (paths are relative to %s; use list_dir to see what exists)", show, w.root)
+		return errors.New(show + ": not found (paths are relative to " + w.root + "; use list_dir to see what exists)")
 	case errors.Is(err, syscall.EROFS):
-		return fmt.Errorf("%s: the workspace is mounted read-only; writing is not allowed", show)
+		return errors.New(show + ": the workspace is mounted read-only; writing is not allowed")
 	case errors.Is(err, syscall.ENOSYS): // wazero's read-only mounts refuse writes so
-		return fmt.Errorf("%s: the workspace file system does not support this operation (it is probably mounted read-only)", show)
+		return errors.New(show + ": the workspace file system does not support this operation (it is probably mounted read-only)")
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: permission denied (the mount may be read-only)", show)
+		return errors.New(show + ": permission denied (the mount may be read-only)")
 	case errors.Is(err, syscall.ENOTDIR):
-		return fmt.Errorf("%s: a parent of this path is a file, not a directory", show)
+		return errors.New(show + ": a parent of this path is a file, not a directory")
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	return fmt.Errorf("%s: %w", show, err)
+	return errors.New(show + ": " + err.Error())
 }
 
 // readText reads a regular text file of at most maxFileSize bytes.
@@ -104,23 +104,23 @@ func (w *workspace) readText(abs, show string) ([]byte, fs.FileInfo, error) {
 		return nil, nil, w.fsError(show, err)
 	}
 	if info.IsDir() {
-		return nil, nil, fmt.Errorf("%s: is a directory; use list_dir to list it", show)
+		return nil, nil, errors.New(show + ": is a directory; use list_dir to list it")
 	}
 	if !info.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file", show)
+		return nil, nil, errors.New(show + ": not a regular file")
 	}
 	if info.Size() > maxFileSize {
-		return nil, nil, fmt.Errorf("%s: too large (%s, over the %s limit); use search to find the lines you need", show, size(info.Size()), size(maxFileSize))
+		return nil, nil, errors.New(show + ": too large (" + size(info.Size()) + ", over the " + size(maxFileSize) + " limit); use search to find the lines you need")
 	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
 		return nil, nil, w.fsError(show, err)
 	}
 	if len(data) > maxFileSize { // grew since Stat
-		return nil, nil, fmt.Errorf("%s: too large (over the %s limit)", show, size(maxFileSize))
+		return nil, nil, errors.New(show + ": too large (over the " + size(maxFileSize) + " limit)")
 	}
 	if isBinary(data) {
-		return nil, nil, fmt.Errorf("%s: looks like a binary file (it contains NUL bytes); only text files can be read", show)
+		return nil, nil, errors.New(show + ": looks like a binary file (it contains NUL bytes); only text files can be read")
 	}
 	return data, info, nil
 }
@@ -157,11 +157,11 @@ func clip(s string, n int) string {
 func size(n int64) string {
 	switch {
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		return strconv.FormatFloat(float64(n)/(1<<10), 'f', 1, 64) + " KiB"
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return strconv.FormatInt(n, 10) + " bytes"
 }
 
 type readFileArgs struct {
@@ -175,7 +175,7 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 		return "", errors.New("read_file: path is required")
 	}
 	if a.Offset < 0 || a.Limit < 0 {
-		return "", fmt.Errorf("read_file: offset (%d) and limit (%d) must be at least 1", a.Offset, a.Limit)
+		return "", errors.New("read_file: offset (" + itoa(a.Offset) + ") and limit (" + itoa(a.Limit) + ") must be at least 1")
 	}
 	abs, show, err := w.resolve(a.Path)
 	if err != nil {
@@ -196,7 +196,7 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 	total := countNewlines(body) + 1
 	start := max(a.Offset, 1)
 	if start > total {
-		return "", fmt.Errorf("%s: offset %d is past the end of the file (%d lines)", show, start, total)
+		return "", errors.New(show + ": offset " + itoa(start) + " is past the end of the file (" + itoa(total) + " lines)")
 	}
 	limit := a.Limit
 	if limit == 0 || limit > maxReadLines {
@@ -212,7 +212,7 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 		}
 		text := string(bytes.TrimSuffix(body[pos:next], []byte("\r")))
 		pos = next + 1
-		line := fmt.Sprintf("%6d\t%s\n", n, clip(text, maxLineLen))
+		line := padLeft(itoa(n), 6) + "\t" + clip(text, maxLineLen) + "\n"
 		if b.Len()+len(line) > maxOutput && n > start {
 			end = n - 1
 			break
@@ -220,7 +220,7 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 		b.WriteString(line)
 	}
 	if end < total {
-		fmt.Fprintf(&b, "(showing lines %d-%d of %d; call read_file with offset %d to continue)\n", start, end, total, end+1)
+		b.WriteString("(showing lines " + itoa(start) + "-" + itoa(end) + " of " + itoa(total) + "; call read_file with offset " + itoa(end+1) + " to continue)\n")
 	}
 	return b.String(), nil
 }
@@ -242,12 +242,12 @@ func (w *workspace) writeFile(a writeFileArgs) (string, error) {
 		return "", err
 	}
 	if show == "." {
-		return "", fmt.Errorf("write_file: path %q is the workspace directory itself; name a file", a.Path)
+		return "", errors.New("write_file: path " + strconv.Quote(a.Path) + " is the workspace directory itself; name a file")
 	}
 	verb := "created"
 	if info, err := os.Stat(abs); err == nil {
 		if info.IsDir() {
-			return "", fmt.Errorf("%s: is a directory; name a file to write", show)
+			return "", errors.New(show + ": is a directory; name a file to write")
 		}
 		verb = "overwrote"
 	}
@@ -260,7 +260,7 @@ func (w *workspace) writeFile(a writeFileArgs) (string, error) {
 	if err := os.WriteFile(abs, []byte(*a.Content), 0o644); err != nil {
 		return "", w.fsError(show, err)
 	}
-	return fmt.Sprintf("%s %s (%d bytes)", verb, show, len(*a.Content)), nil
+	return verb + " " + show + " (" + itoa(len(*a.Content)) + " bytes)", nil
 }
 
 type listDirArgs struct {
@@ -278,7 +278,7 @@ func (w *workspace) listDir(a listDirArgs) (string, error) {
 		return "", w.fsError(show, err)
 	}
 	if !info.IsDir() {
-		return "", fmt.Errorf("%s: not a directory; use read_file to read a file", show)
+		return "", errors.New(show + ": not a directory; use read_file to read a file")
 	}
 	var out []string
 	truncated := false
@@ -332,7 +332,7 @@ func (w *workspace) listDir(a listDirArgs) (string, error) {
 	}
 	text := strings.Join(out, "\n") + "\n"
 	if truncated {
-		text += fmt.Sprintf("(stopped after %d entries; list a subdirectory to see more)\n", maxEntries)
+		text += "(stopped after " + itoa(maxEntries) + " entries; list a subdirectory to see more)\n"
 	}
 	return text, nil
 }
@@ -350,7 +350,7 @@ func (w *workspace) search(a searchArgs) (string, error) {
 		return "", errors.New("search: pattern is required")
 	}
 	if a.MaxResults < 0 {
-		return "", fmt.Errorf("search: max_results (%d) must be at least 1", a.MaxResults)
+		return "", errors.New("search: max_results (" + itoa(a.MaxResults) + ") must be at least 1")
 	}
 	limit := a.MaxResults
 	if limit == 0 {
@@ -366,7 +366,7 @@ func (w *workspace) search(a searchArgs) (string, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return "", fmt.Errorf("search: invalid regexp %q: %w", a.Pattern, err)
+		return "", errors.New("search: invalid regexp " + strconv.Quote(a.Pattern) + ": " + err.Error())
 	}
 	abs, show, err := w.resolve(a.Path)
 	if err != nil {
@@ -392,7 +392,7 @@ func (w *workspace) search(a searchArgs) (string, error) {
 			if !re.MatchString(line) {
 				continue
 			}
-			hit := fmt.Sprintf("%s:%d: %s\n", rel, i+1, clip(line, maxHitLineLen))
+			hit := rel + ":" + itoa(i+1) + ": " + clip(line, maxHitLineLen) + "\n"
 			if hits == limit || b.Len()+len(hit) > maxOutput {
 				full = true
 				return
@@ -434,17 +434,17 @@ func (w *workspace) search(a searchArgs) (string, error) {
 		return "", w.fsError(show, err)
 	}
 	if tooMany {
-		fmt.Fprintf(&b, "(stopped after reading %d files; search a subdirectory to cover the rest)\n", maxSearchFiles)
+		b.WriteString("(stopped after reading " + itoa(maxSearchFiles) + " files; search a subdirectory to cover the rest)\n")
 	}
 	if hits == 0 {
-		msg := fmt.Sprintf("no matches for %q under %s", a.Pattern, show)
+		msg := "no matches for " + strconv.Quote(a.Pattern) + " under " + show
 		if tooMany {
 			msg += " " + strings.TrimSuffix(b.String(), "\n")
 		}
 		return msg, nil
 	}
 	if full {
-		fmt.Fprintf(&b, "(stopped after %d matches; narrow the path or the pattern, or raise max_results)\n", hits)
+		b.WriteString("(stopped after " + itoa(hits) + " matches; narrow the path or the pattern, or raise max_results)\n")
 	}
 	return b.String(), nil
 }
@@ -479,10 +479,10 @@ func (w *workspace) edit(a editArgs) (string, error) {
 	text := string(data)
 	switch n := strings.Count(text, a.OldString); n {
 	case 0:
-		return "", fmt.Errorf("%s: old_string not found; it must match the file exactly, whitespace included (read_file shows the current text)", show)
+		return "", errors.New(show + ": old_string not found; it must match the file exactly, whitespace included (read_file shows the current text)")
 	case 1:
 	default:
-		return "", fmt.Errorf("%s: old_string found %d times, make old_string unique by including more surrounding lines", show, n)
+		return "", errors.New(show + ": old_string found " + itoa(n) + " times, make old_string unique by including more surrounding lines")
 	}
 	i := strings.Index(text, a.OldString)
 	text = text[:i] + *a.NewString + text[i+len(a.OldString):]
@@ -492,7 +492,17 @@ func (w *workspace) edit(a editArgs) (string, error) {
 	first := strings.Count(text[:i], "\n") + 1
 	last := first + strings.Count(*a.NewString, "\n")
 	if last > first {
-		return fmt.Sprintf("edited %s: replaced 1 occurrence, now lines %d-%d", show, first, last), nil
+		return "edited " + show + ": replaced 1 occurrence, now lines " + itoa(first) + "-" + itoa(last), nil
 	}
-	return fmt.Sprintf("edited %s: replaced 1 occurrence at line %d", show, first), nil
+	return "edited " + show + ": replaced 1 occurrence at line " + itoa(first), nil
+}
+
+var itoa = strconv.Itoa
+
+// padLeft right-aligns s in a field of n bytes, as fmt's %6d does.
+func padLeft(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return strings.Repeat(" ", n-len(s)) + s
 }
