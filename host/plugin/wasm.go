@@ -23,8 +23,8 @@ const (
 	secMemory    = 5
 	secData      = 11
 	secDataCount = 12
-	pageSize  = 65536
-	maxPages  = 65536 // 4 GiB, the wasm32 limit
+	pageSize     = 65536
+	maxPages     = 65536 // 4 GiB, the wasm32 limit
 )
 
 // binary is what agenthost reads from a module's bytes before compiling it.

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/agenthost/agenthost/plugins"
@@ -156,4 +157,33 @@ func FuzzMergeData(f *testing.F) {
 			t.Fatalf("merged module does not parse: %v", err)
 		}
 	})
+}
+
+// TestCompileCollects: compiling a large module ends with a collection of
+// the garbage its decoding left (a run's peak RSS); a small one does not.
+func TestCompileCollects(t *testing.T) {
+	core, _ := plugins.BuiltinShared("core")
+	small := dataModule(segments(segment(10, "ab")))
+	r := newRuntime(t)
+	for _, c := range []struct {
+		name    string
+		wasm    []byte
+		collect bool
+	}{{"core", core, true}, {"small", small, false}} {
+		bin, err := parseBinary(c.wasm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cm, err := r.compilePatched(context.Background(), c.wasm, bin, 1<<14)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		cm.Close(context.Background())
+		if got := after.NumForcedGC > before.NumForcedGC; got != c.collect {
+			t.Errorf("%s (%d bytes): collected after compiling = %v, want %v", c.name, len(c.wasm), got, c.collect)
+		}
+	}
 }
