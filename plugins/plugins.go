@@ -17,13 +17,19 @@ package plugins
 import (
 	_ "embed"
 	"slices"
+	"unsafe"
 )
 
+// The modules are embedded as strings: their bytes then sit in the
+// executable's read-only data, which the process can give back to the page
+// cache once they are compiled (internal/exepages), and which no code can
+// write to by mistake.
+//
 //go:embed core.wasm
-var core []byte
+var core string
 
 var builtins = map[string][]byte{
-	"core": core,
+	"core": unsafe.Slice(unsafe.StringData(core), len(core)),
 }
 
 // Builtin returns a copy of the WebAssembly module of the first-party plugin
@@ -37,9 +43,9 @@ func Builtin(name string) ([]byte, bool) {
 }
 
 // BuiltinShared is Builtin without the copy: the embedded bytes
-// themselves, which the caller must not modify (the plugin runtime, which
-// only reads them: a start-up checked a builtin's existence and read it for
-// compiling, 4 MB copied each time for core).
+// themselves, read-only memory (writing to it faults). The plugin runtime,
+// which only reads them, uses it: a start-up checked a builtin's existence
+// and read it for compiling, 4 MB copied each time for core.
 func BuiltinShared(name string) ([]byte, bool) {
 	b, ok := builtins[name]
 	return b[:len(b):len(b)], ok

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/exepages"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -71,7 +72,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		req.Asker = a
 		defer a.close()
 	}
-	trimStartPages()
+	exepages.Trim()
 	res, err := h.Run(ctx, req)
 	if err != nil {
 		return runError(e, err, path)

@@ -1,4 +1,6 @@
-package main
+// Package exepages gives back to the page cache the pages of the running
+// executable that the process no longer needs.
+package exepages
 
 import (
 	"bufio"
@@ -10,18 +12,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// trimStartPages gives back the pages of the agenthost executable that only
-// start-up used. Package initialisation, the config and the plugin load
-// touch code and read-only data all over the 50 MB binary (and the kernel
-// maps 64 KiB around every page fault), about 24 MB of resident pages of
-// which a run's steps use well under half. Each read-only mapping of the
+// Trim drops the executable's read-only pages from the process's resident
+// set. Package initialisation, the config and the plugin load touch code
+// and read-only data all over the 50 MB binary (and the kernel maps 64 KiB
+// around every page fault), about 24 MB of resident pages of which a run's
+// steps use well under half; a builtin module's bytes (read-only data, 3 MB
+// for core) are read once, to compile it. `run` trims before its first
+// step, the plugin runtime after compiling a large module. Each read-only mapping of the
 // executable that holds no private copy of a page (Anonymous: 0 kB, so its
 // resident pages are the file's own) is dropped with MADV_DONTNEED; the
 // pages still needed fault back in from the page cache. A mapping with
 // private pages (relocated data in a position-independent build, a
 // debugger's breakpoints) is left alone. Errors are ignored: this only
 // saves memory.
-func trimStartPages() {
+func Trim() {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return
