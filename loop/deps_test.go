@@ -36,6 +36,7 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/prompts",
 		"github.com/agenthost/agenthost/internal/defaults",
 		"github.com/agenthost/agenthost/internal/toolname",
+		"github.com/agenthost/agenthost/internal/jsonenc",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

@@ -152,6 +152,7 @@ type recorder struct {
 }
 
 func (r *recorder) Emit(e Event) {
+	checkWire(e) // every event a test emits checks the wire encoder
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()

@@ -2,7 +2,10 @@ package loop
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/jsonenc"
 )
 
 // The wire form of events is defined here, once: it is what `agenthost run
@@ -29,6 +32,35 @@ type eventFields Event
 
 // MarshalJSON writes the wire form of e.
 func (e Event) MarshalJSON() ([]byte, error) {
+	return e.AppendJSON(make([]byte, 0, 256))
+}
+
+// AppendJSON appends the wire form of e to b, the bytes MarshalJSON
+// returns: callers that write many events reuse one buffer.
+//
+// The wire form is written by hand: encoding/json's reflection (struct
+// encoders, time.Time.MarshalJSON, a map of the fields per type) cost
+// several µs an event, a sizeable part of a step's CPU. marshalReflect,
+// the reflection encoder it replaces, is the reference: the tests compare
+// the two on every event the loop's tests emit and on fuzzed events, and
+// the rare event the hand encoder cannot write as encoding/json would (a
+// time or a cost JSON cannot hold, a tool call's provider data) goes
+// through it.
+func (e *Event) AppendJSON(b []byte) ([]byte, error) {
+	n0 := len(b)
+	b, ok := e.appendWire(b)
+	if ok {
+		return b, nil
+	}
+	w, err := e.marshalReflect()
+	if err != nil {
+		return b[:n0], err
+	}
+	return append(b[:n0], w...), nil
+}
+
+// marshalReflect writes the wire form of e with encoding/json.
+func (e *Event) marshalReflect() ([]byte, error) {
 	switch {
 	case e.Type == EventStepStart:
 		offered := e.Offered
@@ -38,13 +70,13 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		return json.Marshal(struct {
 			eventFields
 			Offered []string `json:"tools_offered"`
-		}{eventFields(e), offered})
+		}{eventFields(*e), offered})
 	case e.Type == EventStepEnd:
 		return json.Marshal(struct {
 			eventFields
 			Cost    *float64 `json:"cost"`
 			RunCost *float64 `json:"run_cost"`
-		}{eventFields(e), e.Cost, e.RunCost})
+		}{eventFields(*e), e.Cost, e.RunCost})
 	case e.Type == EventRetry:
 		return json.Marshal(retryWire{e.Type, e.Time, e.Agent, e.Depth, e.Step, e.StepsMax, e.Attempt, e.DelayMS, e.Status, e.Message})
 	case e.Result != nil:
@@ -54,7 +86,302 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 		return json.Marshal(resultWire{e.Type, e.Time, e.Agent, e.Depth, e.Step, e.CallID, e.Tool, e.IsError, e.DurationMS, res})
 	}
-	return json.Marshal(eventFields(e))
+	return json.Marshal(eventFields(*e))
+}
+
+// appendWire appends the wire form of e as marshalReflect writes it, field
+// for field in the order encoding/json uses (a field of the outer struct
+// after those of the embedded eventFields). It reports false, with b
+// holding a partial event, when the event needs marshalReflect.
+func (e *Event) appendWire(b []byte) ([]byte, bool) {
+	b = append(b, `{"type":`...)
+	b = jsonenc.AppendString(b, e.Type)
+	b = append(b, `,"time":`...)
+	b, ok := jsonenc.AppendTime(b, e.Time)
+	if !ok {
+		return b, false
+	}
+	b = append(b, `,"agent":`...)
+	b = jsonenc.AppendString(b, e.Agent)
+	b = append(b, `,"depth":`...)
+	b = strconv.AppendInt(b, int64(e.Depth), 10)
+	switch {
+	case e.Type == EventStepStart:
+		if b, ok = e.appendFields(b, skipOffered); !ok {
+			return b, false
+		}
+		b = append(b, `,"tools_offered":`...)
+		b = appendStrings(b, e.Offered)
+		return append(b, '}'), true
+	case e.Type == EventStepEnd:
+		if b, ok = e.appendFields(b, skipCosts); !ok {
+			return b, false
+		}
+		if b, ok = appendCost(b, `,"cost":`, e.Cost); !ok {
+			return b, false
+		}
+		if b, ok = appendCost(b, `,"run_cost":`, e.RunCost); !ok {
+			return b, false
+		}
+		return append(b, '}'), true
+	case e.Type == EventRetry:
+		b = appendInt(b, `,"step":`, e.Step)
+		b = appendInt(b, `,"steps_max":`, e.StepsMax)
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+		b = append(b, `,"delay_ms":`...)
+		if e.DelayMS == nil {
+			b = append(b, "null"...)
+		} else {
+			b = strconv.AppendInt(b, *e.DelayMS, 10)
+		}
+		b = append(b, `,"status":`...)
+		b = strconv.AppendInt(b, int64(e.Status), 10)
+		b = appendStr(b, `,"message":`, e.Message)
+		return append(b, '}'), true
+	case e.Result != nil:
+		b = appendInt(b, `,"step":`, e.Step)
+		b = appendStr(b, `,"call_id":`, e.CallID)
+		b = appendStr(b, `,"tool":`, e.Tool)
+		b = appendBool(b, `,"is_error":`, e.IsError)
+		b = appendInt64(b, `,"duration_ms":`, e.DurationMS)
+		if b, ok = appendResult(b, e.Result, false); !ok {
+			return b, false
+		}
+		return append(b, '}'), true
+	}
+	if b, ok = e.appendFields(b, 0); !ok {
+		return b, false
+	}
+	return append(b, '}'), true
+}
+
+// What appendFields leaves out: fields the wire form writes after the
+// others, and always.
+const (
+	skipOffered = 1 << iota
+	skipCosts
+)
+
+// appendFields appends the fields of eventFields after depth, each omitted
+// when zero, but for those skip names.
+func (e *Event) appendFields(b []byte, skip int) ([]byte, bool) {
+	var ok bool
+	b = appendInt(b, `,"step":`, e.Step)
+	b = appendInt(b, `,"steps_max":`, e.StepsMax)
+	b = appendBool(b, `,"final":`, e.Final)
+	if skip&skipOffered == 0 && len(e.Offered) > 0 {
+		b = append(b, `,"tools_offered":`...)
+		b = appendStrings(b, e.Offered)
+	}
+	b = appendStr(b, `,"call_id":`, e.CallID)
+	b = appendStr(b, `,"tool":`, e.Tool)
+	b = appendStr(b, `,"arguments":`, e.Arguments)
+	b = appendBool(b, `,"is_error":`, e.IsError)
+	b = appendInt64(b, `,"duration_ms":`, e.DurationMS)
+	b = appendInt(b, `,"attempt":`, e.Attempt)
+	b = appendInt64(b, `,"delay_ms":`, e.DelayMS)
+	b = appendInt(b, `,"status":`, e.Status)
+	b = appendStr(b, `,"finish_reason":`, e.FinishReason)
+	if e.Usage != nil {
+		b = append(b, `,"usage":`...)
+		b = appendUsage(b, e.Usage)
+	}
+	if skip&skipCosts == 0 && e.Cost != nil {
+		if b, ok = appendCost(b, `,"cost":`, e.Cost); !ok {
+			return b, false
+		}
+	}
+	if e.RunUsage != nil {
+		b = append(b, `,"run_usage":`...)
+		b = appendUsage(b, e.RunUsage)
+	}
+	if skip&skipCosts == 0 && e.RunCost != nil {
+		if b, ok = appendCost(b, `,"run_cost":`, e.RunCost); !ok {
+			return b, false
+		}
+	}
+	b = appendInt(b, `,"replaced":`, e.Replaced)
+	b = appendInt(b, `,"kept":`, e.Kept)
+	b = appendStr(b, `,"message":`, e.Message)
+	if e.Result != nil {
+		b = append(b, `,"result":{`...)
+		if b, ok = appendResult(b, e.Result, true); !ok {
+			return b, false
+		}
+		b = append(b, '}')
+	}
+	if e.Msg != nil {
+		b = append(b, `,"msg":`...)
+		if b, ok = appendMessage(b, e.Msg); !ok {
+			return b, false
+		}
+	}
+	return b, true
+}
+
+// appendResult appends the fields of r as Result's tags say, either
+// nested (the fields of its own object, whose braces the caller writes;
+// errors null when nil) or at the top level of a resultWire (each after a
+// comma, agent left out, errors [] when nil).
+func appendResult(b []byte, r *Result, nested bool) ([]byte, bool) {
+	var ok bool
+	sep := `,"`
+	if nested {
+		sep = `"`
+	}
+	if r.Session != "" {
+		b = append(b, sep...)
+		b = append(b, `session":`...)
+		b = jsonenc.AppendString(b, r.Session)
+		sep = `,"`
+	}
+	if nested {
+		b = append(b, sep...)
+		b = append(b, `agent":`...)
+		b = jsonenc.AppendString(b, r.Agent)
+		sep = `,"`
+	}
+	b = append(b, sep...)
+	b = append(b, `stop_reason":`...)
+	b = jsonenc.AppendString(b, string(r.StopReason))
+	b = append(b, `,"steps":`...)
+	b = strconv.AppendInt(b, int64(r.Steps), 10)
+	b = append(b, `,"steps_max":`...)
+	b = strconv.AppendInt(b, int64(r.StepsMax), 10)
+	b = append(b, `,"tool_calls":`...)
+	b = strconv.AppendInt(b, int64(r.ToolCalls), 10)
+	b = append(b, `,"budget":`...)
+	if r.Budget == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*r.Budget), 10)
+	}
+	b = append(b, `,"output":`...)
+	b = jsonenc.AppendString(b, r.Output)
+	b = append(b, `,"usage":`...)
+	b = appendUsage(b, &r.Usage)
+	if b, ok = appendCost(b, `,"cost":`, r.Cost); !ok {
+		return b, false
+	}
+	b = append(b, `,"errors":`...)
+	if r.Errors == nil && nested {
+		return append(b, "null"...), true
+	}
+	return appendStrings(b, r.Errors), true
+}
+
+func appendUsage(b []byte, u *Usage) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+	b = appendInt(b, `,"cached_tokens":`, u.CachedTokens)
+	if u.Estimated {
+		b = append(b, `,"estimated":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendMessage appends m as a JSON object. A tool call's provider data
+// (Extra), raw JSON that encoding/json checks and compacts, goes through
+// encoding/json.
+func appendMessage(b []byte, m *Message) ([]byte, bool) {
+	b = append(b, `{"role":`...)
+	b = jsonenc.AppendString(b, string(m.Role))
+	b = appendStr(b, `,"content":`, m.Content)
+	b = appendStr(b, `,"reasoning":`, m.Reasoning)
+	if len(m.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i := range m.ToolCalls {
+			c := &m.ToolCalls[i]
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"id":`...)
+			b = jsonenc.AppendString(b, c.ID)
+			b = append(b, `,"name":`...)
+			b = jsonenc.AppendString(b, c.Name)
+			b = append(b, `,"arguments":`...)
+			b = jsonenc.AppendString(b, c.Arguments)
+			if len(c.Extra) > 0 {
+				x, err := json.Marshal(c.Extra)
+				if err != nil {
+					return b, false
+				}
+				b = append(b, `,"extra":`...)
+				b = append(b, x...)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = appendStr(b, `,"tool_call_id":`, m.ToolCallID)
+	b = appendStr(b, `,"name":`, m.Name)
+	if m.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	return append(b, '}'), true
+}
+
+// appendStrings appends ss as a JSON array ([] when nil).
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// The helpers below append `,"key":value` given the key with its comma
+// and colon; appendStr, appendInt, appendInt64 and appendBool leave out a
+// zero value, as omitempty does.
+
+func appendStr(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, key...)
+	return jsonenc.AppendString(b, s)
+}
+
+func appendInt(b []byte, key string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendInt(b, int64(n), 10)
+}
+
+func appendInt64(b []byte, key string, n *int64) []byte {
+	if n == nil {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendInt(b, *n, 10)
+}
+
+func appendBool(b []byte, key string, v *bool) []byte {
+	if v == nil {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendBool(b, *v)
+}
+
+// appendCost appends a cost, null for nil (callers that omit a nil cost
+// do not call it), and reports false for one JSON cannot hold.
+func appendCost(b []byte, key string, f *float64) ([]byte, bool) {
+	b = append(b, key...)
+	if f == nil {
+		return append(b, "null"...), true
+	}
+	return jsonenc.AppendFloat(b, *f)
 }
 
 // retryWire is the wire form of a retry event.

@@ -11,13 +11,19 @@ import (
 // object at the end).
 
 // writeEvent writes one --events line: the event's wire form (see
-// loop/wire.go), the same JSON a session stores.
-func writeEvent(w io.Writer, ev loop.Event) {
-	b, err := ev.MarshalJSON() // already compact: no second pass as json.Marshal would make
+// loop/wire.go), the same JSON a session stores. It encodes into buf and
+// returns it, for the next event.
+func writeEvent(w io.Writer, buf []byte, ev loop.Event) []byte {
+	b, err := ev.AppendJSON(buf[:0])
 	if err != nil {
-		return
+		return buf
 	}
-	w.Write(append(b, '\n'))
+	b = append(b, '\n')
+	w.Write(b)
+	if cap(b) > 64<<10 {
+		return nil // grown by a very long event: not kept
+	}
+	return b
 }
 
 // writeResult writes the --json object: the result, indented, with errors

@@ -35,6 +35,7 @@ type output struct {
 	streamed strings.Builder // top-level text printed since the last step started
 	lastNL   bool            // whether stdout ends with a newline
 	wrote    bool
+	evBuf    []byte // reused by writeEvent
 }
 
 // streamRetried is printed on a terminal when a request whose text was
@@ -121,7 +122,7 @@ func (o *output) event(ev loop.Event) {
 		}
 	}
 	if o.events && ev.Type != loop.EventMessage {
-		writeEvent(o.e.stdout, ev)
+		o.evBuf = writeEvent(o.e.stdout, o.evBuf, ev)
 	}
 	if o.progress {
 		o.progressLine(ev)

@@ -3,7 +3,8 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/internal/jsonenc"
 )
 
 // This file encodes the request's messages straight to JSON. go-openai's
@@ -45,14 +46,14 @@ func appendMessages(b []byte, msgs []wireMessage) []byte {
 // servers require the key, even empty, on a tool result).
 func appendMessage(b []byte, m *wireMessage) []byte {
 	b = append(b, `{"role":`...)
-	b = appendString(b, m.role)
+	b = jsonenc.AppendString(b, m.role)
 	if m.content != "" || len(m.toolCalls) == 0 {
 		b = append(b, `,"content":`...)
-		b = appendString(b, m.content)
+		b = jsonenc.AppendString(b, m.content)
 	}
 	if m.reasoning != "" {
 		b = append(b, `,"reasoning_content":`...)
-		b = appendString(b, m.reasoning)
+		b = jsonenc.AppendString(b, m.reasoning)
 	}
 	if len(m.toolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -62,11 +63,11 @@ func appendMessage(b []byte, m *wireMessage) []byte {
 				b = append(b, ',')
 			}
 			b = append(b, `{"id":`...)
-			b = appendString(b, c.id)
+			b = jsonenc.AppendString(b, c.id)
 			b = append(b, `,"type":"function","function":{"name":`...)
-			b = appendString(b, c.name)
+			b = jsonenc.AppendString(b, c.name)
 			b = append(b, `,"arguments":`...)
-			b = appendString(b, c.args)
+			b = jsonenc.AppendString(b, c.args)
 			b = append(b, '}')
 			if c.extra != nil {
 				b = append(b, `,"extra_content":`...)
@@ -78,7 +79,7 @@ func appendMessage(b []byte, m *wireMessage) []byte {
 	}
 	if m.toolCallID != "" {
 		b = append(b, `,"tool_call_id":`...)
-		b = appendString(b, m.toolCallID)
+		b = jsonenc.AppendString(b, m.toolCallID)
 	}
 	return append(b, '}')
 }
@@ -90,64 +91,6 @@ func appendCompact(b []byte, raw json.RawMessage) []byte {
 		return append(b, "null"...) // unreachable: callers pass json.Valid text
 	}
 	return append(b, buf.Bytes()...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaped as encoding/json does:
-// control characters, quote and backslash, <, > and & (HTML-safe), U+2028
-// and U+2029; invalid UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, `\u202`...)
-			b = append(b, hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // spliceMessages puts msgs (a JSON array) in place of the "messages":null

@@ -47,6 +47,8 @@ type Session struct {
 	err  error    // first write or sync error; later writes are skipped
 	// closing is set by Close: no more writes.
 	closing bool
+	// buf is reused to encode each event (under mu).
+	buf []byte
 
 	// dirty wakes the syncer after a write (buffered: one wake-up covers
 	// every write before the sync starts); synced is closed when the
@@ -194,19 +196,24 @@ func (s *Session) Path() string { return s.dir }
 // same as `run --events` prints), written to the file before Emit returns;
 // the syncer flushes it to disk soon after. It implements loop.Sink.
 func (s *Session) Emit(e loop.Event) {
-	// MarshalJSON itself, not json.Marshal(e), which would check and
-	// compact its (already compact) output again: a second pass over
-	// every message's text.
-	b, err := e.MarshalJSON()
-	if err != nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil || s.f == nil || s.closing {
 		return
 	}
-	if _, err := s.f.Write(append(b, '\n')); err != nil {
+	// AppendJSON into a buffer kept for the next event: no allocation per
+	// event (a buffer grown by a very long message is let go).
+	b, err := e.AppendJSON(s.buf[:0])
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	if cap(b) <= maxKeptBuf {
+		s.buf = b
+	} else {
+		s.buf = nil
+	}
+	if _, err := s.f.Write(b); err != nil {
 		s.err = err
 		return
 	}
@@ -215,6 +222,9 @@ func (s *Session) Emit(e loop.Event) {
 	default: // a sync is already due; it will cover this write
 	}
 }
+
+// maxKeptBuf is the largest event buffer a session keeps between events.
+const maxKeptBuf = 64 << 10
 
 // Close flushes and closes the session and releases its lock. It reports
 // the first write error.
