@@ -27,6 +27,9 @@ type encodedPrefix struct {
 	// (exchange.joinBody), reused by the next; nil when net/http may still
 	// have been reading it.
 	body []byte
+	// ids are the tool-call ids of msgs: sane and unique, or there would
+	// be no entry (buildRequest).
+	ids map[string]bool
 }
 
 // prefixCache keeps encodedPrefix entries for the histories in flight (one
@@ -112,6 +115,10 @@ func (e *encodedPrefix) extend(req []loop.Message, msgs []wireMessage) []byte {
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		for j := range m.ToolCalls {
 			m.ToolCalls[j].Extra = bytes.Clone(m.ToolCalls[j].Extra)
+			if e.ids == nil {
+				e.ids = make(map[string]bool)
+			}
+			e.ids[m.ToolCalls[j].ID] = true
 		}
 		e.msgs = append(e.msgs, m)
 	}

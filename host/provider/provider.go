@@ -293,7 +293,7 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 		notReplayed(pe, acc.toolDeltas)
 		return loop.Response{}, pe
 	}
-	return acc.response(used, n+1), nil
+	return acc.response(&idSet{base: used}, n+1), nil
 }
 
 // requestError classifies a failure before any stream was read.
