@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -261,7 +260,7 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 			return loop.Response{}, p.streamReadError(ctx, sctx, x, acc, err)
 		}
 		var c chunk
-		if err := json.Unmarshal(raw, &c); err != nil {
+		if err := decodeChunk(raw, &c); err != nil {
 			acc.badChunks++
 			zerolog.Ctx(ctx).Warn().Err(err).Str("chunk", p.secrets.Replace(bodyText(raw))).Msg("provider: unreadable stream chunk skipped")
 			continue
