@@ -408,7 +408,7 @@ func mergeObject(dst, src map[string]any) {
 // response builds the loop's response. used holds the call ids already in
 // the run's history: a call keeps the provider's id when it is sane and not
 // used yet, otherwise it gets a fresh id (freshID) counting on from next.
-func (a *accumulator) response(used map[string]bool, next int) loop.Response {
+func (a *accumulator) response(used *idSet, next int) loop.Response {
 	resp := loop.Response{
 		Message: loop.Message{
 			Role:      loop.RoleAssistant,
@@ -433,10 +433,10 @@ func (a *accumulator) response(used map[string]bool, next int) loop.Response {
 			call.Extra, _ = json.Marshal(c.extra) // decoded from JSON: cannot fail
 		}
 		call.ID = c.id
-		if !saneID(call.ID) || used[call.ID] {
-			call.ID, next = freshID(used, next)
+		if !saneID(call.ID) || used.has(call.ID) {
+			call.ID, next = freshID(used.has, next)
 		}
-		used[call.ID] = true
+		used.add(call.ID)
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, call)
 	}
 	if a.badChunks > 0 && len(resp.Message.ToolCalls) > 0 {

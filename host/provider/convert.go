@@ -3,6 +3,7 @@ package provider
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sashabaranov/go-openai"
@@ -31,14 +32,45 @@ func saneID(id string) bool {
 // freshID returns the first "call<n>" (n ≥ next, five digits at least) not
 // in used, and the n to continue from. "call00001" is 9 alphanumerics: the
 // one form Mistral accepts, and any other server too.
-func freshID(used map[string]bool, next int) (string, int) {
+func freshID(used func(string) bool, next int) (string, int) {
 	for {
 		id := fmt.Sprintf("call%05d", next)
 		next++
-		if !used[id] {
+		if !used(id) {
 			return id, next
 		}
 	}
+}
+
+// idSet is a set of tool-call ids: base, which it never changes (it may be
+// a prefix-cache entry's), and the ids added to it.
+type idSet struct {
+	base  map[string]bool
+	added map[string]bool
+}
+
+func (s *idSet) has(id string) bool { return s.base[id] || s.added[id] }
+
+func (s *idSet) add(id string) {
+	if s.added == nil {
+		s.added = make(map[string]bool)
+	}
+	s.added[id] = true
+}
+
+// newIDsUnique reports whether the tool-call ids of msgs are sane, unique,
+// and not in base.
+func newIDsUnique(msgs []loop.Message, base map[string]bool) bool {
+	var ids []string
+	for i := range msgs {
+		for _, c := range msgs[i].ToolCalls {
+			if !saneID(c.ID) || base[c.ID] || slices.Contains(ids, c.ID) {
+				return false
+			}
+			ids = append(ids, c.ID)
+		}
+	}
+	return true
 }
 
 // historyIDs returns the tool-call ids of the history and how many calls it
@@ -122,7 +154,8 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // one after it with the loop's id) is given the same.
 //
 // It also returns the history's tool-call ids and their number, which the
-// response needs for ids it has to make up.
+// response needs for ids it has to make up; the caller must not change the
+// set (it may be the prefix-cache entry's).
 func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest, bodyPatch, map[string]bool, int, error) {
 	out := openai.ChatCompletionRequest{
 		Model:         p.modelID,
@@ -160,15 +193,31 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		}
 	}
 
-	all, n := historyIDs(req.Messages)
 	// When every id is sane and none repeats (the usual history), each goes
 	// out as it is and the bookkeeping below would map every id to itself.
-	identity := len(all) == n
-	for id := range all {
-		if !identity {
-			break
+	// With every id going out as it is, a message's JSON is its own: the
+	// encoding of the history's start may be cached (prefix.go). An entry
+	// is only made for such a history, and keeps its ids: then only the
+	// messages added since need checking.
+	var all map[string]bool
+	var n int
+	identity := false
+	pre := p.prefixes.take(req.Messages)
+	if pre != nil {
+		if identity = newIDsUnique(req.Messages[len(pre.msgs):], pre.ids); !identity {
+			p.prefixes.put(pre)
+			pre = nil
 		}
-		identity = saneID(id)
+	}
+	if pre == nil {
+		all, n = historyIDs(req.Messages)
+		identity = len(all) == n
+		for id := range all {
+			if !identity {
+				break
+			}
+			identity = saneID(id)
+		}
 	}
 	var sent map[string]bool        // wire ids given out so far
 	var pending map[string][]string // loop id → wire ids awaiting a tool message
@@ -177,14 +226,9 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		pending = make(map[string][]string)
 	}
 	next := 1
-	// With every id going out as it is, a message's JSON is its own: the
-	// encoding of the history's start may be cached (prefix.go).
-	var pre *encodedPrefix
 	todo := req.Messages
-	if identity {
-		if pre = p.prefixes.take(req.Messages); pre != nil {
-			todo = req.Messages[len(pre.msgs):]
-		}
+	if pre != nil {
+		todo = req.Messages[len(pre.msgs):]
 	}
 	msgs := make([]wireMessage, 0, len(todo))
 	size := 2
@@ -204,7 +248,7 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 				wire := c.ID
 				if !identity {
 					if !saneID(wire) || sent[wire] {
-						wire, next = freshID(mergedSet(all, sent), next)
+						wire, next = freshID(func(id string) bool { return all[id] || sent[id] }, next)
 					}
 					sent[wire] = true
 					pending[c.ID] = append(pending[c.ID], wire)
@@ -239,22 +283,11 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 		patch.messages = appendMessages(make([]byte, 0, size+size/8), msgs)
 	default:
 		if pre == nil {
-			pre = &encodedPrefix{enc: append(make([]byte, 0, size+size/8), '[')}
+			pre = &encodedPrefix{enc: append(make([]byte, 0, size+size/8), '['), ids: all}
 		}
 		patch.messages = pre.extend(todo, msgs)
 		patch.prefix = pre
+		all, n = pre.ids, len(pre.ids)
 	}
 	return out, patch, all, n, nil
-}
-
-// mergedSet is a view of two sets as one, for freshID.
-func mergedSet(a, b map[string]bool) map[string]bool {
-	m := make(map[string]bool, len(a)+len(b))
-	for k := range a {
-		m[k] = true
-	}
-	for k := range b {
-		m[k] = true
-	}
-	return m
 }

@@ -34,7 +34,9 @@
 //     "data:" lines and remembers [DONE]; the data are decoded into our own
 //     tolerant chunk type (chunk.go), never go-openai's, because its types
 //     lose a missing index, object arguments, "reasoning", extra_content,
-//     vendor usage and top-level errors.
+//     vendor usage and top-level errors. The usual chunks are decoded by a
+//     fast path that gives up to encoding/json on anything else
+//     (fastchunk.go); the result is encoding/json's either way.
 //
 // Parsing the event stream ourselves would have saved little code;
 // keeping go-openai in the path means request building, authentication

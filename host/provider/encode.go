@@ -96,8 +96,8 @@ func appendCompact(b []byte, raw json.RawMessage) []byte {
 // spliceMessages puts msgs (a JSON array) in place of the "messages":null
 // that go-openai wrote for a request without messages. The key cannot be
 // mistaken for text inside a string: there a quote is always escaped. The
-// body is returned in three parts (before, msgs, after), sent one after the
-// other: the messages, most of the body, are not copied again.
+// body is returned in three parts (before, msgs, after), joined into the
+// body that is sent (exchange.joinBody).
 func spliceMessages(body, msgs []byte) ([][]byte, bool) {
 	const key = `"messages":null`
 	i := bytes.Index(body, []byte(key))

@@ -23,6 +23,13 @@ import (
 type encodedPrefix struct {
 	msgs []loop.Message
 	enc  []byte
+	// body is the buffer the last request's body was joined in
+	// (exchange.joinBody), reused by the next; nil when net/http may still
+	// have been reading it.
+	body []byte
+	// ids are the tool-call ids of msgs: sane and unique, or there would
+	// be no entry (buildRequest).
+	ids map[string]bool
 }
 
 // prefixCache keeps encodedPrefix entries for the histories in flight (one
@@ -88,8 +95,9 @@ func (c *prefixCache) put(e *encodedPrefix) {
 	}
 }
 
-// size is what e keeps alive, about: its encoding and the messages' text.
-func (e *encodedPrefix) size() int { return 2 * cap(e.enc) }
+// size is what e keeps alive, about: its encoding, the messages' text and
+// the last body.
+func (e *encodedPrefix) size() int { return 2*cap(e.enc) + cap(e.body) }
 
 // extend appends msgs (wire forms of req, in order) to e's encoding and
 // copies of req to its messages, and returns the complete JSON array. The
@@ -107,6 +115,10 @@ func (e *encodedPrefix) extend(req []loop.Message, msgs []wireMessage) []byte {
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		for j := range m.ToolCalls {
 			m.ToolCalls[j].Extra = bytes.Clone(m.ToolCalls[j].Extra)
+			if e.ids == nil {
+				e.ids = make(map[string]bool)
+			}
+			e.ids[m.ToolCalls[j].ID] = true
 		}
 		e.msgs = append(e.msgs, m)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 
@@ -110,20 +111,55 @@ func TestPrefixCacheConcurrent(t *testing.T) {
 				hist = append(hist,
 					loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: id, Name: "echo", Arguments: `{}`}}},
 					loop.Message{Role: loop.RoleTool, ToolCallID: id, Content: id})
-				_, got, _, _, err := cached.buildRequest(loop.Request{Messages: hist})
+				_, got, gotIDs, gotN, err := cached.buildRequest(loop.Request{Messages: hist})
 				if err != nil {
 					t.Error(err)
 					return
 				}
 				gotMsgs := string(got.messages)
+				gotIDs = maps.Clone(gotIDs)
 				cached.prefixes.put(got.prefix)
-				_, want, _, _, _ := New(Options{ModelID: "m"}).buildRequest(loop.Request{Messages: hist})
+				_, want, wantIDs, wantN, _ := New(Options{ModelID: "m"}).buildRequest(loop.Request{Messages: hist})
 				if gotMsgs != string(want.messages) {
 					t.Errorf("run %d step %d: messages\n%s\nwant\n%s", g, step, gotMsgs, want.messages)
+					return
+				}
+				if !maps.Equal(gotIDs, wantIDs) || gotN != wantN {
+					t.Errorf("run %d step %d: history ids %v (%d calls), want %v (%d)", g, step, gotIDs, gotN, wantIDs, wantN)
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// TestPrefixCacheResponseIDs: a streamed call whose id the history already
+// holds gets a fresh id, the same whether the history's ids come from a
+// prefix-cache entry or not, and the entry's ids are not changed by it.
+func TestPrefixCacheResponseIDs(t *testing.T) {
+	s := newServer(t, sse("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"echo\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"))
+	p := s.provider(Options{})
+	hist := []loop.Message{
+		{Role: loop.RoleUser, Content: "go"},
+		{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "call_1", Name: "echo", Arguments: `{}`}}},
+		{Role: loop.RoleTool, ToolCallID: "call_1", Content: "ok"},
+	}
+	for i := range 3 {
+		resp, err := p.Stream(context.Background(), loop.Request{Messages: hist}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "call00002" {
+			t.Fatalf("request %d: calls %+v, want one with id call00002", i, resp.Message.ToolCalls)
+		}
+		e := p.prefixes.take(hist)
+		if e == nil {
+			t.Fatalf("request %d: no cache entry", i)
+		}
+		if len(e.ids) != 1 || !e.ids["call_1"] {
+			t.Fatalf("request %d: entry ids %v, want only call_1", i, e.ids)
+		}
+		p.prefixes.put(e)
+	}
 }

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"time"
@@ -160,6 +160,9 @@ func defaultHTTPClient() *http.Client {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// Headers and a request body up to this size leave in one write
+		// (the default, 4 KiB, took several for most bodies).
+		WriteBufferSize: 64 << 10,
 	}}
 }
 
@@ -208,24 +211,32 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 	if err != nil {
 		return loop.Response{}, &loop.ProviderError{Code: "invalid_request", Message: err.Error(), Err: err}
 	}
-	// The body is built (and sent) by the time stream returns.
-	defer p.prefixes.put(patch.prefix)
-	sctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	timer := time.AfterFunc(p.idle, func() { cancel(errIdle) })
-	defer timer.Stop()
-	// The idle timer restarts with every byte; this one does not, so a
-	// server trickling bytes forever still ends.
-	deadline := time.AfterFunc(p.deadline, func() { cancel(errRequestTimeout) })
-	defer deadline.Stop()
-
 	x := &exchange{
 		client:  p.http,
 		headers: p.headers,
 		query:   p.query,
 		patch:   patch,
-		onByte:  func() { timer.Reset(p.idle) },
 	}
+	x.trace.WroteRequest = x.wrote
+	// The messages were copied into the body by the time stream returns;
+	// the body's buffer goes back with them only once net/http is done
+	// with it.
+	defer func() {
+		if e := patch.prefix; e != nil && !x.bodyDone() {
+			e.body = nil
+		}
+		p.prefixes.put(patch.prefix)
+	}()
+	sctx, cancel := context.WithCancelCause(httptrace.WithClientTrace(ctx, &x.trace))
+	defer cancel(nil)
+	timer := time.AfterFunc(p.idle, func() { cancel(errIdle) })
+	defer timer.Stop()
+	x.onByte = func() { timer.Reset(p.idle) }
+	// The idle timer restarts with every byte; this one does not, so a
+	// server trickling bytes forever still ends.
+	deadline := time.AfterFunc(p.deadline, func() { cancel(errRequestTimeout) })
+	defer deadline.Stop()
+
 	cfg := p.cfg
 	cfg.HTTPClient = x
 	stream, err := openai.NewClientWithConfig(cfg).CreateChatCompletionStream(sctx, oreq)
@@ -249,7 +260,7 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 			return loop.Response{}, p.streamReadError(ctx, sctx, x, acc, err)
 		}
 		var c chunk
-		if err := json.Unmarshal(raw, &c); err != nil {
+		if err := decodeChunk(raw, &c); err != nil {
 			acc.badChunks++
 			zerolog.Ctx(ctx).Warn().Err(err).Str("chunk", p.secrets.Replace(bodyText(raw))).Msg("provider: unreadable stream chunk skipped")
 			continue
@@ -281,7 +292,7 @@ func (p *Provider) stream(ctx context.Context, req loop.Request, onText func(str
 		notReplayed(pe, acc.toolDeltas)
 		return loop.Response{}, pe
 	}
-	return acc.response(used, n+1), nil
+	return acc.response(&idSet{base: used}, n+1), nil
 }
 
 // requestError classifies a failure before any stream was read.

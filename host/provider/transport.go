@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
-	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agenthost/agenthost/internal/redact"
 )
@@ -56,6 +57,9 @@ type exchange struct {
 	body   []byte      // body of a failed response, at most maxErrorBody bytes
 
 	sse *sseBody // the body of a successful response
+
+	trace   httptrace.ClientTrace // WroteRequest: wrote
+	writing atomic.Int32          // body readers handed out and not yet written
 }
 
 func (x *exchange) Do(req *http.Request) (*http.Response, error) {
@@ -80,13 +84,19 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 			x.preSendErr = err
 			return nil, err
 		}
-		n := 0
-		for _, p := range parts {
-			n += len(p)
+		body := x.joinBody(parts)
+		// A *bytes.Reader (behind io.NopCloser) is a body net/http knows
+		// to be in memory: it buffers the headers with it instead of
+		// flushing them in a write of their own, and with the transport's
+		// write buffer (defaultHTTPClient) a typical request leaves in one
+		// write.
+		x.writing.Store(1)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) {
+			x.writing.Add(1)
+			return io.NopCloser(bytes.NewReader(body)), nil
 		}
-		req.Body = newPartsReader(parts)
-		req.GetBody = func() (io.ReadCloser, error) { return newPartsReader(parts), nil }
-		req.ContentLength = int64(n)
+		req.ContentLength = int64(len(body))
 	}
 	x.sent = true
 	resp, err := x.client.Do(req)
@@ -116,28 +126,40 @@ func (x *exchange) Do(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// partsReader reads a request body given in parts, one after the other
-// (the spliced body: see spliceMessages).
-type partsReader struct{ parts [][]byte }
-
-// newPartsReader reads parts, which it does not modify.
-func newPartsReader(parts [][]byte) *partsReader {
-	return &partsReader{parts: slices.Clone(parts)}
+// joinBody puts the parts of the body one after the other, in the body
+// buffer of the history's prefix-cache entry when it has one (reused from
+// request to request of the history: see wrote), or a new buffer.
+func (x *exchange) joinBody(parts [][]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	var body []byte
+	if e := x.patch.prefix; e != nil && cap(e.body) >= n {
+		body = e.body[:0]
+	} else {
+		body = make([]byte, 0, n+n/4) // the next request is a little longer
+	}
+	for _, p := range parts {
+		body = append(body, p...)
+	}
+	if e := x.patch.prefix; e != nil {
+		e.body = body
+	}
+	return body
 }
 
-func (r *partsReader) Read(p []byte) (int, error) {
-	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
-		r.parts = r.parts[1:]
-	}
-	if len(r.parts) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, r.parts[0])
-	r.parts[0] = r.parts[0][n:]
-	return n, nil
-}
+// wrote is the httptrace hook called when net/http has written the
+// request, body included, or given up writing it: after it the body's
+// bytes are no longer read (a retry or redirect asks GetBody for another
+// reader first, counted in writing).
+func (x *exchange) wrote(httptrace.WroteRequestInfo) { x.writing.Add(-1) }
 
-func (r *partsReader) Close() error { return nil }
+// bodyDone reports whether net/http is done with every reader of the body
+// it was given. Until it is, the body's buffer must not be reused: net/http
+// may still be writing it after the response arrived (a server that
+// answers before reading the request).
+func (x *exchange) bodyDone() bool { return x.writing.Load() == 0 }
 
 // byteReader calls onByte whenever bytes arrive and counts them. With a
 // limit, reading more than limit bytes fails with errBodyTooLarge.

@@ -1,0 +1,447 @@
+package provider
+
+import "encoding/json"
+
+// decodeChunk decodes one stream chunk into c (zero on entry). Chunks of
+// the usual shapes are read by a fast path (fastChunk); the fast path gives
+// up on anything it does not fully understand, and encoding/json decodes
+// those: the result, error included, is always encoding/json's.
+func decodeChunk(data []byte, c *chunk) error {
+	d := chunkDecoder{data: data}
+	if d.chunk(c) {
+		return nil
+	}
+	*c = chunk{}
+	return json.Unmarshal(data, c)
+}
+
+// chunkDecoder reads a chunk the way encoding/json would decode it into
+// the chunk type, for the subset it handles: valid JSON, keys in exact
+// lower case without escapes, no repeated known key, finish_reason without
+// escapes, the structured fields of the types they have. Values of types
+// with their own UnmarshalJSON (content, index, flexString, usage,
+// json.RawMessage) are handed their raw text, as encoding/json does. Every
+// method returns false to give up.
+type chunkDecoder struct {
+	data  []byte
+	i     int
+	depth int
+}
+
+// maxFastDepth is the deepest nesting the fast path follows.
+const maxFastDepth = 64
+
+func (d *chunkDecoder) ws() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (d *chunkDecoder) peek() byte {
+	d.ws()
+	if d.i < len(d.data) {
+		return d.data[d.i]
+	}
+	return 0
+}
+
+func (d *chunkDecoder) chunk(c *chunk) bool {
+	var seen uint8
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "choices":
+			return once(&seen, 1) && d.choices(&c.Choices)
+		case "usage":
+			return once(&seen, 2) && d.usage(&c.Usage)
+		case "x_groq":
+			if !once(&seen, 4) {
+				return false
+			}
+			if d.null() {
+				return true
+			}
+			c.XGroq = new(struct {
+				Usage *usage `json:"usage"`
+			})
+			var seenUsage uint8
+			return d.object(func(key []byte) bool {
+				if string(key) == "usage" {
+					return once(&seenUsage, 1) && d.usage(&c.XGroq.Usage)
+				}
+				return d.skip()
+			})
+		case "error":
+			raw, ok := d.raw()
+			c.Error = append(json.RawMessage(nil), raw...)
+			return ok && once(&seen, 8)
+		}
+		return d.skip()
+	})
+	return ok && d.peek() == 0 && d.i == len(d.data)
+}
+
+// once marks bit in seen and reports whether it was not set yet.
+func once(seen *uint8, bit uint8) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+func (d *chunkDecoder) usage(u **usage) bool {
+	if d.null() {
+		*u = nil
+		return true
+	}
+	raw, ok := d.raw()
+	if !ok {
+		return false
+	}
+	*u = new(usage)
+	(*u).UnmarshalJSON(raw)
+	return true
+}
+
+func (d *chunkDecoder) choices(cs *[]choice) bool {
+	if d.null() {
+		*cs = nil
+		return true
+	}
+	return d.array(func() bool {
+		*cs = append(*cs, choice{})
+		ch := &(*cs)[len(*cs)-1]
+		var seen uint8
+		return d.object(func(key []byte) bool {
+			switch string(key) {
+			case "delta":
+				return once(&seen, 1) && d.delta(&ch.Delta)
+			case "message":
+				return once(&seen, 2) && d.delta(&ch.Message)
+			case "finish_reason":
+				if !once(&seen, 4) {
+					return false
+				}
+				if d.null() {
+					return true
+				}
+				s, ok := plainString(d.str())
+				ch.FinishReason = s
+				return ok
+			}
+			return d.skip()
+		})
+	}, func() { *cs = []choice{} })
+}
+
+func (d *chunkDecoder) delta(p **delta) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	dl := new(delta)
+	*p = dl
+	var seen uint8
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "content":
+			return once(&seen, 1) && d.content(&dl.Content)
+		case "reasoning_content":
+			return once(&seen, 2) && d.content(&dl.ReasoningContent)
+		case "reasoning":
+			return once(&seen, 4) && d.content(&dl.Reasoning)
+		case "tool_calls":
+			return once(&seen, 8) && d.toolCalls(&dl.ToolCalls)
+		}
+		return d.skip()
+	})
+}
+
+func (d *chunkDecoder) content(c *content) bool {
+	raw, ok := d.raw()
+	if ok {
+		c.UnmarshalJSON(raw)
+	}
+	return ok
+}
+
+func (d *chunkDecoder) flex(f *flexString) bool {
+	raw, ok := d.raw()
+	if ok {
+		f.UnmarshalJSON(raw)
+	}
+	return ok
+}
+
+func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
+	if d.null() {
+		*tds = nil
+		return true
+	}
+	return d.array(func() bool {
+		*tds = append(*tds, toolDelta{})
+		td := &(*tds)[len(*tds)-1]
+		var seen uint8
+		return d.object(func(key []byte) bool {
+			switch string(key) {
+			case "index":
+				raw, ok := d.raw()
+				if ok {
+					td.Index.UnmarshalJSON(raw)
+				}
+				return ok && once(&seen, 1)
+			case "id":
+				return once(&seen, 2) && d.flex(&td.ID)
+			case "type":
+				return once(&seen, 4) && d.flex(&td.Type)
+			case "extra_content":
+				raw, ok := d.raw()
+				td.ExtraContent = append(json.RawMessage(nil), raw...)
+				return ok && once(&seen, 8)
+			case "function":
+				if !once(&seen, 16) {
+					return false
+				}
+				if d.null() {
+					return true // null leaves a struct as it is
+				}
+				var fseen uint8
+				return d.object(func(key []byte) bool {
+					switch string(key) {
+					case "name":
+						return once(&fseen, 1) && d.flex(&td.Function.Name)
+					case "arguments":
+						raw, ok := d.raw()
+						td.Function.Arguments = append(json.RawMessage(nil), raw...)
+						return ok && once(&fseen, 2)
+					}
+					return d.skip()
+				})
+			}
+			return d.skip()
+		})
+	}, func() { *tds = []toolDelta{} })
+}
+
+// null consumes a null if one comes next.
+func (d *chunkDecoder) null() bool {
+	if d.peek() == 'n' && len(d.data)-d.i >= 4 && string(d.data[d.i:d.i+4]) == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// object reads an object, calling field for each key with the decoder
+// before the value; field must consume the value.
+func (d *chunkDecoder) object(field func(key []byte) bool) bool {
+	if d.peek() != '{' {
+		return false
+	}
+	d.i++
+	if d.depth++; d.depth > maxFastDepth {
+		return false
+	}
+	if d.peek() == '}' {
+		d.i++
+		d.depth--
+		return true
+	}
+	for {
+		if d.peek() != '"' {
+			return false
+		}
+		key := d.str()
+		if len(key) < 2 {
+			return false
+		}
+		key = key[1 : len(key)-1]
+		for _, b := range key {
+			// Escapes, upper case and non-ASCII could match a field
+			// case-insensitively in encoding/json.
+			if b == '\\' || b >= 0x80 || (b >= 'A' && b <= 'Z') {
+				return false
+			}
+		}
+		if d.peek() != ':' {
+			return false
+		}
+		d.i++
+		d.ws()
+		if !field(key) {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			d.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array reads an array, calling elem for each element; empty is called
+// for an empty array (encoding/json makes an empty, non-nil slice).
+func (d *chunkDecoder) array(elem func() bool, empty func()) bool {
+	if d.peek() != '[' {
+		return false
+	}
+	d.i++
+	if d.depth++; d.depth > maxFastDepth {
+		return false
+	}
+	if d.peek() == ']' {
+		d.i++
+		d.depth--
+		empty()
+		return true
+	}
+	for {
+		d.ws()
+		if !elem() {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			d.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// raw returns the text of the next value, checked.
+func (d *chunkDecoder) raw() ([]byte, bool) {
+	d.ws()
+	start := d.i
+	if !d.skip() {
+		return nil, false
+	}
+	return d.data[start:d.i], true
+}
+
+// skip checks and passes the next value.
+func (d *chunkDecoder) skip() bool {
+	switch c := d.peek(); {
+	case c == '{':
+		return d.object(func([]byte) bool { return d.skip() })
+	case c == '[':
+		return d.array(d.skip, func() {})
+	case c == '"':
+		return d.str() != nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	}
+	return false
+}
+
+func (d *chunkDecoder) literal(lit string) bool {
+	if len(d.data)-d.i >= len(lit) && string(d.data[d.i:d.i+len(lit)]) == lit {
+		d.i += len(lit)
+		return true
+	}
+	return false
+}
+
+// str passes a string and returns its text with the quotes, or nil when it
+// is not a valid JSON string.
+func (d *chunkDecoder) str() []byte {
+	if d.peek() != '"' {
+		return nil
+	}
+	start := d.i
+	d.i++
+	for d.i < len(d.data) {
+		c := d.data[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return d.data[start:d.i]
+		case c < 0x20:
+			return nil
+		case c == '\\':
+			if d.i+1 >= len(d.data) {
+				return nil
+			}
+			switch d.data[d.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				d.i += 2
+			case 'u':
+				if d.i+6 > len(d.data) {
+					return nil
+				}
+				for _, h := range d.data[d.i+2 : d.i+6] {
+					if !isHex(h) {
+						return nil
+					}
+				}
+				d.i += 6
+			default:
+				return nil
+			}
+		default:
+			d.i++
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// number passes a number of JSON's grammar.
+func (d *chunkDecoder) number() bool {
+	digits := func() int {
+		n := 0
+		for d.i < len(d.data) && d.data[d.i] >= '0' && d.data[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	if d.data[d.i] == '-' {
+		d.i++
+	}
+	if d.i < len(d.data) && d.data[d.i] == '0' {
+		d.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if d.i < len(d.data) && d.data[d.i] == '.' {
+		d.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if d.i < len(d.data) && (d.data[d.i] == 'e' || d.data[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.data) && (d.data[d.i] == '+' || d.data[d.i] == '-') {
+			d.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
