@@ -275,9 +275,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		Model  string `json:"model"`
 		Stream bool   `json:"stream"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		reject(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: request body is not a JSON object: %v", err))
-		return
+	var fast bool
+	if req.Model, req.Stream, fast = readRequest(body); !fast {
+		req.Model, req.Stream = "", false
+		if err := json.Unmarshal(body, &req); err != nil {
+			reject(http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("fakemodel: request body is not a JSON object: %v", err))
+			return
+		}
 	}
 	if !req.Stream {
 		reject(http.StatusBadRequest, "invalid_request_error", `fakemodel: only streaming requests are served ("stream": true)`)
