@@ -46,7 +46,7 @@ func main() {
 var (
 	steps = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
 	runs  = flag.Int("runs", 5, "runs of each length; the median is reported")
-	kinds = flag.String("kinds", "core,echo,extism", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download)")
+	kinds = flag.String("kinds", "core,echo,extism,extism_reuse", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download), extism_reuse (the same with reuse = true)")
 	aisdk = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
 	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
 	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
@@ -197,15 +197,19 @@ func (b *bench) measure(kind string) (result, error) {
 		call = func(i int) fakemodel.ToolCall {
 			return fakemodel.ToolCall{Name: "echo", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
 		}
-	case "extism":
+	case "extism", "extism_reuse":
 		wasm, err := scenario.ExtismTestPlugin("count_vowels.wasm")
 		if err != nil {
 			return result{}, err
 		}
+		reuse := ""
+		if kind == "extism_reuse" {
+			reuse = "\n  reuse  = true"
+		}
 		plugins = fmt.Sprintf(`
 plugin "vowels" {
   source = %q
-  kind   = "extism"
+  kind   = "extism"%s
   tool "count_vowels" {
     description  = "Count the vowels in a text."
     input_schema = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
@@ -213,13 +217,13 @@ plugin "vowels" {
     input        = args.text
   }
 }
-`, wasm)
+`, wasm, reuse)
 		tools = `"count_vowels"`
 		call = func(i int) fakemodel.ToolCall {
 			return fakemodel.ToolCall{Name: "count_vowels", Arguments: json.RawMessage(fmt.Sprintf(`{"text":"step %d"}`, i))}
 		}
 	default:
-		return result{}, fmt.Errorf("unknown kind %q (want core, echo or extism)", kind)
+		return result{}, fmt.Errorf("unknown kind %q (want core, echo, extism or extism_reuse)", kind)
 	}
 	cfg := filepath.Join(dir, "agents.hcl")
 	if err := os.WriteFile(cfg, []byte(config(plugins, tools)), 0o644); err != nil {

@@ -32,6 +32,7 @@ func pluginSpec(p *config.Plugin) plugin.Spec {
 		Random:    p.Random,
 		Config:    p.Config,
 		HTTPAllow: p.HTTPAllow,
+		Reuse:     p.Reuse,
 	}
 	for _, m := range p.Mounts {
 		s.Mounts = append(s.Mounts, plugin.Mount{Name: m.Name, Host: m.Host, Guest: m.Guest, Mode: plugin.MountMode(m.Mode)})

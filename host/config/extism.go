@@ -18,7 +18,7 @@ import (
 // extismTools reports whether the block has what only Extism plugins have:
 // config, http, or a tool naming a function or an input.
 func extismTools(rp *rawPlugin) bool {
-	if present(rp.ConfigRange) || rp.HTTP != nil {
+	if present(rp.ConfigRange) || rp.HTTP != nil || present(rp.ReuseRange) {
 		return true
 	}
 	for _, t := range rp.Tools {
@@ -33,6 +33,7 @@ func extismTools(rp *rawPlugin) bool {
 // tool blocks (optional: mcp.run and hyper-mcp plugins describe their own).
 func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
 	p.Config = rp.Config
+	p.Reuse = rp.Reuse
 	if h := rp.HTTP; h != nil && b.set(h.AllowRange) {
 		for _, a := range h.Allow {
 			if err := checkOrigin(a); err != "" {
@@ -84,6 +85,9 @@ func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
 func (b *builder) notExtism(p *Plugin, rp *rawPlugin) {
 	if present(rp.ConfigRange) {
 		b.errorf(rp.ConfigRange, "config on a "+string(p.Kind)+" plugin", "config is the Extism plugin config; it is only for kind = \"extism\" plugins. Use env for a %s plugin.", p.Kind)
+	}
+	if present(rp.ReuseRange) {
+		b.errorf(rp.ReuseRange, "reuse on a "+string(p.Kind)+" plugin", "reuse = true is for Extism plugins (kind = \"extism\"). An agenthost/1 plugin declares \"reuse\": true in its manifest; a %s plugin serves one call per instance.", p.Kind)
 	}
 	if rp.HTTP != nil {
 		b.errorf(rp.HTTP.DefRange, "http on a "+string(p.Kind)+" plugin", "The http block grants network access to Extism plugins (kind = \"extism\") only; %s plugins have no network.", p.Kind)

@@ -106,6 +106,8 @@ type rawPlugin struct {
 	Config      map[string]string `hcl:"config,optional"`
 	ConfigRange hcl.Range         `hcl:"config,attr_value_range"`
 	HTTP        *rawHTTP          `hcl:"http,block"`
+	Reuse       bool              `hcl:"reuse,optional"`
+	ReuseRange  hcl.Range         `hcl:"reuse,attr_value_range"`
 	// ToolPrefix and Rename change the names the model sees (names.go).
 	ToolPrefix      string            `hcl:"tool_prefix,optional"`
 	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`

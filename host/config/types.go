@@ -149,6 +149,9 @@ type Plugin struct {
 	// plugin may reach (the http block). Extism plugins only.
 	Config    map[string]string
 	HTTPAllow []string
+	// Reuse lets one instance of an Extism plugin serve many calls of a
+	// run's agent (reuse = true). Extism plugins only.
+	Reuse bool
 	// ToolNames (tool_prefix, rename) give the plugin's tools other names
 	// in the agent's world; see ToolName.
 	ToolNames

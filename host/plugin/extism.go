@@ -90,7 +90,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
-	p.ext = &extismPlugin{name: spec.Name, config: maps.Clone(spec.Config), http: allow, vars: map[string][]byte{}}
+	p.ext = &extismPlugin{name: spec.Name, config: maps.Clone(spec.Config), http: allow, vars: map[string][]byte{}, reuse: spec.Reuse, key: &tool{}}
 	if p.ext.config == nil {
 		p.ext.config = map[string]string{}
 	}
@@ -235,6 +235,9 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 			return mod
 		}
 	}
+	if i.held != nil {
+		return mod // kept to serve calls (extism_reuse.go)
+	}
 	fn := mod.ExportedFunction(i.extFn)
 	if fn == nil {
 		i.err = fmt.Errorf("module exports no function %q", i.extFn)
@@ -276,6 +279,11 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 			"request": map[string]any{"name": t.ext.name, "arguments": args},
 		})
 	}
+	if p.ext.reuse {
+		if ref, scoped := scopeOf(ctx); scoped {
+			return p.callExtismHeld(ctx, t, ref, input)
+		}
+	}
 	start := time.Now()
 	i := p.takeWarm(ctx, t)
 	if i != nil {
@@ -286,12 +294,7 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 	}
 	p.refill(t)
 	res, err := p.extismResult(ctx, t, i)
-	log := zerolog.Ctx(ctx)
-	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
-	} else {
-		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
-	}
+	p.logCall(ctx, t, start, res, err)
 	return res, err
 }
 

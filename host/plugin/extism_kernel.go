@@ -77,6 +77,10 @@ type extismPlugin struct {
 	name   string
 	config map[string]string
 	http   *allowlist
+	// reuse: instances serve many calls of a run (extism_reuse.go), of
+	// any of the plugin's tools; key names them in a Scope.
+	reuse bool
+	key   *tool
 
 	mu   sync.Mutex
 	vars map[string][]byte

@@ -300,7 +300,7 @@ func testDialect(t *testing.T, v string, want Dialect) {
 	must(t, os.WriteFile(filepath.Join(filepath.Dir(dir), "secret.txt"), []byte("outside"), 0o644))
 	s.Mounts = []Mount{{Name: "data", Host: dir, Guest: "/data"}}
 	p := load(t, r, s)
-	if p.Kind() != KindExtism || p.Dialect() != want || len(p.Tools()) != 11 {
+	if p.Kind() != KindExtism || p.Dialect() != want || len(p.Tools()) != 12 {
 		t.Fatalf("kind %q dialect %q tools %d", p.Kind(), p.Dialect(), len(p.Tools()))
 	}
 	check := func(tool, args string, isErr bool, sub string) {
@@ -352,7 +352,7 @@ func TestExtismInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Kind != KindExtism || info.Dialect != DialectHyperMCP2 || len(info.Tools) != 11 || len(info.Problems) != 0 {
+	if info.Kind != KindExtism || info.Dialect != DialectHyperMCP2 || len(info.Tools) != 12 || len(info.Problems) != 0 {
 		t.Fatalf("%+v", info)
 	}
 	info, err = Inspect(context.Background(), r, sdkWasm(t, "count_vowels.wasm"))

@@ -78,6 +78,9 @@ type instance struct {
 	// calls the export extFn instead of running _start (extism.go).
 	ext   *extismCall
 	extFn string
+	// held is set on the instances of a reused Extism plugin (the one it
+	// started as and each call's): extism_reuse.go.
+	held *extismHeld
 }
 
 func newInstance(parent context.Context, r *Runtime, mod *module, cfg wazero.ModuleConfig, limits Limits, g Grants, mounts []mountPoint) *instance {
@@ -163,9 +166,12 @@ func (i *instance) exec() (mod api.Module) {
 		}
 	}()
 	var cfg wazero.ModuleConfig
-	if i.reuse {
+	switch {
+	case i.held != nil:
+		cfg = i.cfg.WithStdout(heldOutput{h: i.held}).WithStderr(heldOutput{h: i.held, stderr: true})
+	case i.reuse:
 		cfg = i.cfg.WithStdout(reuseStdout{i}).WithStderr(reuseStderr{i})
-	} else {
+	default:
 		cfg = i.cfg.WithStdout(i.stdout).WithStderr(i.stderr)
 	}
 	if i.stdin != nil && i.ext == nil {
@@ -255,11 +261,17 @@ func (i *instance) quotaFailure() *Failure {
 // sleep is the guest's nanosleep when the real clock is granted: it sleeps
 // for real but wakes when the instance is cancelled.
 func (i *instance) sleep(ns int64) {
+	done := i.ctx.Done()
+	if i.held != nil {
+		if c := i.held.current(); c != nil {
+			done = c.ctx.Done() // a reused instance sleeps in its current call
+		}
+	}
 	t := time.NewTimer(time.Duration(ns))
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-i.ctx.Done():
+	case <-done:
 	}
 }
 

@@ -41,8 +41,17 @@ const maxIdle = 4
 type Scope struct {
 	mu     sync.Mutex
 	closed bool
-	idle   map[scopeKey][]*instance
+	idle   map[scopeKey][]idler
 }
+
+// idler is an instance kept between calls: a reuse agenthost/1 instance
+// (*instance) or a reused Extism one (*extismHeld).
+type idler interface {
+	alive() bool
+	retire()
+}
+
+func (i *instance) alive() bool { return i.ctx.Err() == nil }
 
 type scopeKey struct {
 	owner any
@@ -50,7 +59,7 @@ type scopeKey struct {
 }
 
 // NewScope makes an empty scope.
-func NewScope() *Scope { return &Scope{idle: map[scopeKey][]*instance{}} }
+func NewScope() *Scope { return &Scope{idle: map[scopeKey][]idler{}} }
 
 type scopeCtxKey struct{}
 
@@ -82,14 +91,14 @@ func scopeOf(ctx context.Context) (scopeRef, bool) {
 }
 
 // take returns an idle live instance kept for (owner, t), or nil.
-func (s *Scope) take(owner any, t *tool) *instance {
+func (s *Scope) take(owner any, t *tool) idler {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := scopeKey{owner, t}
 	for list := s.idle[k]; len(list) > 0; list = s.idle[k] {
 		i := list[len(list)-1]
 		s.idle[k] = list[:len(list)-1]
-		if i.ctx.Err() == nil {
+		if i.alive() {
 			return i
 		}
 		i.retire() // it broke the framing while idle, or the runtime closed
@@ -99,7 +108,7 @@ func (s *Scope) take(owner any, t *tool) *instance {
 
 // put keeps i for the next call of (owner, t); false when the scope is
 // closed or already keeps maxIdle such instances.
-func (s *Scope) put(owner any, t *tool, i *instance) bool {
+func (s *Scope) put(owner any, t *tool, i idler) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := scopeKey{owner, t}
@@ -131,7 +140,7 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 	ref, scoped := scopeOf(ctx)
 	var i *instance
 	if scoped {
-		i = ref.s.take(ref.owner, p.shared)
+		i, _ = ref.s.take(ref.owner, p.shared).(*instance)
 	}
 	if i == nil {
 		if i = p.takeWarm(ctx, p.shared); i == nil {

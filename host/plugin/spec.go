@@ -51,6 +51,9 @@ type Spec struct {
 	// http_request may reach. Extism plugins only.
 	Config    map[string]string
 	HTTPAllow []string
+	// Reuse lets one instance of an Extism plugin serve many calls of
+	// one agent in one run (see extism_reuse.go). Extism plugins only.
+	Reuse bool
 	// Tools are the tools of a wasi_cli plugin; an agenthost plugin
 	// describes its own, in its manifest, and must have none here.
 	Tools []CLITool

@@ -18,6 +18,19 @@ import (
 // maxBody caps the request body the server reads (64 MiB).
 const maxBody = 64 << 20
 
+// readBody reads a request's body, at most maxBody+1 bytes, into one
+// buffer of its declared length when it has one.
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		b := make([]byte, n, n+1)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return b, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+}
+
 // created is the fixed "created" timestamp of every chunk, for stable output.
 const created = 1700000000
 
@@ -246,7 +259,7 @@ func (s *Server) take() (r Reply, n int, ok bool) {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := readBody(r)
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
 	s.uris = append(s.uris, r.Method+" "+r.RequestURI)

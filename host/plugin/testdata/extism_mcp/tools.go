@@ -18,7 +18,8 @@ const tools = `{"tools":[
  {"name":"bomb","description":"Allocate without end","inputSchema":{"type":"object"}},
  {"name":"kernel_bomb","description":"Allocate Extism memory without end","inputSchema":{"type":"object"}},
  {"name":"flood","description":"Write to stdout without end","inputSchema":{"type":"object"}},
- {"name":"panic","description":"Panic","inputSchema":{"type":"object"}}
+ {"name":"panic","description":"Panic","inputSchema":{"type":"object"}},
+ {"name":"count","description":"Count the calls this instance served","inputSchema":{"type":"object"}}
 ]}`
 
 func text(s string, isError bool) []byte {
@@ -27,6 +28,10 @@ func text(s string, isError bool) []byte {
 }
 
 var sink [][]byte
+
+// calls counts the calls of count on this instance: 1 every time on fresh
+// instances, 1, 2, 3... on a reused one.
+var calls int
 
 // run calls the tool name with its arguments and returns a CallToolResult.
 func run(name string, args map[string]string) []byte {
@@ -70,6 +75,9 @@ func run(name string, args map[string]string) []byte {
 		}
 	case "panic":
 		panic("boom")
+	case "count":
+		calls++
+		return text(fmt.Sprint(calls), false)
 	}
 	return text("no tool "+name, true)
 }
