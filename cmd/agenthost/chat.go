@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
@@ -66,6 +67,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	defer h.Close(context.WithoutCancel(ctx))
+	procs.Manage() // one run at a time (internal/procs)
 
 	// The input line is read on the controlling terminal, like the
 	// doom-loop question (asker.go); stdin when there is none.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/exepages"
+	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -73,6 +74,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		defer a.close()
 	}
 	exepages.Trim()
+	procs.Manage()
 	res, err := h.Run(ctx, req)
 	if err != nil {
 		return runError(e, err, path)
