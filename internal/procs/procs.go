@@ -53,24 +53,34 @@ func apply() {
 	}
 }
 
-// Hold uses all processors until the returned function is called (once).
+// change adds d to the holds; mu is held.
+func change(d int) {
+	holds += d
+	apply()
+}
+
+// once returns a function that runs undo under mu the first time it is
+// called, and does nothing after.
+func once(undo func()) func() {
+	var o sync.Once
+	return func() {
+		o.Do(func() {
+			mu.Lock()
+			defer mu.Unlock()
+			undo()
+		})
+	}
+}
+
+// Hold uses all processors until the returned function is called.
 func Hold() (release func()) {
 	mu.Lock()
 	defer mu.Unlock()
 	if !managed {
 		return func() {}
 	}
-	holds++
-	apply()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			holds--
-			apply()
-		})
-	}
+	change(+1)
+	return once(func() { change(-1) })
 }
 
 // Call marks a tool call in flight until the returned function is called:
@@ -81,23 +91,14 @@ func Call() (done func()) {
 	if !managed {
 		return func() {}
 	}
-	calls++
-	if calls == 2 {
-		holds++
-		apply()
+	if calls++; calls == 2 {
+		change(+1)
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			calls--
-			if calls == 1 {
-				holds--
-				apply()
-			}
-		})
-	}
+	return once(func() {
+		if calls--; calls == 1 {
+			change(-1)
+		}
+	})
 }
 
 // reset undoes Manage (tests).
