@@ -82,7 +82,9 @@ func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance
 	i.held = h
 	i.serving = true
 	i.arm(p.limits.Timeout, errTimeout)
+	stop := context.AfterFunc(ctx, func() { i.cancel(context.Cause(ctx)) })
 	mod := i.exec()
+	stop()
 	i.disarm()
 	if i.err != nil || mod == nil || i.ctx.Err() != nil {
 		if mod != nil {
