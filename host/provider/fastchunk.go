@@ -1,13 +1,17 @@
 package provider
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agenthost/agenthost/internal/jsonscan"
+)
 
 // decodeChunk decodes one stream chunk into c (zero on entry). Chunks of
 // the usual shapes are read by a fast path (fastChunk); the fast path gives
 // up on anything it does not fully understand, and encoding/json decodes
 // those: the result, error included, is always encoding/json's.
 func decodeChunk(data []byte, c *chunk) error {
-	d := chunkDecoder{data: data}
+	d := chunkDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	if d.chunk(c) {
 		return nil
 	}
@@ -23,33 +27,12 @@ func decodeChunk(data []byte, c *chunk) error {
 // json.RawMessage) are handed their raw text, as encoding/json does. Every
 // method returns false to give up.
 type chunkDecoder struct {
-	data  []byte
-	i     int
+	jsonscan.Scanner
 	depth int
 }
 
 // maxFastDepth is the deepest nesting the fast path follows.
 const maxFastDepth = 64
-
-func (d *chunkDecoder) ws() {
-	for d.i < len(d.data) {
-		switch d.data[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
-		}
-	}
-}
-
-// peek returns the next byte after white space, or 0 at the end.
-func (d *chunkDecoder) peek() byte {
-	d.ws()
-	if d.i < len(d.data) {
-		return d.data[d.i]
-	}
-	return 0
-}
 
 func (d *chunkDecoder) chunk(c *chunk) bool {
 	var seen uint8
@@ -83,7 +66,7 @@ func (d *chunkDecoder) chunk(c *chunk) bool {
 		}
 		return d.skip()
 	})
-	return ok && d.peek() == 0 && d.i == len(d.data)
+	return ok && d.Peek() == 0 && d.I == len(d.Data)
 }
 
 // once marks bit in seen and reports whether it was not set yet.
@@ -131,7 +114,7 @@ func (d *chunkDecoder) choices(cs *[]choice) bool {
 				if d.null() {
 					return true
 				}
-				s, ok := plainString(d.str())
+				s, ok := plainString(d.Str())
 				ch.FinishReason = s
 				return ok
 			}
@@ -231,8 +214,8 @@ func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
 
 // null consumes a null if one comes next.
 func (d *chunkDecoder) null() bool {
-	if d.peek() == 'n' && len(d.data)-d.i >= 4 && string(d.data[d.i:d.i+4]) == "null" {
-		d.i += 4
+	if d.Peek() == 'n' && len(d.Data)-d.I >= 4 && string(d.Data[d.I:d.I+4]) == "null" {
+		d.I += 4
 		return true
 	}
 	return false
@@ -241,23 +224,23 @@ func (d *chunkDecoder) null() bool {
 // object reads an object, calling field for each key with the decoder
 // before the value; field must consume the value.
 func (d *chunkDecoder) object(field func(key []byte) bool) bool {
-	if d.peek() != '{' {
+	if d.Peek() != '{' {
 		return false
 	}
-	d.i++
+	d.I++
 	if d.depth++; d.depth > maxFastDepth {
 		return false
 	}
-	if d.peek() == '}' {
-		d.i++
+	if d.Peek() == '}' {
+		d.I++
 		d.depth--
 		return true
 	}
 	for {
-		if d.peek() != '"' {
+		if d.Peek() != '"' {
 			return false
 		}
-		key := d.str()
+		key := d.Str()
 		if len(key) < 2 {
 			return false
 		}
@@ -269,19 +252,19 @@ func (d *chunkDecoder) object(field func(key []byte) bool) bool {
 				return false
 			}
 		}
-		if d.peek() != ':' {
+		if d.Peek() != ':' {
 			return false
 		}
-		d.i++
-		d.ws()
+		d.I++
+		d.WS()
 		if !field(key) {
 			return false
 		}
-		switch d.peek() {
+		switch d.Peek() {
 		case ',':
-			d.i++
+			d.I++
 		case '}':
-			d.i++
+			d.I++
 			d.depth--
 			return true
 		default:
@@ -293,29 +276,29 @@ func (d *chunkDecoder) object(field func(key []byte) bool) bool {
 // array reads an array, calling elem for each element; empty is called
 // for an empty array (encoding/json makes an empty, non-nil slice).
 func (d *chunkDecoder) array(elem func() bool, empty func()) bool {
-	if d.peek() != '[' {
+	if d.Peek() != '[' {
 		return false
 	}
-	d.i++
+	d.I++
 	if d.depth++; d.depth > maxFastDepth {
 		return false
 	}
-	if d.peek() == ']' {
-		d.i++
+	if d.Peek() == ']' {
+		d.I++
 		d.depth--
 		empty()
 		return true
 	}
 	for {
-		d.ws()
+		d.WS()
 		if !elem() {
 			return false
 		}
-		switch d.peek() {
+		switch d.Peek() {
 		case ',':
-			d.i++
+			d.I++
 		case ']':
-			d.i++
+			d.I++
 			d.depth--
 			return true
 		default:
@@ -326,122 +309,31 @@ func (d *chunkDecoder) array(elem func() bool, empty func()) bool {
 
 // raw returns the text of the next value, checked.
 func (d *chunkDecoder) raw() ([]byte, bool) {
-	d.ws()
-	start := d.i
+	d.WS()
+	start := d.I
 	if !d.skip() {
 		return nil, false
 	}
-	return d.data[start:d.i], true
+	return d.Data[start:d.I], true
 }
 
 // skip checks and passes the next value.
 func (d *chunkDecoder) skip() bool {
-	switch c := d.peek(); {
+	switch c := d.Peek(); {
 	case c == '{':
 		return d.object(func([]byte) bool { return d.skip() })
 	case c == '[':
 		return d.array(d.skip, func() {})
 	case c == '"':
-		return d.str() != nil
+		return d.Str() != nil
 	case c == '-' || (c >= '0' && c <= '9'):
-		return d.number()
+		return d.Number()
 	case c == 't':
-		return d.literal("true")
+		return d.Literal("true")
 	case c == 'f':
-		return d.literal("false")
+		return d.Literal("false")
 	case c == 'n':
-		return d.literal("null")
+		return d.Literal("null")
 	}
 	return false
-}
-
-func (d *chunkDecoder) literal(lit string) bool {
-	if len(d.data)-d.i >= len(lit) && string(d.data[d.i:d.i+len(lit)]) == lit {
-		d.i += len(lit)
-		return true
-	}
-	return false
-}
-
-// str passes a string and returns its text with the quotes, or nil when it
-// is not a valid JSON string.
-func (d *chunkDecoder) str() []byte {
-	if d.peek() != '"' {
-		return nil
-	}
-	start := d.i
-	d.i++
-	for d.i < len(d.data) {
-		c := d.data[d.i]
-		switch {
-		case c == '"':
-			d.i++
-			return d.data[start:d.i]
-		case c < 0x20:
-			return nil
-		case c == '\\':
-			if d.i+1 >= len(d.data) {
-				return nil
-			}
-			switch d.data[d.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				d.i += 2
-			case 'u':
-				if d.i+6 > len(d.data) {
-					return nil
-				}
-				for _, h := range d.data[d.i+2 : d.i+6] {
-					if !isHex(h) {
-						return nil
-					}
-				}
-				d.i += 6
-			default:
-				return nil
-			}
-		default:
-			d.i++
-		}
-	}
-	return nil
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-// number passes a number of JSON's grammar.
-func (d *chunkDecoder) number() bool {
-	digits := func() int {
-		n := 0
-		for d.i < len(d.data) && d.data[d.i] >= '0' && d.data[d.i] <= '9' {
-			d.i++
-			n++
-		}
-		return n
-	}
-	if d.data[d.i] == '-' {
-		d.i++
-	}
-	if d.i < len(d.data) && d.data[d.i] == '0' {
-		d.i++
-	} else if digits() == 0 {
-		return false
-	}
-	if d.i < len(d.data) && d.data[d.i] == '.' {
-		d.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if d.i < len(d.data) && (d.data[d.i] == 'e' || d.data[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.data) && (d.data[d.i] == '+' || d.data[d.i] == '-') {
-			d.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return true
 }

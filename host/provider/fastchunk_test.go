@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/jsonscan"
 )
 
 // chunkFixtures are the chunk payloads of this package's tests: every
@@ -71,7 +73,7 @@ func checkSameChunk(t *testing.T, data []byte) bool {
 		t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
 	}
 	var fast chunk
-	d := chunkDecoder{data: data}
+	d := chunkDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	return d.chunk(&fast)
 }
 

@@ -1,0 +1,133 @@
+// Package jsonscan checks JSON text the way encoding/json's scanner does,
+// piece by piece, for the hand-written fast paths that read the few shapes
+// they know and give everything else to encoding/json (host/provider's
+// stream chunks, internal/fakemodel's requests).
+package jsonscan
+
+// Scanner reads Data from I. Each method that checks a piece returns false
+// (or nil) when the text there is not that piece; I is then somewhere
+// inside it and the caller gives up.
+type Scanner struct {
+	Data []byte
+	I    int
+}
+
+// WS passes white space.
+func (s *Scanner) WS() {
+	for s.I < len(s.Data) {
+		switch s.Data[s.I] {
+		case ' ', '\t', '\n', '\r':
+			s.I++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the next byte after white space, or 0 at the end.
+func (s *Scanner) Peek() byte {
+	s.WS()
+	if s.I < len(s.Data) {
+		return s.Data[s.I]
+	}
+	return 0
+}
+
+// Next passes c if it comes next (no white space is skipped).
+func (s *Scanner) Next(c byte) bool {
+	if s.I < len(s.Data) && s.Data[s.I] == c {
+		s.I++
+		return true
+	}
+	return false
+}
+
+// End reports whether only white space is left.
+func (s *Scanner) End() bool {
+	s.WS()
+	return s.I == len(s.Data)
+}
+
+// Literal passes lit if it comes next.
+func (s *Scanner) Literal(lit string) bool {
+	if len(s.Data)-s.I >= len(lit) && string(s.Data[s.I:s.I+len(lit)]) == lit {
+		s.I += len(lit)
+		return true
+	}
+	return false
+}
+
+// Str passes a string after white space and returns its text with the
+// quotes, or nil when it is not a valid JSON string.
+func (s *Scanner) Str() []byte {
+	if s.Peek() != '"' {
+		return nil
+	}
+	start := s.I
+	s.I++
+	for s.I < len(s.Data) {
+		c := s.Data[s.I]
+		switch {
+		case c == '"':
+			s.I++
+			return s.Data[start:s.I]
+		case c < 0x20:
+			return nil
+		case c == '\\':
+			if s.I+1 >= len(s.Data) {
+				return nil
+			}
+			switch s.Data[s.I+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.I += 2
+			case 'u':
+				if s.I+6 > len(s.Data) {
+					return nil
+				}
+				for _, h := range s.Data[s.I+2 : s.I+6] {
+					if !isHex(h) {
+						return nil
+					}
+				}
+				s.I += 6
+			default:
+				return nil
+			}
+		default:
+			s.I++
+		}
+	}
+	return nil
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// Number passes a number of JSON's grammar.
+func (s *Scanner) Number() bool {
+	digits := func() int {
+		n := 0
+		for s.I < len(s.Data) && s.Data[s.I] >= '0' && s.Data[s.I] <= '9' {
+			s.I++
+			n++
+		}
+		return n
+	}
+	s.Next('-')
+	if !s.Next('0') && digits() == 0 {
+		return false
+	}
+	if s.Next('.') && digits() == 0 {
+		return false
+	}
+	if s.Next('e') || s.Next('E') {
+		if !s.Next('+') {
+			s.Next('-')
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
