@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -306,7 +306,7 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 // compilePatched is compile of a module parsed already, with a memory
 // limit of pages pages.
 func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32) (wazero.CompiledModule, error) {
-	patched, err := limitMemory(wasm, bin, pages)
+	patched, err := patchModule(wasm, bin, pages)
 	if err != nil {
 		return nil, err
 	}
@@ -323,14 +323,31 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 	}
 	if len(patched) >= collectAfter {
 		// Decoding and validating a module this size leaves several times
-		// its size of garbage; collected now, before the heap grows to the
-		// goal that garbage set, a run's peak RSS is ~7 MB lower with core.
-		runtime.GC()
-		// A builtin's bytes are the executable's read-only data: read for
-		// this compile, not needed again (exepages).
+		// its size of garbage. It is collected now and the freed pages are
+		// given back at once, before the heap grows to the goal that
+		// garbage set; then the executable's pages the compile touched.
+		debug.FreeOSMemory()
 		exepages.Trim()
 	}
 	return cm, nil
+}
+
+// patchModule is limitMemory for compilePatched. A large module's compile
+// is the peak of a run's resident set: its copy, its decoding and its
+// machine code all at once. So the executable's pages that package
+// initialisation, the load and the first step touched are given back
+// first, and a builtin's bytes (the executable's read-only data, read to
+// copy them) right after the copy (internal/exepages).
+func patchModule(wasm []byte, bin *binary, pages uint32) ([]byte, error) {
+	large := len(wasm) >= collectAfter
+	if large {
+		exepages.Trim()
+	}
+	patched, err := limitMemory(wasm, bin, pages)
+	if large {
+		exepages.Trim()
+	}
+	return patched, err
 }
 
 // collectAfter is the module size from which a compile ends with a

@@ -155,14 +155,20 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	body = append(body, 1)
 	body = appendUleb(body, min)
 	body = appendUleb(body, max)
-	out := make([]byte, 0, len(b)+8)
+	// One allocation of the final size: the module can be megabytes.
+	size := bin.memStart + 1 + ulebLen(uint32(len(body))) + len(body) + len(b) - bin.memEnd
+	m := planMerge(b, bin)
+	if m != nil {
+		size += m.size - (bin.dataEnd - bin.dataStart)
+	}
+	out := make([]byte, 0, size)
 	out = append(out, b[:bin.memStart]...)
 	out = append(out, secMemory)
 	out = appendUleb(out, uint32(len(body)))
 	out = append(out, body...)
-	if data := mergeData(b, bin); data != nil {
+	if m != nil {
 		out = append(out, b[bin.memEnd:bin.dataStart]...)
-		out = append(out, data...)
+		out = m.appendTo(out, b)
 		out = append(out, b[bin.dataEnd:]...)
 		return out, nil
 	}
@@ -174,24 +180,53 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 // data segments.
 const mergeGap = 4096
 
-// dataSegment is an active data segment of memory 0 at a constant offset.
+// dataSegment is an active data segment of memory 0 at a constant offset:
+// its bytes are b[at : at+size] of the module b.
 type dataSegment struct {
-	off  uint32
-	init []byte
+	off, at, size uint32
+}
+
+// dataGroup is one segment of a merged data section: segments
+// segs[from:to], which cover [off, off+size) of memory.
+type dataGroup struct {
+	from, to  int
+	off, size uint32
+}
+
+// dataMerge is how mergeData rewrites a data section: its segments, sorted
+// by offset, the groups they join into, and the size of the new section
+// with its id byte and size.
+type dataMerge struct {
+	segs   []dataSegment
+	groups []dataGroup
+	body   int // the section's size field
+	size   int // the whole section's
 }
 
 // mergeData returns the module's data section (id byte and size included)
 // with its segments joined into as few as hold the same bytes, or nil to
-// keep the section as it is. Go's wasm linker cuts its data at every run of
-// zeros into tens of thousands of segments (45,640 in core.wasm); the engine
-// keeps each one as a heap object and copies them one by one into every new
-// instance. Joining segments across gaps of at most mergeGap zero bytes
-// leaves a fresh memory exactly as before, since memory starts zeroed and
-// no other segment writes into a gap. Only the simple, unambiguous shape is
-// rewritten: every segment active on memory 0 at an i32.const offset, none
-// overlapping another, and no data count section (which code that names
-// segments by index needs).
+// keep the section as it is. See planMerge.
 func mergeData(b []byte, bin *binary) []byte {
+	m := planMerge(b, bin)
+	if m == nil {
+		return nil
+	}
+	return m.appendTo(make([]byte, 0, m.size), b)
+}
+
+// planMerge plans the rewrite of the module's data section, or returns nil
+// to keep the section as it is. Go's wasm linker cuts its data at every run
+// of zeros into tens of thousands of segments (45,640 in core.wasm); the
+// engine keeps each one as a heap object and copies them one by one into
+// every new instance. Joining segments across gaps of at most mergeGap zero
+// bytes leaves a fresh memory exactly as before, since memory starts zeroed
+// and no other segment writes into a gap. Only the simple, unambiguous shape
+// is rewritten: every segment active on memory 0 at an i32.const offset,
+// none overlapping another, and no data count section (which code that
+// names segments by index needs). The plan holds offsets into b, not
+// copies: the caller writes the new section straight into the module it
+// builds (appendTo), so a large module is copied once.
+func planMerge(b []byte, bin *binary) *dataMerge {
 	if bin.dataEnd == 0 || bin.dataCount || bin.dataStart < bin.memEnd {
 		return nil
 	}
@@ -199,13 +234,15 @@ func mergeData(b []byte, bin *binary) []byte {
 	if err != nil {
 		return nil
 	}
-	p := b[bin.dataStart+1+n : bin.dataEnd]
+	pos := bin.dataStart + 1 + n
+	p := b[pos:bin.dataEnd]
 	count, n, err := uleb32(p)
 	if err != nil || count < 2 || uint64(count) > uint64(len(p)) {
 		return nil
 	}
-	p = p[n:]
+	p, pos = p[n:], pos+n
 	segs := make([]dataSegment, 0, count)
+	sorted := true
 	for range count {
 		// 0x00 (active, memory 0), i32.const, a signed LEB128, end.
 		if len(p) < 3 || p[0] != 0 || p[1] != 0x41 {
@@ -215,58 +252,83 @@ func mergeData(b []byte, bin *binary) []byte {
 		if err != nil || len(p) < 3+n || p[2+n] != 0x0b {
 			return nil
 		}
-		p = p[3+n:]
+		p, pos = p[3+n:], pos+3+n
 		size, n, err := uleb32(p)
 		if err != nil || uint64(size) > uint64(len(p)-n) {
 			return nil
 		}
-		segs = append(segs, dataSegment{off: uint32(off), init: p[n : n+int(size)]})
-		p = p[n+int(size):]
+		if len(segs) > 0 && uint32(off) < segs[len(segs)-1].off {
+			sorted = false
+		}
+		segs = append(segs, dataSegment{off: uint32(off), at: uint32(pos + n), size: size})
+		p, pos = p[n+int(size):], pos+n+int(size)
 	}
 	if len(p) != 0 {
 		return nil
 	}
-	slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.off, b.off) })
-	merged := 1
-	for i := 1; i < len(segs); i++ {
-		prevEnd := uint64(segs[i-1].off) + uint64(len(segs[i-1].init))
-		if uint64(segs[i].off) < prevEnd {
-			return nil // overlapping segments: their order matters
-		}
-		if uint64(segs[i].off)-prevEnd > mergeGap {
-			merged++
-		}
+	if !sorted {
+		slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.off, b.off) })
 	}
-	if merged == len(segs) {
-		return nil
-	}
-	var body []byte
-	body = appendUleb(body, uint32(merged))
+	var groups []dataGroup
 	for i := 0; i < len(segs); {
-		j, end := i+1, uint64(segs[i].off)+uint64(len(segs[i].init))
-		for j < len(segs) && uint64(segs[j].off)-end <= mergeGap {
-			end = uint64(segs[j].off) + uint64(len(segs[j].init))
+		j, end := i+1, uint64(segs[i].off)+uint64(segs[i].size)
+		for j < len(segs) {
+			if uint64(segs[j].off) < end {
+				return nil // overlapping segments: their order matters
+			}
+			if uint64(segs[j].off)-end > mergeGap {
+				break
+			}
+			end = uint64(segs[j].off) + uint64(segs[j].size)
 			j++
 		}
 		if end-uint64(segs[i].off) > 1<<30 {
 			return nil
 		}
-		size := uint32(end - uint64(segs[i].off))
-		body = append(body, 0, 0x41)
-		body = appendSleb32(body, int32(segs[i].off))
-		body = append(body, 0x0b)
-		body = appendUleb(body, size)
-		start := len(body)
-		body = append(body, make([]byte, size)...)
-		for _, s := range segs[i:j] {
-			copy(body[start+int(s.off-segs[i].off):], s.init)
-		}
+		groups = append(groups, dataGroup{from: i, to: j, off: segs[i].off, size: uint32(end - uint64(segs[i].off))})
 		i = j
 	}
-	out := make([]byte, 0, len(body)+6)
+	if len(groups) == len(segs) {
+		return nil
+	}
+	body := ulebLen(uint32(len(groups)))
+	for _, g := range groups {
+		body += 3 + len(appendSleb32(nil, int32(g.off))) + ulebLen(g.size) + int(g.size)
+	}
+	if body > 1<<31 {
+		return nil
+	}
+	return &dataMerge{segs: segs, groups: groups, body: body, size: 1 + ulebLen(uint32(body)) + body}
+}
+
+// appendTo appends the merged data section of module b to out.
+func (m *dataMerge) appendTo(out, b []byte) []byte {
 	out = append(out, secData)
-	out = appendUleb(out, uint32(len(body)))
-	return append(out, body...)
+	out = appendUleb(out, uint32(m.body))
+	out = appendUleb(out, uint32(len(m.groups)))
+	for _, g := range m.groups {
+		out = append(out, 0, 0x41)
+		out = appendSleb32(out, int32(g.off))
+		out = append(out, 0x0b)
+		out = appendUleb(out, g.size)
+		start := len(out)
+		out = slices.Grow(out, int(g.size))[:start+int(g.size)]
+		clear(out[start:])
+		for _, s := range m.segs[g.from:g.to] {
+			copy(out[start+int(s.off-g.off):], b[s.at:s.at+s.size])
+		}
+	}
+	return out
+}
+
+// ulebLen is the length of v in unsigned LEB128.
+func ulebLen(v uint32) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 func uleb32(b []byte) (uint32, int, error) {

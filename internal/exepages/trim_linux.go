@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +19,8 @@ import (
 // around every page fault), about 24 MB of resident pages of which a run's
 // steps use well under half; a builtin module's bytes (read-only data, 3 MB
 // for core) are read once, to compile it. `run` trims before its first
-// step, the plugin runtime after compiling a large module. Each read-only mapping of the
+// step; the plugin runtime before and after copying a large module to
+// patch it, and after compiling it. Each read-only mapping of the
 // executable that holds no private copy of a page (Anonymous: 0 kB, so its
 // resident pages are the file's own) is dropped with MADV_DONTNEED; the
 // pages still needed fault back in from the page cache. A mapping with
@@ -26,15 +28,33 @@ import (
 // debugger's breakpoints) is left alone. Errors are ignored: this only
 // saves memory.
 func Trim() {
+	once.Do(func() { spans = exeSpans() })
+	for _, s := range spans {
+		unix.Syscall(unix.SYS_MADVISE, s.start, s.end-s.start, unix.MADV_DONTNEED)
+	}
+}
+
+// span is an address range of the executable's mappings.
+type span struct{ start, end uintptr }
+
+var (
+	once  sync.Once
+	spans []span // what Trim drops, found once: the mappings do not change
+)
+
+// exeSpans finds the read-only mappings of the executable that hold no
+// private pages. Reading smaps costs about a millisecond, so it is read
+// once; relocations (the only private pages a normal run has there) are
+// written before main starts.
+func exeSpans() []span {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
-		return
+		return nil
 	}
 	data, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
-		return
+		return nil
 	}
-	type span struct{ start, end uintptr }
 	var drop []span
 	var cur *span
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -59,7 +79,5 @@ func Trim() {
 			cur = nil
 		}
 	}
-	for _, s := range drop {
-		unix.Syscall(unix.SYS_MADVISE, s.start, s.end-s.start, unix.MADV_DONTNEED)
-	}
+	return drop
 }
