@@ -321,6 +321,7 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		cm.Close(ctx)
 		return nil, err
 	}
+	releaseBodies(cm)
 	if len(patched) >= collectAfter {
 		// Decoding and validating a module this size leaves several times
 		// its size of garbage. It is collected now and the freed pages are
