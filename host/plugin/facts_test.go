@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +336,41 @@ func TestSumTampered(t *testing.T) {
 	}
 	if got := toolNames(load(t, factsRuntime(t, dir), s)); got != echoTools {
 		t.Fatalf("load after the bad sum was dropped: tools %s, want %s", got, echoTools)
+	}
+}
+
+// A plugin loaded from its facts whose sum was not remembered (the same
+// bytes under a new path, or the file copied or touched) reads its bytes at
+// load to hash them; once its module is compiled it keeps them no more
+// than a plugin whose sum was remembered.
+func TestFactsCompileKeepsNoBytes(t *testing.T) {
+	dir := t.TempDir()
+	wasm := guests["echo"]
+	s := spec(t, "echo", wasm)
+	load(t, factsRuntime(t, dir), s) // writes the facts and remembers the sum
+	r := factsRuntime(t, dir)
+	// kept is the heap a plugin loaded from facts and compiled keeps.
+	kept := func(s Spec) uint64 {
+		var before, after goruntime.MemStats
+		goruntime.GC()
+		goruntime.ReadMemStats(&before)
+		p := load(t, r, s)
+		if p.mod.compile == nil {
+			t.Fatal("the plugin was not loaded from its facts")
+		}
+		if _, err := p.mod.wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		goruntime.GC()
+		goruntime.ReadMemStats(&after)
+		goruntime.KeepAlive(p)
+		return after.HeapAlloc - before.HeapAlloc
+	}
+	remembered := kept(s)
+	s.Path = writeGuest(t, wasm) // same bytes, a path whose sum is not remembered
+	copied := kept(s)
+	t.Logf("kept: %d kB with the sum remembered, %d kB without (module %d kB)", remembered>>10, copied>>10, len(wasm)>>10)
+	if copied > remembered+uint64(len(wasm))/2 {
+		t.Errorf("a plugin whose sum was not remembered keeps %d kB after compiling, %d kB more than one whose sum was: its %d kB of bytes", copied>>10, (copied-remembered)>>10, len(wasm)>>10)
 	}
 }

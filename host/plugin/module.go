@@ -96,6 +96,10 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 		r.mu.Unlock()
 		var cm wazero.CompiledModule
 		wasm, err := src.bytes()
+		// This closure stays with the module (module.compile) for the
+		// plugin's lifetime, and src with it: the bytes a load read to
+		// hash them must not stay too (megabytes for a Go guest).
+		src.wasm = nil
 		var bin *binary
 		if err == nil {
 			bin, err = parseBinary(wasm)
