@@ -4,8 +4,6 @@ import (
 	"context"
 	"runtime"
 	"testing"
-
-	"github.com/agenthost/agenthost/plugins"
 )
 
 // TestReleaseBodies: the function bodies of a compiled module are
@@ -15,12 +13,7 @@ import (
 // update releaseBodies.
 func TestReleaseBodies(t *testing.T) {
 	ctx := context.Background()
-	core, _ := plugins.BuiltinShared("core")
-	wasm := []byte(core)
-	bin, err := parseBinary(wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	wasm, bin := parsedCore(t)
 	patched, err := limitMemory(wasm, bin, 1<<14)
 	if err != nil {
 		t.Fatal(err)
@@ -41,10 +34,8 @@ func TestReleaseBodies(t *testing.T) {
 		t.Errorf("released %d bytes of nil", n)
 	}
 	// What a compiled module keeps alive: core held 4.5 MB with its
-	// bodies, 2.3 MB without. The least of three tries: other goroutines
-	// of the test process can only add to what one try sees.
-	kept := ^uint64(0)
-	for range 3 {
+	// bodies, 2.3 MB without.
+	kept := leastOfThree(func() uint64 {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -56,8 +47,8 @@ func TestReleaseBodies(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		runtime.KeepAlive(cm)
 		cm.Close(ctx)
-		kept = min(kept, after.HeapAlloc-before.HeapAlloc)
-	}
+		return after.HeapAlloc - before.HeapAlloc
+	})
 	t.Logf("a compiled core module keeps %d kB of heap", kept>>10)
 	if kept > 3<<20 {
 		t.Errorf("a compiled core module keeps %d kB of heap; want at most 3 MB (its bodies released)", kept>>10)

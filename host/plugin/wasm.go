@@ -105,7 +105,7 @@ func parseBinary(b []byte) (*binary, error) {
 // limitMemory returns the module with its memory's maximum lowered to
 // limitPages, so the engine refuses any growth past the plugin's limit. The
 // input is not modified. A module whose initial memory already exceeds the
-// limit is refused. The data segments are joined on the way (mergeData).
+// limit is refused. The data segments are joined on the way (planMerge).
 func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	if bin.memEnd == 0 {
 		return b, nil
@@ -176,7 +176,7 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	return out, nil
 }
 
-// mergeGap is the largest run of zero bytes mergeData writes to join two
+// mergeGap is the largest run of zero bytes planMerge fills to join two
 // data segments.
 const mergeGap = 4096
 
@@ -193,7 +193,7 @@ type dataGroup struct {
 	off, size uint32
 }
 
-// dataMerge is how mergeData rewrites a data section: its segments, sorted
+// dataMerge is how planMerge rewrites a data section: its segments, sorted
 // by offset, the groups they join into, and the size of the new section
 // with its id byte and size.
 type dataMerge struct {
@@ -201,17 +201,6 @@ type dataMerge struct {
 	groups []dataGroup
 	body   int // the section's size field
 	size   int // the whole section's
-}
-
-// mergeData returns the module's data section (id byte and size included)
-// with its segments joined into as few as hold the same bytes, or nil to
-// keep the section as it is. See planMerge.
-func mergeData(b []byte, bin *binary) []byte {
-	m := planMerge(b, bin)
-	if m == nil {
-		return nil
-	}
-	return m.appendTo(make([]byte, 0, m.size), b)
 }
 
 // planMerge plans the rewrite of the module's data section, or returns nil

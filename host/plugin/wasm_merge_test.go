@@ -143,26 +143,19 @@ func TestMergeDataLeavesOthers(t *testing.T) {
 // the patched module itself (it used to allocate 3.4 times the module's
 // size, the largest share of the heap at a run's peak RSS).
 func TestLimitMemoryAllocates(t *testing.T) {
-	core, _ := plugins.BuiltinShared("core")
-	wasm := []byte(core)
-	bin, err := parseBinary(wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The least of three tries: other goroutines of the test process can
-	// only add to what one try sees.
+	wasm, bin := parsedCore(t)
 	var out []byte
-	alloc := ^uint64(0)
-	for range 3 {
+	alloc := leastOfThree(func() uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
+		var err error
 		out, err = limitMemory(wasm, bin, 1<<14)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
 		}
-		alloc = min(alloc, after.TotalAlloc-before.TotalAlloc)
-	}
+		return after.TotalAlloc - before.TotalAlloc
+	})
 	t.Logf("%d-byte module patched into %d bytes with %d bytes allocated", len(wasm), len(out), alloc)
 	if limit := uint64(len(out)) * 5 / 4; alloc > limit {
 		t.Fatalf("allocated %d bytes for a %d-byte result; want at most %d", alloc, len(out), limit)
@@ -229,4 +222,36 @@ func TestCompileCollects(t *testing.T) {
 			t.Errorf("%s: %d kB of free heap still resident after compiling; want it given back", c.name, kept>>10)
 		}
 	}
+}
+
+// mergeData returns the module's data section (id byte and size included)
+// as limitMemory writes it, or nil when planMerge keeps it as it is.
+func mergeData(b []byte, bin *binary) []byte {
+	m := planMerge(b, bin)
+	if m == nil {
+		return nil
+	}
+	return m.appendTo(make([]byte, 0, m.size), b)
+}
+
+// parsedCore returns the builtin core module and its parse.
+func parsedCore(t *testing.T) ([]byte, *binary) {
+	t.Helper()
+	core, _ := plugins.BuiltinShared("core")
+	wasm := []byte(core)
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm, bin
+}
+
+// leastOfThree returns the least of three measurements: other goroutines
+// of the test process can only add to what one try sees.
+func leastOfThree(measure func() uint64) uint64 {
+	least := ^uint64(0)
+	for range 3 {
+		least = min(least, measure())
+	}
+	return least
 }
