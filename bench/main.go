@@ -44,17 +44,18 @@ func main() {
 }
 
 var (
-	steps = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
-	runs  = flag.Int("runs", 5, "runs of each length; the median is reported")
-	kinds = flag.String("kinds", "core,echo,extism,extism_reuse", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download), extism_reuse (the same with reuse = true)")
-	aisdk = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
-	bin   = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
-	echoF = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
-	evts  = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
-	conc  = flag.Bool("concurrent", true, "also run 50 concurrent 20-step runs in one process (go test ./host -bench ConcurrentRuns) and report runs/s and the step p50/p99; always this source tree, whatever -bin says")
-	keep  = flag.Bool("keep", false, "keep the work directory and print its path")
-	prof  = flag.String("cpuprofile", "", "write a CPU profile of one more long run of each kind to `prefix`KIND.pprof (AGENTHOST_CPUPROFILE)")
-	smaps = flag.Bool("smaps", false, "run one more long run of each kind and print its largest mappings at its peak resident set (Linux)")
+	steps     = flag.Int("steps", 200, "steps of the long run (≤ 200, agenthost's max_steps ceiling)")
+	runs      = flag.Int("runs", 5, "runs of each length; the median is reported")
+	kinds     = flag.String("kinds", "core,echo,extism,extism_reuse", "plugin kinds to measure: core (builtin), echo (examples/echo, a Go-built agenthost/1 plugin), extism (count_vowels.wasm of the Extism Go SDK, fetched with go mod download), extism_reuse (the same with reuse = true)")
+	aisdk     = flag.Bool("aisdk", true, "also run the loop with the Vercel AI SDK (needs node and bench/aisdk/node_modules; skipped with a message otherwise)")
+	bin       = flag.String("bin", "", "agenthost binary to measure (default: build ./cmd/agenthost)")
+	echoF     = flag.String("echo", "", "echo plugin to use (default: build examples/echo)")
+	evts      = flag.String("events", "", "write the --events output of one long run of each kind to `prefix`KIND.jsonl")
+	conc      = flag.Bool("concurrent", true, "also run 50 concurrent 20-step runs in one process (go test ./host -bench ConcurrentRuns) and report runs/s and the step p50/p99; always this source tree, whatever -bin says")
+	keep      = flag.Bool("keep", false, "keep the work directory and print its path")
+	prof      = flag.String("cpuprofile", "", "write a CPU profile of one more long run of each kind to `prefix`KIND.pprof (AGENTHOST_CPUPROFILE)")
+	pageCache = flag.String("pagecache", "drop", "the measured binary's page cache before the runs: drop (written back and dropped, so the runs fault it in as exec does from a cold cache) or keep (as it is: a binary just written by the linker, cp or install sits in large folios, and each fault then maps a whole folio: more RSS for the same work)")
+	smaps     = flag.Bool("smaps", false, "run one more long run of each kind and print its largest mappings at its peak resident set (Linux)")
 )
 
 func run() error {
@@ -97,6 +98,15 @@ func run() error {
 		return err
 	}
 	b := &bench{bin: agenthost, work: work, cache: cache, echo: echo}
+	switch *pageCache {
+	case "keep":
+	case "drop":
+		if err := dropPageCache(agenthost); err != nil {
+			return fmt.Errorf("-pagecache=drop: %w", err)
+		}
+	default:
+		return fmt.Errorf("-pagecache must be drop or keep, not %q", *pageCache)
+	}
 
 	fmt.Printf("agenthost per-step host cost: %d-step runs against a fake model answering at once, one tool call per step; median of %d runs\n", *steps, *runs)
 	fmt.Printf("%-24s %10s %10s %9s %9s %9s\n", "loop", "wall/step", "CPU/step", "peak RSS", "wall(2)", "spread")

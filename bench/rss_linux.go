@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agenthost/agenthost/internal/fakemodel"
 )
 
@@ -99,4 +101,22 @@ func parseSmaps(data []byte, bin string) ([]mapping, int64) {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].rss > ms[j].rss })
 	return ms, total
+}
+
+// dropPageCache writes the file at path back and drops its pages from the
+// page cache, so the next runs fault them in as exec does from a cold
+// cache. A file just written (the linker, cp, go install) sits in the page
+// cache in large folios, and a fault on one maps the whole folio into the
+// process: the same work then shows megabytes more of resident set,
+// depending only on how the binary was last written or read.
+func dropPageCache(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

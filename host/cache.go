@@ -77,14 +77,23 @@ func ResolveCacheDir(dir string) (string, error) {
 			removeStaleTemp(p)
 		}
 	}
+	// agenthost's own entries (host/plugin: load facts, module data) are
+	// checked by their readers; only the temporary files of interrupted
+	// writes are removed here.
+	for _, d := range []string{"agenthost-load", "agenthost-data"} {
+		ents, _ := os.ReadDir(filepath.Join(abs, d))
+		for _, e := range ents {
+			removeStaleTemp(filepath.Join(abs, d, e.Name()))
+		}
+	}
 	return abs, nil
 }
 
 // staleTemp is the age after which a temporary file in the cache is
-// garbage: wazero writes an entry to NAME.*.tmp and renames it when
-// complete, so a .tmp file stays only when a process was stopped while
-// writing (agenthost exits without waiting for a compilation it was
-// interrupted in). No write takes this long.
+// garbage: wazero (and agenthost, for its own entries) writes an entry to
+// NAME.*.tmp and renames it when complete, so a .tmp file stays only when
+// a process was stopped while writing (agenthost exits without waiting for
+// a compilation it was interrupted in). No write takes this long.
 const staleTemp = time.Hour
 
 func removeStaleTemp(path string) {

@@ -102,27 +102,30 @@ func TestResolveCacheDirRefusesOtherOwner(t *testing.T) {
 // write in progress) is kept.
 func TestResolveCacheDirRemovesStaleTemp(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	sub := filepath.Join(dir, "wazero-v1-amd64-linux")
-	if err := os.MkdirAll(sub, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	old, recent := filepath.Join(sub, "0a.123.tmp"), filepath.Join(sub, "0b.456.tmp")
-	for _, p := range []string{old, recent} {
-		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+	// wazero's entries, and agenthost's load facts and module data.
+	for _, d := range []string{"wazero-v1-amd64-linux", "agenthost-load", "agenthost-data"} {
+		sub := filepath.Join(dir, d)
+		if err := os.MkdirAll(sub, 0o700); err != nil {
 			t.Fatal(err)
 		}
-	}
-	past := time.Now().Add(-2 * staleTemp)
-	if err := os.Chtimes(old, past, past); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ResolveCacheDir(dir); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Errorf("stale %s still there (%v)", old, err)
-	}
-	if _, err := os.Stat(recent); err != nil {
-		t.Errorf("recent %s removed: %v", recent, err)
+		old, recent := filepath.Join(sub, "0a.123.tmp"), filepath.Join(sub, "0b.456.tmp")
+		for _, p := range []string{old, recent} {
+			if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		past := time.Now().Add(-2 * staleTemp)
+		if err := os.Chtimes(old, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ResolveCacheDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(old); !os.IsNotExist(err) {
+			t.Errorf("stale %s still there (%v)", old, err)
+		}
+		if _, err := os.Stat(recent); err != nil {
+			t.Errorf("recent %s removed: %v", recent, err)
+		}
 	}
 }

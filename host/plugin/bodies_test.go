@@ -39,7 +39,7 @@ func TestReleaseBodies(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14)
+		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, "")
 		if err != nil {
 			t.Fatal(err)
 		}

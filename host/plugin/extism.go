@@ -206,7 +206,7 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 	i.r.started.Add(1)
 	ctx, mem := withInstanceMemory(ctx)
 	i.mem = mem
-	mod, err := i.r.rt.InstantiateModule(ctx, cm, cfg.WithStartFunctions())
+	mod, err := i.r.instantiate(ctx, cm, cfg)
 	if err != nil {
 		i.err = err
 		return nil

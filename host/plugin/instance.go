@@ -197,7 +197,7 @@ func (i *instance) exec() (mod api.Module) {
 	i.r.started.Add(1)
 	mctx, mem := withInstanceMemory(i.ctx)
 	i.mem = mem
-	mod, err = i.r.rt.InstantiateModule(mctx, cm, cfg)
+	mod, err = i.r.instantiate(mctx, cm, cfg)
 	if err != nil {
 		i.err = err
 		return nil

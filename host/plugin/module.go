@@ -105,7 +105,7 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 			bin, err = parseBinary(wasm)
 		}
 		if err == nil {
-			cm, err = r.compilePatched(bctx, wasm, bin, pages)
+			cm, err = r.compilePatched(bctx, wasm, bin, pages, src.sum)
 		}
 		if err != nil {
 			// The facts said this module compiles: they are wrong (or the

@@ -172,7 +172,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cm, err = r.compilePatched(ctx, wasm, bin, pages); err != nil {
+		if cm, err = r.compilePatched(ctx, wasm, bin, pages, src.sum); err != nil {
 			return nil, err
 		}
 		mod = readyModule(cm)

@@ -299,14 +299,17 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 	if err != nil {
 		return nil, nil, err
 	}
-	cm, err := r.compilePatched(ctx, wasm, bin, memoryPages(memLimit))
+	cm, err := r.compilePatched(ctx, wasm, bin, memoryPages(memLimit), "")
 	return cm, bin, err
 }
 
 // compilePatched is compile of a module parsed already, with a memory
-// limit of pages pages.
-func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32) (wazero.CompiledModule, error) {
-	patched, err := patchModule(wasm, bin, pages)
+// limit of pages pages. sum is the module's sha256 ("" if not known): the
+// name of its data in the cache (guestdata.go). wasm is not used after
+// the patch, so a file plugin's bytes are garbage during the compile; a
+// later use (even its length) would keep them reachable until the end.
+func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32, sum string) (wazero.CompiledModule, error) {
+	patched, data, err := r.patchModule(wasm, bin, pages, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -322,6 +325,9 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		return nil, err
 	}
 	releaseBodies(cm)
+	if data != nil {
+		cm = &compiledModule{CompiledModule: cm, data: data}
+	}
 	if len(patched) >= collectAfter {
 		// Decoding and validating a module this size leaves several times
 		// its size of garbage. It is collected now and the freed pages are
@@ -333,22 +339,22 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 	return cm, nil
 }
 
-// patchModule is limitMemory for compilePatched. A large module's compile
+// patchModule is splitData for compilePatched. A large module's compile
 // is the peak of a run's resident set: its copy, its decoding and its
 // machine code all at once. So the executable's pages that package
 // initialisation, the load and the first step touched are given back
 // first, and a builtin's bytes (the executable's read-only data, read to
 // copy them) right after the copy (internal/exepages).
-func patchModule(wasm []byte, bin *binary, pages uint32) ([]byte, error) {
+func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string) ([]byte, *guestData, error) {
 	large := len(wasm) >= collectAfter
 	if large {
 		exepages.Trim()
 	}
-	patched, err := limitMemory(wasm, bin, pages)
+	patched, data, err := splitData(wasm, bin, pages, r.cacheDir, sum)
 	if large {
 		exepages.Trim()
 	}
-	return patched, err
+	return patched, data, err
 }
 
 // collectAfter is the module size from which a compile ends with a

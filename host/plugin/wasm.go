@@ -21,6 +21,7 @@ var ErrNotWasm = errors.New("not a WebAssembly module (the file does not start w
 const (
 	secCustom    = 0
 	secMemory    = 5
+	secStart     = 8
 	secData      = 11
 	secDataCount = 12
 	pageSize     = 65536
@@ -41,6 +42,10 @@ type binary struct {
 	// may name data segments (memory.init, data.drop), so they keep their
 	// numbering.
 	dataCount bool
+	// start is set when the module has a start section: its function runs
+	// inside instantiation, so the module keeps its data section
+	// (splitData).
+	start bool
 }
 
 // checkHeader tells core modules from components and from non-wasm bytes.
@@ -96,6 +101,8 @@ func parseBinary(b []byte) (*binary, error) {
 			out.dataStart, out.dataEnd = start, end
 		case secDataCount:
 			out.dataCount = true
+		case secStart:
+			out.start = true
 		}
 		off = end
 	}
@@ -107,45 +114,65 @@ func parseBinary(b []byte) (*binary, error) {
 // input is not modified. A module whose initial memory already exceeds the
 // limit is refused. The data segments are joined on the way (planMerge).
 func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
+	out, _, err := rewriteModule(b, bin, limitPages, nil)
+	return out, err
+}
+
+// splitData is limitMemory that leaves the data section out of the module
+// when it can, and returns it as guestData for the host to write into each
+// new instance's memory (guestdata.go), kept in cacheDir under the
+// module's sum sum when both are set; nil guestData when the module keeps
+// it. It can for the shape planMerge rewrites, in a module without a start
+// section whose data fits its initial memory.
+func splitData(b []byte, bin *binary, limitPages uint32, cacheDir, sum string) ([]byte, *guestData, error) {
+	return rewriteModule(b, bin, limitPages, func(segs []dataSegment) *guestData {
+		return newGuestData(b, segs, cacheDir, sum)
+	})
+}
+
+// rewriteModule is limitMemory, and splitData when store is set: store
+// keeps the segments and returns them as guestData, or nil to leave them
+// in the module.
+func rewriteModule(b []byte, bin *binary, limitPages uint32, store func([]dataSegment) *guestData) ([]byte, *guestData, error) {
 	if bin.memEnd == 0 {
-		return b, nil
+		return b, nil, nil
 	}
 	sec := b[bin.memStart:bin.memEnd]
 	_, n, err := uleb32(sec[1:])
 	if err != nil {
-		return nil, fmt.Errorf("memory section: %w", err)
+		return nil, nil, fmt.Errorf("memory section: %w", err)
 	}
 	p := sec[1+n:]
 	count, n, err := uleb32(p)
 	if err != nil {
-		return nil, fmt.Errorf("memory section: %w", err)
+		return nil, nil, fmt.Errorf("memory section: %w", err)
 	}
 	p = p[n:]
 	if count == 0 {
-		return b, nil
+		return b, nil, nil
 	}
 	if count > 1 {
-		return nil, fmt.Errorf("module defines %d memories; agenthost supports one", count)
+		return nil, nil, fmt.Errorf("module defines %d memories; agenthost supports one", count)
 	}
 	if len(p) == 0 {
-		return nil, errors.New("memory section: truncated")
+		return nil, nil, errors.New("memory section: truncated")
 	}
 	flags := p[0]
 	if flags > 1 {
-		return nil, fmt.Errorf("memory flags 0x%02x (shared or 64-bit memory) are not supported", flags)
+		return nil, nil, fmt.Errorf("memory flags 0x%02x (shared or 64-bit memory) are not supported", flags)
 	}
 	min, n, err := uleb32(p[1:])
 	if err != nil {
-		return nil, fmt.Errorf("memory section: minimum: %w", err)
+		return nil, nil, fmt.Errorf("memory section: minimum: %w", err)
 	}
 	max := uint32(maxPages)
 	if flags == 1 {
 		if max, _, err = uleb32(p[1+n:]); err != nil {
-			return nil, fmt.Errorf("memory section: maximum: %w", err)
+			return nil, nil, fmt.Errorf("memory section: maximum: %w", err)
 		}
 	}
 	if min > limitPages {
-		return nil, fmt.Errorf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(min)*pageSize>>20, uint64(limitPages)*pageSize>>20)
+		return nil, nil, fmt.Errorf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(min)*pageSize>>20, uint64(limitPages)*pageSize>>20)
 	}
 	if max > limitPages {
 		max = limitPages
@@ -158,7 +185,14 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	// One allocation of the final size: the module can be megabytes.
 	size := bin.memStart + 1 + ulebLen(uint32(len(body))) + len(body) + len(b) - bin.memEnd
 	m := planMerge(b, bin)
-	if m != nil {
+	var data *guestData
+	if store != nil && m != nil && !bin.start && m.end() <= uint64(min)*pageSize {
+		data = store(m.segs)
+	}
+	switch {
+	case data != nil:
+		size -= bin.dataEnd - bin.dataStart
+	case m != nil:
 		size += m.size - (bin.dataEnd - bin.dataStart)
 	}
 	out := make([]byte, 0, size)
@@ -166,14 +200,19 @@ func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
 	out = append(out, secMemory)
 	out = appendUleb(out, uint32(len(body)))
 	out = append(out, body...)
-	if m != nil {
+	switch {
+	case data != nil:
+		out = append(out, b[bin.memEnd:bin.dataStart]...)
+		out = append(out, b[bin.dataEnd:]...)
+		return out, data, nil
+	case m != nil:
 		out = append(out, b[bin.memEnd:bin.dataStart]...)
 		out = m.appendTo(out, b)
 		out = append(out, b[bin.dataEnd:]...)
-		return out, nil
+		return out, nil, nil
 	}
 	out = append(out, b[bin.memEnd:]...)
-	return out, nil
+	return out, nil, nil
 }
 
 // mergeGap is the largest run of zero bytes planMerge fills to join two
@@ -288,6 +327,12 @@ func planMerge(b []byte, bin *binary) *dataMerge {
 		return nil
 	}
 	return &dataMerge{segs: segs, groups: groups, body: body, size: 1 + ulebLen(uint32(body)) + body}
+}
+
+// end is where the last segment ends in memory.
+func (m *dataMerge) end() uint64 {
+	g := m.groups[len(m.groups)-1]
+	return uint64(g.off) + uint64(g.size)
 }
 
 // appendTo appends the merged data section of module b to out.

@@ -205,7 +205,7 @@ func TestCompileCollects(t *testing.T) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(context.Background(), c.wasm, bin, 1<<14)
+		cm, err := r.compilePatched(context.Background(), c.wasm, bin, 1<<14, "")
 		if err != nil {
 			t.Fatal(err)
 		}

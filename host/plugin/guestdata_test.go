@@ -1,0 +1,218 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+)
+
+// splitMemory compiles wasm with compilePatched, as a plugin's load does
+// (cached under the module's sum when the runtime has a cache directory),
+// instantiates it with Runtime.instantiate and returns its memory as the
+// data left it, and whether the host kept the data.
+func splitMemory(t *testing.T, r *Runtime, wasm []byte) ([]byte, bool) {
+	t.Helper()
+	ctx := context.Background()
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(wasm)
+	cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, hex.EncodeToString(sum[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close(ctx)
+	_, kept := cm.(*compiledModule)
+	mod, err := r.instantiate(ctx, cm, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mod.Close(ctx)
+	mem, ok := mod.Memory().Read(0, mod.Memory().Size())
+	if !ok {
+		t.Fatal("memory unreadable")
+	}
+	return bytes.Clone(mem), kept
+}
+
+// TestSplitDataSameMemory: a module compiled without its data section
+// starts with the memory the original module's instantiation gives, byte
+// for byte, with the data in the cache or (without one) in memory.
+func TestSplitDataSameMemory(t *testing.T) {
+	core, _ := parsedCore(t)
+	cases := map[string][]byte{
+		"core.wasm": core,
+		"echo.wasm": guests["echo"],
+		"unsorted with gaps": dataModule(segments(
+			segment(20000, "late"),
+			segment(10, "ab"),
+			segment(12, "cd"),
+			segment(100, "ef"),
+			segment(100+2+dataGap, "gh"),
+			segment(100+2+dataGap+2+dataGap+1, "ij"),
+			segment(65536-3, "end"),
+		)),
+	}
+	for name, wasm := range cases {
+		for _, where := range []string{"cache", "memory"} {
+			t.Run(name+" in "+where, func(t *testing.T) {
+				// The test runtime compiles with the tests' shared cache;
+				// the module data goes to a directory of the test's own,
+				// or stays in memory.
+				r := newRuntime(t)
+				dir := ""
+				if where == "cache" {
+					dir = t.TempDir()
+				}
+				r.cacheDir = dir
+				got, kept := splitMemory(t, r, wasm)
+				if !kept {
+					t.Fatal("the module kept its data section")
+				}
+				want := initialMemory(t, wasm)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("memory differs from the original module's (%d and %d bytes)", len(got), len(want))
+				}
+				files, _ := filepath.Glob(filepath.Join(dir, dataDir, "*"))
+				if where == "cache" && len(files) != 1 {
+					t.Errorf("data files in the cache: %q; want one", files)
+				}
+			})
+		}
+	}
+}
+
+// TestSplitDataKeeps: modules whose data the engine must apply keep their
+// data section: a start function runs inside instantiation, data past the
+// initial memory fails it, and the shapes planMerge leaves alone.
+func TestSplitDataKeeps(t *testing.T) {
+	two := segments(segment(10, "ab"), segment(20, "cd"))
+	withStart := []byte("\x00asm\x01\x00\x00\x00")
+	withStart = append(withStart, 1, 4, 1, 0x60, 0, 0) // type: () -> ()
+	withStart = append(withStart, 3, 2, 1, 0)          // one function of it
+	withStart = append(withStart, secMemory, 3, 1, 0, 1)
+	withStart = append(withStart, secStart, 1, 0)
+	withStart = append(withStart, 10, 4, 1, 2, 0, 0x0b) // its body: nothing
+	withStart = append(withStart, secData)
+	withStart = appendUleb(withStart, uint32(len(two)))
+	withStart = append(withStart, two...)
+	cases := map[string][]byte{
+		"start section":      withStart,
+		"past the memory":    dataModule(segments(segment(10, "ab"), segment(65536-1, "cd"))),
+		"overlapping":        dataModule(segments(segment(10, "abcd"), segment(12, "XY"))),
+		"data count":         dataModule(two, secDataCount, 1, 2),
+		"one segment":        dataModule(segments(segment(10, "ab"))),
+		"passive":            dataModule(segments(segment(10, "ab"), []byte{1, 1, 'x'})),
+		"no memory, no data": []byte("\x00asm\x01\x00\x00\x00"),
+	}
+	for name, wasm := range cases {
+		t.Run(name, func(t *testing.T) {
+			bin, err := parseBinary(wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, data, err := splitData(wasm, bin, 1<<14, t.TempDir(), "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data != nil {
+				t.Fatalf("the data was split off: %d runs", len(data.runs))
+			}
+			if bin.dataEnd > 0 {
+				if ob, err := parseBinary(out); err != nil || ob.dataEnd == 0 {
+					t.Fatalf("the module lost its data section (%v)", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSplitDataCache: a data file of the cache that differs from the module
+// (another module's, truncated, overwritten) is written again before use;
+// one changed after the load fails the instantiation with an error, and
+// does not crash the host.
+func TestSplitDataCache(t *testing.T) {
+	core, _ := parsedCore(t)
+	r := newRuntime(t)
+	dir := t.TempDir()
+	r.cacheDir = dir // the module data only
+	want := initialMemory(t, core)
+	sum := sha256.Sum256(core)
+	path := filepath.Join(dir, dataDir, hex.EncodeToString(sum[:])+"."+dataFormat)
+	for _, damage := range []func() error{
+		func() error { return nil },
+		func() error { return os.Truncate(path, 1000) },
+		func() error {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b[len(b)/2] ^= 0xff
+			return os.WriteFile(path, b, 0o600)
+		},
+		func() error { return os.Remove(path) },
+	} {
+		if err := damage(); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if got, _ := splitMemory(t, r, core); !bytes.Equal(got, want) {
+			t.Fatal("memory differs from the original module's")
+		}
+	}
+
+	ctx := context.Background()
+	bin, _ := parseBinary(core)
+	cm, err := r.compilePatched(ctx, core, bin, 1<<14, hex.EncodeToString(sum[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cm.Close(ctx)
+	if err := os.Truncate(path, 1000); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := r.instantiate(ctx, cm, wazero.NewModuleConfig().WithName(""))
+	if err == nil {
+		mod.Close(ctx)
+		t.Fatal("instantiated with a truncated data file")
+	}
+	if !strings.Contains(err.Error(), "the cache was changed") {
+		t.Errorf("error %q does not say what happened", err)
+	}
+}
+
+// TestSplitDataHeap: a compiled core module keeps neither its data nor its
+// function bodies on the heap, and compiling it allocates little more than
+// the module without its data (the decoded segments are 1.5 MB).
+func TestSplitDataHeap(t *testing.T) {
+	ctx := context.Background()
+	wasm, bin := parsedCore(t)
+	r := newRuntime(t)
+	sum := sha256.Sum256(wasm)
+	kept := leastOfThree(func() uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, hex.EncodeToString(sum[:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(cm)
+		cm.Close(ctx)
+		return after.HeapAlloc - before.HeapAlloc
+	})
+	t.Logf("a compiled core module keeps %d kB of heap", kept>>10)
+	if kept > 1<<20 {
+		t.Errorf("a compiled core module keeps %d kB of heap; want at most 1 MB (its data and bodies elsewhere)", kept>>10)
+	}
+}
