@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,50 @@ func TestReadFileLines(t *testing.T) {
 					t.Fatalf("%s, offset %d, limit %d:\n got %q, %v\nwant %q, %v", name, offset, limit, got, gerr, want, werr)
 				}
 			}
+		}
+	}
+}
+
+// TestReadFileReusesBuffer: reading a small file again and again does not
+// allocate the file each time (a reused instance's memory grew with every
+// call's copy of it), and a file read after a bigger one, or a big one,
+// still reads whole.
+func TestReadFileReusesBuffer(t *testing.T) {
+	root := t.TempDir()
+	w := newWorkspace([]string{root})
+	var sb strings.Builder
+	for i := 1; i <= 300; i++ {
+		fmt.Fprintf(&sb, "line %d\n", i)
+	}
+	small := sb.String() // 2.7 KB
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(small), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		if _, err := w.readFile(readFileArgs{Path: "a.txt", Offset: 150, Limit: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const calls = 100
+	for range calls {
+		read()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per >= uint64(len(small)) {
+		t.Errorf("read_file of a %d-byte file allocates %d bytes a call; want less than the file", len(small), per)
+	}
+
+	big := strings.Repeat("x", keepReadBuf) + "\nlast\n"
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ path, text string }{{"big.txt", big}, {"a.txt", small}, {"big.txt", big}} {
+		data, _, err := w.readText(filepath.Join(root, f.path), f.path)
+		if err != nil || string(data) != f.text {
+			t.Fatalf("%s: read %d bytes (%v), want %d", f.path, len(data), err, len(f.text))
 		}
 	}
 }
