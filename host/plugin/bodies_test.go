@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"runtime"
 	"testing"
 )
 
@@ -35,20 +34,7 @@ func TestReleaseBodies(t *testing.T) {
 	}
 	// What a compiled module keeps alive: core held 4.5 MB with its
 	// bodies, 2.3 MB without.
-	kept := leastOfThree(func() uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(cm)
-		cm.Close(ctx)
-		return after.HeapAlloc - before.HeapAlloc
-	})
+	kept := keptHeap(t, r, wasm, bin, "")
 	t.Logf("a compiled core module keeps %d kB of heap", kept>>10)
 	if kept > 3<<20 {
 		t.Errorf("a compiled core module keeps %d kB of heap; want at most 3 MB (its bodies released)", kept>>10)

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -193,24 +192,9 @@ func TestSplitDataCache(t *testing.T) {
 // function bodies on the heap, and compiling it allocates little more than
 // the module without its data (the decoded segments are 1.5 MB).
 func TestSplitDataHeap(t *testing.T) {
-	ctx := context.Background()
 	wasm, bin := parsedCore(t)
-	r := newRuntime(t)
 	sum := sha256.Sum256(wasm)
-	kept := leastOfThree(func() uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, hex.EncodeToString(sum[:]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(cm)
-		cm.Close(ctx)
-		return after.HeapAlloc - before.HeapAlloc
-	})
+	kept := keptHeap(t, newRuntime(t), wasm, bin, hex.EncodeToString(sum[:]))
 	t.Logf("a compiled core module keeps %d kB of heap", kept>>10)
 	if kept > 1<<20 {
 		t.Errorf("a compiled core module keeps %d kB of heap; want at most 1 MB (its data and bodies elsewhere)", kept>>10)

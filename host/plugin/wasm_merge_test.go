@@ -255,3 +255,24 @@ func leastOfThree(measure func() uint64) uint64 {
 	}
 	return least
 }
+
+// keptHeap returns the heap a module compiled with compilePatched keeps
+// alive (sum as compilePatched takes it), the least of three tries.
+func keptHeap(t *testing.T, r *Runtime, wasm []byte, bin *binary, sum string) uint64 {
+	t.Helper()
+	ctx := context.Background()
+	return leastOfThree(func() uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		runtime.KeepAlive(cm)
+		cm.Close(ctx)
+		return after.HeapAlloc - before.HeapAlloc
+	})
+}
