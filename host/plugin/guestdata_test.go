@@ -200,3 +200,30 @@ func TestSplitDataHeap(t *testing.T) {
 		t.Errorf("a compiled core module keeps %d kB of heap; want at most 1 MB (its data and bodies elsewhere)", kept>>10)
 	}
 }
+
+// TestSplitDataUnsafeDir: a data directory another user could write is not
+// used; the data then stays in memory and instances still start with the
+// right memory.
+func TestSplitDataUnsafeDir(t *testing.T) {
+	core, _ := parsedCore(t)
+	r := newRuntime(t)
+	dir := t.TempDir()
+	r.cacheDir = dir
+	data := filepath.Join(dir, dataDir)
+	if err := os.Mkdir(data, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(data, 0o777); err != nil { // past the umask
+		t.Fatal(err)
+	}
+	got, kept := splitMemory(t, r, core)
+	if !kept {
+		t.Fatal("the module kept its data section")
+	}
+	if !bytes.Equal(got, initialMemory(t, core)) {
+		t.Fatal("memory differs from the original module's")
+	}
+	if files, _ := os.ReadDir(data); len(files) != 0 {
+		t.Errorf("wrote %d files into a directory others can write", len(files))
+	}
+}
