@@ -64,21 +64,18 @@ const (
 )
 
 // newGuestData joins segs (sorted by offset, not overlapping, their bytes
-// in b) into runs and stores them: in the cache directory, under sum,
+// in b; planMerge's) into runs and stores them: in the cache directory, under sum,
 // when both are set, else in memory. nil: the module keeps its data.
 func newGuestData(b []byte, segs []dataSegment, cacheDir, sum string) *guestData {
-	d := &guestData{}
+	groups, ok := joinSegments(segs, dataGap)
+	if !ok {
+		return nil
+	}
+	d := &guestData{runs: make([]dataRun, len(groups))}
 	var total uint64
-	for i := 0; i < len(segs); {
-		j, end := i+1, uint64(segs[i].off)+uint64(segs[i].size)
-		for j < len(segs) && uint64(segs[j].off)-end <= dataGap {
-			end = uint64(segs[j].off) + uint64(segs[j].size)
-			j++
-		}
-		size := end - uint64(segs[i].off)
-		d.runs = append(d.runs, dataRun{off: segs[i].off, at: uint32(total), size: uint32(size)})
-		total += size
-		i = j
+	for i, g := range groups {
+		d.runs[i] = dataRun{off: g.off, at: uint32(total), size: g.size}
+		total += uint64(g.size)
 	}
 	last := d.runs[len(d.runs)-1]
 	d.end = uint64(last.off) + uint64(last.size)

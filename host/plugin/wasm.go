@@ -232,6 +232,32 @@ type dataGroup struct {
 	off, size uint32
 }
 
+// joinSegments groups segs, sorted by offset, into runs across gaps of at
+// most gap zero bytes; false when two segments overlap (their order would
+// matter) or a group would pass 1 GiB.
+func joinSegments(segs []dataSegment, gap uint64) ([]dataGroup, bool) {
+	var groups []dataGroup
+	for i := 0; i < len(segs); {
+		j, end := i+1, uint64(segs[i].off)+uint64(segs[i].size)
+		for j < len(segs) {
+			if uint64(segs[j].off) < end {
+				return nil, false
+			}
+			if uint64(segs[j].off)-end > gap {
+				break
+			}
+			end = uint64(segs[j].off) + uint64(segs[j].size)
+			j++
+		}
+		if end-uint64(segs[i].off) > 1<<30 {
+			return nil, false
+		}
+		groups = append(groups, dataGroup{from: i, to: j, off: segs[i].off, size: uint32(end - uint64(segs[i].off))})
+		i = j
+	}
+	return groups, true
+}
+
 // dataMerge is how planMerge rewrites a data section: its segments, sorted
 // by offset, the groups they join into, and the size of the new section
 // with its id byte and size.
@@ -297,24 +323,9 @@ func planMerge(b []byte, bin *binary) *dataMerge {
 	if !sorted {
 		slices.SortStableFunc(segs, func(a, b dataSegment) int { return cmp.Compare(a.off, b.off) })
 	}
-	var groups []dataGroup
-	for i := 0; i < len(segs); {
-		j, end := i+1, uint64(segs[i].off)+uint64(segs[i].size)
-		for j < len(segs) {
-			if uint64(segs[j].off) < end {
-				return nil // overlapping segments: their order matters
-			}
-			if uint64(segs[j].off)-end > mergeGap {
-				break
-			}
-			end = uint64(segs[j].off) + uint64(segs[j].size)
-			j++
-		}
-		if end-uint64(segs[i].off) > 1<<30 {
-			return nil
-		}
-		groups = append(groups, dataGroup{from: i, to: j, off: segs[i].off, size: uint32(end - uint64(segs[i].off))})
-		i = j
+	groups, ok := joinSegments(segs, mergeGap)
+	if !ok {
+		return nil
 	}
 	if len(groups) == len(segs) {
 		return nil
