@@ -325,6 +325,7 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		return nil, err
 	}
 	releaseBodies(cm)
+	r.fileBackCode(cm, sum, pages)
 	if data != nil {
 		cm = &compiledModule{CompiledModule: cm, data: data}
 	}

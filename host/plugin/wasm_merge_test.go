@@ -235,7 +235,7 @@ func mergeData(b []byte, bin *binary) []byte {
 }
 
 // parsedCore returns the builtin core module and its parse.
-func parsedCore(t *testing.T) ([]byte, *binary) {
+func parsedCore(t testing.TB) ([]byte, *binary) {
 	t.Helper()
 	core, _ := plugins.BuiltinShared("core")
 	wasm := []byte(core)
