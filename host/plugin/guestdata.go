@@ -82,10 +82,10 @@ func newGuestData(b []byte, segs []dataSegment, cacheDir, sum string) *guestData
 	src := &dataReader{b: b, segs: segs, runs: d.runs}
 	if cacheDir != "" && sum != "" {
 		path := filepath.Join(cacheDir, dataDir, sum+"."+dataFormat)
-		if d.f = openData(path, int64(total), src); d.f != nil {
+		if d.f = openCacheFile(path, int64(total), src); d.f != nil {
 			return d
 		}
-		src = &dataReader{b: b, segs: segs, runs: d.runs}
+		src.reset()
 	}
 	d.buf = make([]byte, total)
 	if _, err := io.ReadFull(src, d.buf); err != nil {
@@ -94,9 +94,19 @@ func newGuestData(b []byte, segs []dataSegment, cacheDir, sum string) *guestData
 	return d
 }
 
-// openData returns the file at path holding exactly what src reads, size
-// bytes, writing it if it is missing or differs; nil when that fails.
-func openData(path string, size int64, src *dataReader) *os.File {
+// cacheSource is what a file of the cache must hold.
+type cacheSource interface {
+	// sameAs reports whether f, read from where it is, holds exactly
+	// the source.
+	sameAs(f *os.File) bool
+	// WriteTo writes the source to w.
+	io.WriterTo
+}
+
+// openCacheFile returns the file at path (in a private directory of the
+// cache) holding exactly src, size bytes, writing it if it is missing, not
+// private, or differs; nil when that fails.
+func openCacheFile(path string, size int64, src cacheSource) *os.File {
 	dir := filepath.Dir(path)
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return nil
@@ -105,17 +115,16 @@ func openData(path string, size int64, src *dataReader) *os.File {
 		return nil
 	}
 	if f, err := os.Open(path); err == nil {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && private(st) && st.Size() == size && sameBytes(f, src) {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && private(st) && st.Size() == size && src.sameAs(f) {
 			return f
 		}
 		f.Close()
-		src.reset()
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return nil
 	}
-	n, err := io.Copy(tmp, src)
+	n, err := src.WriteTo(tmp)
 	if err != nil || n != size || os.Rename(tmp.Name(), path) != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
@@ -151,6 +160,16 @@ type dataReader struct {
 }
 
 func (d *dataReader) reset() { d.r, d.k, d.pos = 0, 0, 0 }
+
+func (d *dataReader) sameAs(f *os.File) bool {
+	d.reset()
+	return sameBytes(f, d)
+}
+
+func (d *dataReader) WriteTo(w io.Writer) (int64, error) {
+	d.reset()
+	return io.Copy(w, struct{ io.Reader }{d})
+}
 
 func (d *dataReader) Read(p []byte) (int, error) {
 	n := 0
