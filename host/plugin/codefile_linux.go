@@ -39,13 +39,29 @@ func (r *Runtime) fileBackCode(cm wazero.CompiledModule, sum string, pages uint3
 	// The mapping's whole pages: wazero's mapping is zero past the code.
 	n := (uintptr(len(code)) + page - 1) / page * page
 	mem := unsafe.Slice(&code[0], n)
+	// Code mapped already is not read again: comparing it would fault all
+	// of it in. (Another module's code could take the same place once
+	// wazero has unmapped this one; it then stays where wazero put it.)
+	key := [2]uintptr{uintptr(unsafe.Pointer(&code[0])), n}
+	r.codeMu.Lock()
+	defer r.codeMu.Unlock()
+	if r.fileBacked[key] {
+		return true
+	}
 	path := filepath.Join(r.cacheDir, codeDir, sum+"."+strconv.FormatUint(uint64(pages), 10)+"."+codeFormat)
 	f := openCacheFile(path, int64(n), codeBytes(mem))
 	if f == nil {
 		return false
 	}
 	defer f.Close()
-	return mapCodeFile(mem, f)
+	if !mapCodeFile(mem, f) {
+		return false
+	}
+	if r.fileBacked == nil {
+		r.fileBacked = map[[2]uintptr]bool{}
+	}
+	r.fileBacked[key] = true
+	return true
 }
 
 // mapCodeFile maps f, which holds what mem holds, over mem (page aligned,

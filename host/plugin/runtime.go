@@ -43,6 +43,12 @@ type Runtime struct {
 	// started counts instances started, for tests and metrics.
 	started atomic.Int64
 
+	// fileBacked holds the machine code already mapped from its file
+	// (start and length; codefile_linux.go): a module compiled again
+	// shares wazero's copy.
+	codeMu     sync.Mutex
+	fileBacked map[[2]uintptr]bool
+
 	mu      sync.Mutex
 	closed  bool
 	plugins []*Plugin
