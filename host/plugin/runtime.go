@@ -43,6 +43,11 @@ type Runtime struct {
 	// started counts instances started, for tests and metrics.
 	started atomic.Int64
 
+	// idle hands work to a goroutine that ran an instance before and
+	// waits for the next (spawn); workers counts those goroutines.
+	idle    chan func()
+	workers sync.WaitGroup
+
 	// fileBacked holds the machine code already mapped from its file
 	// (start and length; codefile_linux.go): a module compiled again
 	// shares wazero's copy.
@@ -122,7 +127,36 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.BuiltinShared,
+		idle:     make(chan func()),
 	}, nil
+}
+
+// spawn runs f on a goroutine of the runtime's: one that ran an earlier
+// instance and now waits for the next, or a new one. A goroutine that
+// runs a guest grows its stack as the guest starts (wazero's calls, the
+// host functions); a fresh goroutine for every instance copied its stack
+// several times over each time (about 10 µs of an Extism call without
+// reuse). A waiting goroutine ends when the runtime closes, and Close
+// waits for it.
+func (r *Runtime) spawn(f func()) {
+	select {
+	case r.idle <- f:
+	default:
+		r.workers.Add(1)
+		go r.worker(f)
+	}
+}
+
+func (r *Runtime) worker(f func()) {
+	defer r.workers.Done()
+	for {
+		f()
+		select {
+		case f = <-r.idle:
+		case <-r.ctx.Done():
+			return
+		}
+	}
 }
 
 // Close stops pre-started instances, then releases the runtime, the
@@ -139,6 +173,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 	r.cancel()
 	r.bg.Wait()
+	r.workers.Wait()
 	var errs []error
 	r.mu.Lock()
 	// A background compilation cannot be stopped, and wazero must not be
