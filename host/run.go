@@ -24,8 +24,10 @@ type RunRequest struct {
 	// the agent and the run's events are appended to it. "" starts a new
 	// session.
 	Session string
-	// Sink receives every event of the run, each once the session has
-	// recorded it; nil discards them.
+	// Sink receives every event of the run, each once the session holds
+	// it (the session writes the events at the latest before the loop
+	// next waits on a model, a tool, a retry or the user); nil discards
+	// them.
 	Sink loop.Sink
 	// OnText receives the text of the agents' answers as it streams (see
 	// loop.Runner.OnText); nil discards it.
@@ -93,21 +95,9 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sink loop.Sink = sess
-	switch tr := h.runTracer(ctx, sess.ID, history); {
-	case tr != nil:
-		sink = loop.SinkFunc(func(ev loop.Event) {
-			sess.Emit(ev)
-			tr.Emit(ev)
-			if req.Sink != nil {
-				req.Sink.Emit(ev)
-			}
-		})
-	case req.Sink != nil:
-		sink = loop.SinkFunc(func(ev loop.Event) {
-			sess.Emit(ev)
-			req.Sink.Emit(ev)
-		})
+	sink := &runSink{sess: sess, user: req.Sink}
+	if tr := h.runTracer(ctx, sess.ID, history); tr != nil {
+		sink.tracer = tr
 	}
 	r := &loop.Runner{
 		Sink:   sink,
@@ -176,3 +166,24 @@ func (h *Host) openSession(agent *loop.Agent, id string) (*session.Session, []lo
 	}
 	return sess, session.History(evs), nil
 }
+
+// runSink records a run's events in its session, then hands them to the
+// tracer and the caller's sink. The session holds them until the loop
+// waits (loop.Flusher): one write for the events between two waits.
+type runSink struct {
+	sess   *session.Session
+	tracer loop.Sink
+	user   loop.Sink
+}
+
+func (s *runSink) Emit(ev loop.Event) {
+	s.sess.Record(ev)
+	if s.tracer != nil {
+		s.tracer.Emit(ev)
+	}
+	if s.user != nil {
+		s.user.Emit(ev)
+	}
+}
+
+func (s *runSink) Flush() { s.sess.Flush() }

@@ -121,7 +121,10 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 	}
 	var ask func() Answer
 	if d.action == DoomAsk && ru.r.Asker != nil {
-		ask = func() Answer { return ru.r.Asker.AskDoomLoop(ctx, ru.a.Name, c, d.count) }
+		ask = func() Answer {
+			ru.r.flush()
+			return ru.r.Asker.AskDoomLoop(ctx, ru.a.Name, c, d.count)
+		}
 	}
 	verdict, note := d.decide(ask)
 	ru.emit(Event{Type: EventDoomLoop, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments, Message: note})

@@ -90,6 +90,14 @@ type Sink interface {
 	Emit(Event)
 }
 
+// Flusher is a Sink that may hold events back until the loop waits: the
+// loop calls Flush before each model request, each tool call and each
+// retry's sleep, so a sink that writes events to disk in batches (the
+// session) has written every event before the loop waits on anything.
+type Flusher interface {
+	Flush()
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(Event)
 

@@ -56,6 +56,7 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 		onText = ru.onText
 	}
 	for attempt := 1; ; attempt++ {
+		ru.r.flush()
 		resp, err := ru.a.Model.Stream(ctx, req, onText)
 		if err == nil {
 			return resp, "", nil
@@ -110,6 +111,7 @@ func (ru *run) backoff(p RetryPolicy, attempt int) time.Duration {
 }
 
 func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
+	r.flush()
 	if r.Sleep != nil {
 		return r.Sleep(ctx, d)
 	}

@@ -232,6 +232,13 @@ func (ru *run) emit(e Event) {
 	ru.r.emit(e)
 }
 
+// flush tells a Flusher sink that the loop is about to wait.
+func (r *Runner) flush() {
+	if f, ok := r.Sink.(Flusher); ok {
+		f.Flush()
+	}
+}
+
 func (r *Runner) emit(e Event) {
 	if r.Sink == nil {
 		return

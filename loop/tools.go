@@ -206,6 +206,7 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		dur time.Duration
 	}
 	call := func(i int) done {
+		ru.r.flush()
 		start := ru.r.now()
 		res, err := ru.a.Tools.Call(ctx, calls[i])
 		return done{i, res, err, ru.r.now().Sub(start)}
@@ -248,6 +249,7 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		go func() { ch <- call(i) }()
 	}
 	for range idx {
+		ru.r.flush() // what the calls that ended answered, before waiting on the rest
 		end(<-ch)
 	}
 }

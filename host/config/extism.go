@@ -131,6 +131,15 @@ func (t *CLITool) EvalInput(args json.RawMessage) (argv []string, input []byte, 
 		}
 		return nil, args, nil
 	}
+	if s, ok := argsString(t.Input, args); ok {
+		return nil, []byte(s), nil
+	}
+	return t.evalInput(args)
+}
+
+// evalInput is EvalInput's general path: the expression evaluated with
+// args bound to the arguments as a cty object.
+func (t *CLITool) evalInput(args json.RawMessage) (argv []string, input []byte, err error) {
 	argsVal, err := argsValue(args)
 	if err != nil {
 		return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)

@@ -1,7 +1,8 @@
 // Package session persists runs under data_dir/sessions/: one directory per
 // session holding meta.json and events.jsonl. Every event (messages
 // included) is appended as it happens, before anyone sees it, so a killed
-// process loses at most the event in flight; a background syncer flushes
+// process loses at most the event in flight (with Record and Flush, the
+// events since the loop last began to wait); a background syncer flushes
 // the file to disk after each burst of events (group commit), at most once
 // every syncGap, so an operating-system crash or power loss loses at most
 // the events of the last syncGap and a sync. Close waits for the final sync. A session can be continued: its top-level messages
@@ -47,7 +48,8 @@ type Session struct {
 	err  error    // first write or sync error; later writes are skipped
 	// closing is set by Close: no more writes.
 	closing bool
-	// buf is reused to encode each event (under mu).
+	// buf holds the events Record encoded and not yet written, and is
+	// reused for the next ones (under mu).
 	buf []byte
 
 	// dirty wakes the syncer after a write (buffered: one wake-up covers
@@ -198,22 +200,60 @@ func (s *Session) Path() string { return s.dir }
 func (s *Session) Emit(e loop.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.record(e) {
+		s.write()
+	}
+}
+
+// Record adds e to the events written at the next Flush (or Emit, or
+// Close): for a loop that calls Flush before it waits on anything
+// (loop.Flusher), so that the events between two waits go out in one
+// write. A killed process then loses at most the events since the loop
+// last began to wait, none of which it waited on. More than maxKeptBuf of
+// held events are written at once.
+func (s *Session) Record(e loop.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.record(e) && len(s.buf) > maxKeptBuf {
+		s.write()
+	}
+}
+
+// Flush writes the events Record held.
+func (s *Session) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.write()
+}
+
+// record encodes e after the events held (under mu); false when nothing
+// is written any more.
+func (s *Session) record(e loop.Event) bool {
 	if s.err != nil || s.f == nil || s.closing {
-		return
+		return false
 	}
-	// AppendJSON into a buffer kept for the next event: no allocation per
-	// event (a buffer grown by a very long message is let go).
-	b, err := e.AppendJSON(s.buf[:0])
+	// AppendJSON into a buffer kept for the next events: no allocation
+	// per event (a buffer grown by a very long message is let go).
+	b, err := e.AppendJSON(s.buf)
 	if err != nil {
+		return false
+	}
+	s.buf = append(b, '\n')
+	return true
+}
+
+// write writes the events held (under mu).
+func (s *Session) write() {
+	if len(s.buf) == 0 || s.err != nil || s.f == nil {
 		return
 	}
-	b = append(b, '\n')
-	if cap(b) <= maxKeptBuf {
-		s.buf = b
+	_, err := s.f.Write(s.buf)
+	if cap(s.buf) <= maxKeptBuf {
+		s.buf = s.buf[:0]
 	} else {
 		s.buf = nil
 	}
-	if _, err := s.f.Write(b); err != nil {
+	if err != nil {
 		s.err = err
 		return
 	}
@@ -234,6 +274,7 @@ func (s *Session) Close() error {
 	if s.f == nil || s.closing {
 		return s.err
 	}
+	s.write()
 	s.closing = true
 	// The last sync: wait for the syncer (it takes mu on an error) outside
 	// the lock, then flush whatever it had not covered.

@@ -183,3 +183,50 @@ func TestEmitStoresWireForm(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordHoldsUntilFlush: events Record holds reach the file in one
+// write at the next Flush, Emit or Close, in order.
+func TestRecordHoldsUntilFlush(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "build"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := func() int {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(s.Path(), "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(b), "\n")
+	}
+	s.Record(msg(0, loop.Message{Role: loop.RoleUser, Content: "one"}))
+	s.Record(loop.Event{Type: loop.EventStepStart, Step: 1, StepsMax: 3})
+	if n := lines(); n != 0 {
+		t.Fatalf("%d events written before Flush", n)
+	}
+	s.Flush()
+	if n := lines(); n != 2 {
+		t.Fatalf("%d events written after Flush, want 2", n)
+	}
+	s.Record(msg(0, loop.Message{Role: loop.RoleAssistant, Content: "two"}))
+	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "three"}))
+	if n := lines(); n != 4 {
+		t.Fatalf("%d events written after Emit, want 4", n)
+	}
+	s.Record(msg(0, loop.Message{Role: loop.RoleAssistant, Content: "four"}))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, err := Events(dir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range History(evs) {
+		got = append(got, e.Content)
+	}
+	if strings.Join(got, ",") != "one,two,three,four" || len(evs) != 5 {
+		t.Fatalf("events after Close: %d, history %v", len(evs), got)
+	}
+}
