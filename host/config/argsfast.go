@@ -65,7 +65,7 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 				}
 			}
 			found = v[1 : len(v)-1]
-		} else if !skipValue(&sc, 0) {
+		} else if !sc.Value(64) {
 			return "", false
 		}
 		switch sc.Peek() {
@@ -83,54 +83,4 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 		return "", false
 	}
 	return string(found), true
-}
-
-// skipValue passes one JSON value; false when the text there is not one,
-// or nests deeper than the fast path bothers with.
-func skipValue(sc *jsonscan.Scanner, depth int) bool {
-	if depth > 64 {
-		return false
-	}
-	switch sc.Peek() {
-	case '"':
-		return sc.Str() != nil
-	case 't':
-		return sc.Literal("true")
-	case 'f':
-		return sc.Literal("false")
-	case 'n':
-		return sc.Literal("null")
-	case '{', '[':
-		closer := byte('}')
-		if sc.Data[sc.I] == '[' {
-			closer = ']'
-		}
-		sc.I++
-		if sc.Peek() == closer {
-			sc.I++
-			return true
-		}
-		for {
-			if closer == '}' {
-				if sc.Str() == nil || sc.Peek() != ':' {
-					return false
-				}
-				sc.I++
-			}
-			if !skipValue(sc, depth+1) {
-				return false
-			}
-			switch sc.Peek() {
-			case ',':
-				sc.I++
-			case closer:
-				sc.I++
-				return true
-			default:
-				return false
-			}
-		}
-	default:
-		return sc.Number()
-	}
 }

@@ -26,18 +26,10 @@ import (
 // these types makes this a no-op (and TestReleaseBodies fail), never a
 // crash. go.mod pins the wazero version this was checked against.
 func releaseBodies(cm wazero.CompiledModule) int {
-	v := reflect.ValueOf(cm)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct ||
-		v.Type().String() != "*wazero.compiledModule" {
+	_, mod := wasmModule(cm)
+	if !mod.IsValid() {
 		return 0
 	}
-	f := v.Elem().FieldByName("module")
-	if !f.IsValid() || f.Kind() != reflect.Pointer || f.Type().String() != "*wasm.Module" || f.IsNil() {
-		return 0
-	}
-	// The field is unexported, so its Value is read-only; a Value made
-	// from its pointer is not, and the fields below are exported.
-	mod := reflect.NewAt(f.Type().Elem(), f.UnsafePointer()).Elem()
 	code := mod.FieldByName("CodeSection")
 	if !code.IsValid() || code.Kind() != reflect.Slice || code.Type().Elem().Kind() != reflect.Struct {
 		return 0
@@ -60,4 +52,21 @@ func releaseBodies(cm wazero.CompiledModule) int {
 		c.FieldByIndex(locals.Index).SetZero()
 	}
 	return n
+}
+
+// wasmModule returns, through reflection, the struct behind cm (a
+// *wazero.compiledModule) and its decoded module (wasm.Module), writable
+// (a Value made from the unexported field's pointer); invalid Values when
+// cm is not of those types.
+func wasmModule(cm wazero.CompiledModule) (outer, mod reflect.Value) {
+	v := reflect.ValueOf(cm)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct ||
+		v.Type().String() != "*wazero.compiledModule" {
+		return reflect.Value{}, reflect.Value{}
+	}
+	f := v.Elem().FieldByName("module")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.Type().String() != "*wasm.Module" || f.IsNil() {
+		return reflect.Value{}, reflect.Value{}
+	}
+	return v.Elem(), reflect.NewAt(f.Type().Elem(), f.UnsafePointer()).Elem()
 }

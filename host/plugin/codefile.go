@@ -43,17 +43,15 @@ func machineCode(cm wazero.CompiledModule) []byte {
 	if w, ok := cm.(*compiledModule); ok {
 		cm = w.CompiledModule
 	}
-	v := reflect.ValueOf(cm)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().String() != "*wazero.compiledModule" {
+	outer, mod := wasmModule(cm)
+	if !mod.IsValid() {
 		return nil
 	}
-	mod := v.Elem().FieldByName("module")
-	eng := v.Elem().FieldByName("compiledEngine")
-	if !mod.IsValid() || mod.Type().String() != "*wasm.Module" || mod.IsNil() ||
-		!eng.IsValid() || eng.Kind() != reflect.Interface || eng.IsNil() {
+	eng := outer.FieldByName("compiledEngine")
+	if !eng.IsValid() || eng.Kind() != reflect.Interface || eng.IsNil() {
 		return nil
 	}
-	id := reflect.NewAt(mod.Type().Elem(), mod.UnsafePointer()).Elem().FieldByName("ID")
+	id := mod.FieldByName("ID")
 	e := eng.Elem()
 	if !id.IsValid() || e.Type().String() != "*wazevo.engine" || e.IsNil() {
 		return nil

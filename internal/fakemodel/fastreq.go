@@ -17,7 +17,7 @@ import (
 // is ~50 KB, and encoding/json spent ~250 µs checking and decoding it, on
 // the path of every answer, where the server is meant to answer at once.
 func readRequest(body []byte) (model string, stream, ok bool) {
-	s := reqScanner{jsonscan.Scanner{Data: body}}
+	s := jsonscan.Scanner{Data: body}
 	if s.Peek() != '{' {
 		return "", false, false
 	}
@@ -56,7 +56,7 @@ func readRequest(body []byte) (model string, stream, ok bool) {
 		case bytes.EqualFold(k, []byte("model")) || bytes.EqualFold(k, []byte("stream")):
 			return "", false, false // encoding/json would match it: let it decide
 		default:
-			if !s.value(0) {
+			if !s.Value(maxDepth) {
 				return "", false, false
 			}
 		}
@@ -72,65 +72,6 @@ func readRequest(body []byte) (model string, stream, ok bool) {
 	}
 }
 
-// reqScanner passes the values readRequest does not read, checking them.
-type reqScanner struct{ jsonscan.Scanner }
-
 // maxDepth is the deepest nesting the fast path follows (encoding/json's
 // own limit is far higher: deeper bodies take its path).
 const maxDepth = 512
-
-// value passes any JSON value.
-func (s *reqScanner) value(depth int) bool {
-	if depth > maxDepth {
-		return false
-	}
-	switch c := s.Peek(); {
-	case c == '"':
-		return s.Str() != nil
-	case c == '{':
-		s.I++
-		if s.Peek() == '}' {
-			s.I++
-			return true
-		}
-		for {
-			if s.Str() == nil || s.Peek() != ':' {
-				return false
-			}
-			s.I++
-			if !s.value(depth + 1) {
-				return false
-			}
-			if s.Peek() == ',' {
-				s.I++
-				continue
-			}
-			return s.Next('}')
-		}
-	case c == '[':
-		s.I++
-		if s.Peek() == ']' {
-			s.I++
-			return true
-		}
-		for {
-			if !s.value(depth + 1) {
-				return false
-			}
-			if s.Peek() == ',' {
-				s.I++
-				continue
-			}
-			return s.Next(']')
-		}
-	case c == 't':
-		return s.Literal("true")
-	case c == 'f':
-		return s.Literal("false")
-	case c == 'n':
-		return s.Literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return s.Number()
-	}
-	return false
-}

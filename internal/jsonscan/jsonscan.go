@@ -131,3 +131,63 @@ func (s *Scanner) Number() bool {
 	}
 	return true
 }
+
+// Value passes any JSON value, checked. It returns false when the text
+// there is not one, or nests arrays and objects more than maxDepth deep
+// (a fast path then leaves it to encoding/json).
+func (s *Scanner) Value(maxDepth int) bool { return s.value(0, maxDepth) }
+
+func (s *Scanner) value(depth, maxDepth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	switch c := s.Peek(); {
+	case c == '"':
+		return s.Str() != nil
+	case c == '{':
+		s.I++
+		if s.Peek() == '}' {
+			s.I++
+			return true
+		}
+		for {
+			if s.Str() == nil || s.Peek() != ':' {
+				return false
+			}
+			s.I++
+			if !s.value(depth+1, maxDepth) {
+				return false
+			}
+			if s.Peek() == ',' {
+				s.I++
+				continue
+			}
+			return s.Next('}')
+		}
+	case c == '[':
+		s.I++
+		if s.Peek() == ']' {
+			s.I++
+			return true
+		}
+		for {
+			if !s.value(depth+1, maxDepth) {
+				return false
+			}
+			if s.Peek() == ',' {
+				s.I++
+				continue
+			}
+			return s.Next(']')
+		}
+	case c == 't':
+		return s.Literal("true")
+	case c == 'f':
+		return s.Literal("false")
+	case c == 'n':
+		return s.Literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.Number()
+	}
+	return false
+}
