@@ -14,9 +14,13 @@ import (
 // encoding/json's decoder and about 7 KB of allocations a call) and
 // without evaluating the expression. It answers only when that value is
 // a JSON string of printable ASCII without escapes, the object is well
-// formed, has no key with escapes and no key twice: cty would make the
-// same string of it (ASCII is unchanged by its NFC normalisation). For
-// anything else ok is false and the general path decides, errors included.
+// formed, every key in it (nested ones too) is printable ASCII without
+// escapes, no top-level key appears twice, and every number is one cty
+// can hold: cty would make the same string of it (ASCII is unchanged by
+// its NFC normalisation) and would not fail on the rest. cty's decoder
+// fails on a key that NFC changes and on a number whose exponent overflows
+// big.Float, so those are declined. For anything else ok is false and the
+// general path decides, errors included.
 func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 	e, isTraversal := expr.(*hclsyntax.ScopeTraversalExpr)
 	if !isTraversal || len(e.Traversal) != 2 {
@@ -40,7 +44,7 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 	}
 	for {
 		key := sc.Str()
-		if key == nil || bytes.IndexByte(key, '\\') >= 0 || n == len(keys) {
+		if key == nil || !plainASCII(key[1:len(key)-1]) || n == len(keys) {
 			return "", false
 		}
 		for _, k := range keys[:n] {
@@ -56,16 +60,11 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 		sc.I++
 		if string(key[1:len(key)-1]) == attr.Name {
 			v := sc.Str()
-			if v == nil {
+			if v == nil || !plainASCII(v[1:len(v)-1]) {
 				return "", false
 			}
-			for _, c := range v[1 : len(v)-1] {
-				if c < 0x20 || c > 0x7e || c == '\\' {
-					return "", false
-				}
-			}
 			found = v[1 : len(v)-1]
-		} else if !sc.Value(64) {
+		} else if !sc.ValueWithin(otherValues) {
 			return "", false
 		}
 		switch sc.Peek() {
@@ -83,4 +82,41 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 		return "", false
 	}
 	return string(found), true
+}
+
+// otherValues limits the values of the other arguments to what cty's
+// decoder surely accepts (see argsString).
+var otherValues = jsonscan.Limits{
+	MaxDepth: 64,
+	Key:      func(key []byte) bool { return plainASCII(key[1 : len(key)-1]) },
+	Number:   modestNumber,
+}
+
+// modestNumber accepts a number of at most 1000 characters whose exponent,
+// if any, has at most four digits: at most 10^11000 or so, far inside the
+// range of big.Float, which cty parses numbers into.
+func modestNumber(num []byte) bool {
+	if len(num) > 1000 {
+		return false
+	}
+	e := bytes.IndexAny(num, "eE")
+	if e < 0 {
+		return true
+	}
+	exp := num[e+1:]
+	if exp[0] == '+' || exp[0] == '-' {
+		exp = exp[1:]
+	}
+	return len(exp) <= 4
+}
+
+// plainASCII reports whether b is printable ASCII without backslashes: the
+// contents of a JSON string that decodes to itself and that NFC keeps.
+func plainASCII(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

@@ -57,6 +57,13 @@ var argsCorpus = []string{
 	`{"text":"x","a":1,"a":"s"}`,
 	`{"te\u0078t":"x"}`,
 	`{"Text":"x"}`,
+	"{\"\u1fbe\":[],\"text\":\"\"}", // a key NFC changes: cty's decoder then finds no such attribute
+	`{"café":1,"text":"x"}`,
+	`{"a":{"\u1fbe":1},"text":"x"}`,
+	"{\"a\":[{\"\u1fbe\":1}],\"text\":\"x\"}",
+	`{"a":1e999999999999,"text":"x"}`,
+	`{"a":-1e-9999,"b":[2E+12],"text":"ok"}`,
+	`{"a":{"b":1,"b":2},"text":"nested twice"}`,
 	`{}`,
 	`[]`,
 	`{"text":"x"} {"text":"y"}`,
@@ -78,7 +85,9 @@ func TestArgsStringMatchesGeneral(t *testing.T) {
 		`{"text":"hello"}`:                  true,
 		` { "text" : "step 12" , "n": 3 } `: true,
 		`{"a":{"b":[1,2,{"text":"inner"}]},"text":"outer","c":null,"d":true,"e":false,"f":-1.5e3}`: true,
-		`{"text":""}`: true,
+		`{"text":""}`:                                  true,
+		`{"a":-1e-9999,"b":[2E+12],"text":"ok"}`:       true,
+		`{"a":{"b":1,"b":2},"text":"nested twice"}`:    true,
 		`{"text":"` + strings.Repeat("y", 5000) + `"}`: true,
 	}
 	for _, args := range argsCorpus {

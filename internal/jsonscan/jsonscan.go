@@ -135,10 +135,24 @@ func (s *Scanner) Number() bool {
 // Value passes any JSON value, checked. It returns false when the text
 // there is not one, or nests arrays and objects more than maxDepth deep
 // (a fast path then leaves it to encoding/json).
-func (s *Scanner) Value(maxDepth int) bool { return s.value(0, maxDepth) }
+func (s *Scanner) Value(maxDepth int) bool { return s.value(0, Limits{MaxDepth: maxDepth}) }
 
-func (s *Scanner) value(depth, maxDepth int) bool {
-	if depth > maxDepth {
+// Limits narrows what ValueWithin passes, for a fast path whose slow path
+// refuses some valid JSON.
+type Limits struct {
+	MaxDepth int
+	// Key, when set, must accept each object key (its text, quotes included).
+	Key func(key []byte) bool
+	// Number, when set, must accept each number (its text).
+	Number func(num []byte) bool
+}
+
+// ValueWithin passes a JSON value as Value does, and returns false for one
+// with a key or number that l refuses.
+func (s *Scanner) ValueWithin(l Limits) bool { return s.value(0, l) }
+
+func (s *Scanner) value(depth int, l Limits) bool {
+	if depth > l.MaxDepth {
 		return false
 	}
 	switch c := s.Peek(); {
@@ -151,11 +165,12 @@ func (s *Scanner) value(depth, maxDepth int) bool {
 			return true
 		}
 		for {
-			if s.Str() == nil || s.Peek() != ':' {
+			key := s.Str()
+			if key == nil || (l.Key != nil && !l.Key(key)) || s.Peek() != ':' {
 				return false
 			}
 			s.I++
-			if !s.value(depth+1, maxDepth) {
+			if !s.value(depth+1, l) {
 				return false
 			}
 			if s.Peek() == ',' {
@@ -171,7 +186,7 @@ func (s *Scanner) value(depth, maxDepth int) bool {
 			return true
 		}
 		for {
-			if !s.value(depth+1, maxDepth) {
+			if !s.value(depth+1, l) {
 				return false
 			}
 			if s.Peek() == ',' {
@@ -187,7 +202,8 @@ func (s *Scanner) value(depth, maxDepth int) bool {
 	case c == 'n':
 		return s.Literal("null")
 	case c == '-' || (c >= '0' && c <= '9'):
-		return s.Number()
+		start := s.I
+		return s.Number() && (l.Number == nil || l.Number(s.Data[start:s.I]))
 	}
 	return false
 }
