@@ -97,6 +97,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache %q: %w", cacheDir, err)
 		}
+		bufferCacheReads(c)
 		cache = c
 	} else {
 		cache = wazero.NewCompilationCache()
