@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"sort"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/jsonscan"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/convert"
 	ctyjson "github.com/zclconf/go-cty/cty/json"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Eval evaluates the tool's argv and stdin with args bound to the call's
@@ -54,6 +58,12 @@ func (t *CLITool) Eval(args json.RawMessage) (argv []string, stdin []byte, err e
 }
 
 // argsValue converts the call's JSON arguments to a cty object.
+//
+// cty keeps attribute names in Unicode's normal form C: its decoder
+// panics on an object with two keys that NFC makes the same, and fails on
+// a single key NFC changes. Arguments with a key that is not plain ASCII
+// have their keys normalised first (normaliseArgs), so such a call works
+// or gets an error that says what is wrong, and never takes the host down.
 func argsValue(args json.RawMessage) (cty.Value, error) {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
@@ -62,15 +72,104 @@ func argsValue(args json.RawMessage) (cty.Value, error) {
 	if trimmed[0] != '{' {
 		return cty.NilVal, fmt.Errorf("arguments must be a JSON object, got %.40q", trimmed)
 	}
+	plain := asciiKeys(trimmed)
+	if !plain {
+		n, err := normaliseArgs(trimmed)
+		if err != nil {
+			return cty.NilVal, err
+		}
+		trimmed = n
+	}
 	ty, err := ctyjson.ImpliedType(trimmed)
 	if err != nil {
 		return cty.NilVal, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	v, err := ctyjson.Unmarshal(trimmed, ty)
 	if err != nil {
+		if plain {
+			if _, nerr := normaliseArgs(trimmed); nerr != nil {
+				return cty.NilVal, nerr // says which number
+			}
+		}
 		return cty.NilVal, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	return v, nil
+}
+
+// asciiKeys reports whether args is a JSON value whose every key, at any
+// depth, is printable ASCII without escapes: keys NFC leaves as they are.
+func asciiKeys(args []byte) bool {
+	plain := true
+	sc := jsonscan.Scanner{Data: args}
+	ok := sc.ValueWithin(jsonscan.Limits{
+		MaxDepth: 10000, // encoding/json's
+		Key: func(key []byte) bool {
+			plain = plain && plainASCII(key[1:len(key)-1])
+			return plain
+		},
+	})
+	return ok && plain && sc.End()
+}
+
+// normaliseArgs returns the JSON object args with every key, at any depth,
+// in Unicode's normal form C, as cty keeps its attribute names. It fails
+// when two keys of one object become the same, and on a number cty's
+// decoder cannot hold (past big.Float's exponent range).
+func normaliseArgs(args []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("arguments are not valid JSON: more than one value")
+	}
+	var walk func(v any, path string) (any, error)
+	walk = func(v any, path string) (any, error) {
+		switch v := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			from := make(map[string]string, len(v))
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys) // the same error for the same arguments
+			for _, k := range keys {
+				nk := norm.NFC.String(k)
+				if other, dup := from[nk]; dup {
+					return nil, fmt.Errorf("arguments: keys %+q and %+q of %s are the same text once normalised (Unicode NFC); send one of them", other, k, path)
+				}
+				from[nk] = k
+				e, err := walk(v[k], path+"."+nk)
+				if err != nil {
+					return nil, err
+				}
+				out[nk] = e
+			}
+			return out, nil
+		case []any:
+			for i, e := range v {
+				e, err := walk(e, fmt.Sprintf("%s[%d]", path, i))
+				if err != nil {
+					return nil, err
+				}
+				v[i] = e
+			}
+			return v, nil
+		case json.Number:
+			if _, _, err := big.ParseFloat(string(v), 10, 512, big.ToNearestEven); err != nil {
+				return nil, fmt.Errorf("arguments: the number %.40s at %s is out of range", v, path)
+			}
+		}
+		return v, nil
+	}
+	v, err := walk(v, "args")
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
 }
 
 func toArgv(v cty.Value) ([]string, error) {

@@ -130,7 +130,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
 		res, err = p.callReuse(ctx, t, stdin)
 	case t.cli != nil:
-		argv, in, cerr := t.cli.Command(args)
+		argv, in, cerr := t.cli.command(args)
 		if cerr != nil {
 			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, cerr), nil
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,38 @@ func TestCLIFailures(t *testing.T) {
 				t.Fatalf("got %+v, %v; want a %s failure", res, err, tc.kind)
 			}
 		})
+	}
+}
+
+// TestCommandPanics: a panic while a call's arguments become a command
+// line (wasi_cli) or an input (Extism) is an error result for that call;
+// the host goes on, and the next call works.
+func TestCommandPanics(t *testing.T) {
+	r := newRuntime(t)
+	boom := func(args json.RawMessage) ([]string, []byte, error) {
+		if string(args) == `{"text":"boom"}` {
+			panic("multiple attributes that normalize to \"x\"")
+		}
+		return []string{"run"}, []byte("ok"), nil
+	}
+	cli := load(t, r, Spec{
+		Name: "cli", Wasm: startModule("\x00\x0b"), Kind: KindWASICLI,
+		Limits: Limits{Timeout: 5 * time.Second},
+		Tools:  []CLITool{{Name: "run", Command: boom}},
+	})
+	vowels := inputTool("count_vowels", "")
+	vowels.Command = boom
+	ext := load(t, r, extismSpec(t, "vowels", sdkWasm(t, "count_vowels.wasm"), vowels))
+	for _, c := range []struct {
+		p    *Plugin
+		tool string
+	}{{cli, "run"}, {ext, "count_vowels"}} {
+		res := mustCall(t, c.p, c.tool, `{"text":"boom"}`)
+		if !res.IsError || !strings.Contains(res.Content, "host panic while reading the arguments") {
+			t.Errorf("%s with a panicking command: %+v", c.tool, res)
+		}
+		if res := mustCall(t, c.p, c.tool, `{"text":"fine"}`); res.IsError {
+			t.Errorf("%s after the panic: %+v", c.tool, res)
+		}
 	}
 }

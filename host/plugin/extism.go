@@ -266,7 +266,7 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 	var input []byte
 	switch t.ext.dialect {
 	case DialectPlain:
-		_, in, err := t.cli.Command(args)
+		_, in, err := t.cli.command(args)
 		if err != nil {
 			return errResult("cannot build the input of tool %q: %v", t.spec.Name, err), nil
 		}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -118,4 +119,16 @@ type CLITool struct {
 	// name when ""); Command's stdin is then the call's input and its argv
 	// is ignored.
 	Function string
+}
+
+// command runs Command; a panic in it (a library's, on arguments the
+// model chose) is an error, so the call gets an error result and the host
+// goes on.
+func (c *CLITool) command(args json.RawMessage) (argv []string, stdin []byte, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			argv, stdin, err = nil, nil, fmt.Errorf("host panic while reading the arguments: %v", v)
+		}
+	}()
+	return c.Command(args)
 }
