@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/agenthost/agenthost/internal/jsonscan"
 	"github.com/hashicorp/hcl/v2"
@@ -14,13 +15,11 @@ import (
 // encoding/json's decoder and about 7 KB of allocations a call) and
 // without evaluating the expression. It answers only when that value is
 // a JSON string of printable ASCII without escapes, the object is well
-// formed, every key in it (nested ones too) is printable ASCII without
-// escapes, no top-level key appears twice, and every number is one cty
-// can hold: cty would make the same string of it (ASCII is unchanged by
-// its NFC normalisation) and would not fail on the rest. cty's decoder
-// fails on a key that NFC changes and on a number whose exponent overflows
-// big.Float, so those are declined. For anything else ok is false and the
-// general path decides, errors included.
+// formed, no top-level key appears twice, and the rest is what the general
+// path takes as it is (plainArgs: keys of plain ASCII at any depth, modest
+// numbers): cty would make the same string of it, as ASCII is unchanged
+// by its NFC normalisation. For anything else ok is false and the general
+// path decides, errors included.
 func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 	e, isTraversal := expr.(*hclsyntax.ScopeTraversalExpr)
 	if !isTraversal || len(e.Traversal) != 2 {
@@ -64,7 +63,7 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 				return "", false
 			}
 			found = v[1 : len(v)-1]
-		} else if !sc.ValueWithin(otherValues) {
+		} else if !sc.ValueWithin(plainValues) {
 			return "", false
 		}
 		switch sc.Peek() {
@@ -84,30 +83,34 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 	return string(found), true
 }
 
-// otherValues limits the values of the other arguments to what cty's
-// decoder surely accepts (see argsString).
-var otherValues = jsonscan.Limits{
-	MaxDepth: 64,
-	Key:      func(key []byte) bool { return plainASCII(key[1 : len(key)-1]) },
-	Number:   modestNumber,
-}
-
-// modestNumber accepts a number of at most 1000 characters whose exponent,
-// if any, has at most four digits: at most 10^11000 or so, far inside the
-// range of big.Float, which cty parses numbers into.
+// modestNumber accepts a number of at most 1000 characters that a float64
+// holds without overflowing or underflowing to zero. cty keeps numbers as
+// big.Float and writes them out in full ('f' format): a number like
+// 1e-200000 took 11 s of the host's CPU to become a string, 1e-22222777
+// would take hours, and the time goes before the plugin starts, out of
+// reach of its timeout. Within float64's range a number is at most a few
+// hundred digits long. (encoding/json, which the loop checks arguments
+// with, already refuses the overflowing ones.)
 func modestNumber(num []byte) bool {
 	if len(num) > 1000 {
 		return false
 	}
-	e := bytes.IndexAny(num, "eE")
-	if e < 0 {
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil {
+		return false
+	}
+	if f != 0 {
 		return true
 	}
-	exp := num[e+1:]
-	if exp[0] == '+' || exp[0] == '-' {
-		exp = exp[1:]
+	for _, c := range num { // zero written as zero, not a tiny number
+		switch {
+		case c == 'e' || c == 'E':
+			return true
+		case c >= '1' && c <= '9':
+			return false
+		}
 	}
-	return len(exp) <= 4
+	return true
 }
 
 // plainASCII reports whether b is printable ASCII without backslashes: the

@@ -62,7 +62,10 @@ var argsCorpus = []string{
 	`{"a":{"\u1fbe":1},"text":"x"}`,
 	"{\"a\":[{\"\u1fbe\":1}],\"text\":\"x\"}",
 	`{"a":1e999999999999,"text":"x"}`,
-	`{"a":-1e-9999,"b":[2E+12],"text":"ok"}`,
+	`{"a":-1e-300,"b":[2E+12, 0e-99999, -0.0],"text":"ok"}`,
+	`{"a":-1e-9999,"text":"tiny"}`,
+	`{"a":[1e-22222777],"text":"tinier"}`,
+	`{"text":722E22222777}`,
 	`{"a":{"b":1,"b":2},"text":"nested twice"}`,
 	`{}`,
 	`[]`,
@@ -85,10 +88,11 @@ func TestArgsStringMatchesGeneral(t *testing.T) {
 		`{"text":"hello"}`:                  true,
 		` { "text" : "step 12" , "n": 3 } `: true,
 		`{"a":{"b":[1,2,{"text":"inner"}]},"text":"outer","c":null,"d":true,"e":false,"f":-1.5e3}`: true,
-		`{"text":""}`:                                  true,
-		`{"a":-1e-9999,"b":[2E+12],"text":"ok"}`:       true,
-		`{"a":{"b":1,"b":2},"text":"nested twice"}`:    true,
-		`{"text":"` + strings.Repeat("y", 5000) + `"}`: true,
+		`{"text":""}`: true,
+		`{"a":-1e-300,"b":[2E+12, 0e-99999, -0.0],"text":"ok"}`:                           true,
+		`{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `,"text":"deep"}`: true,
+		`{"a":{"b":1,"b":2},"text":"nested twice"}`:                                       true,
+		`{"text":"` + strings.Repeat("y", 5000) + `"}`:                                    true,
 	}
 	for _, args := range argsCorpus {
 		if got := sameAsGeneral(t, tool, args); got != want[args] {

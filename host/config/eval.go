@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"sort"
 	"strings"
 
@@ -72,8 +71,7 @@ func argsValue(args json.RawMessage) (cty.Value, error) {
 	if trimmed[0] != '{' {
 		return cty.NilVal, fmt.Errorf("arguments must be a JSON object, got %.40q", trimmed)
 	}
-	plain := asciiKeys(trimmed)
-	if !plain {
+	if !plainArgs(trimmed) {
 		n, err := normaliseArgs(trimmed)
 		if err != nil {
 			return cty.NilVal, err
@@ -86,35 +84,29 @@ func argsValue(args json.RawMessage) (cty.Value, error) {
 	}
 	v, err := ctyjson.Unmarshal(trimmed, ty)
 	if err != nil {
-		if plain {
-			if _, nerr := normaliseArgs(trimmed); nerr != nil {
-				return cty.NilVal, nerr // says which number
-			}
-		}
 		return cty.NilVal, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	return v, nil
 }
 
-// asciiKeys reports whether args is a JSON value whose every key, at any
-// depth, is printable ASCII without escapes: keys NFC leaves as they are.
-func asciiKeys(args []byte) bool {
-	plain := true
+// plainArgs reports whether args is a JSON value whose every key, at any
+// depth, is printable ASCII without escapes (keys NFC leaves as they are)
+// and whose every number is a modestNumber: what cty can take as it is.
+func plainArgs(args []byte) bool {
 	sc := jsonscan.Scanner{Data: args}
-	ok := sc.ValueWithin(jsonscan.Limits{
-		MaxDepth: 10000, // encoding/json's
-		Key: func(key []byte) bool {
-			plain = plain && plainASCII(key[1:len(key)-1])
-			return plain
-		},
-	})
-	return ok && plain && sc.End()
+	return sc.ValueWithin(plainValues) && sc.End()
+}
+
+var plainValues = jsonscan.Limits{
+	MaxDepth: 10000, // encoding/json's
+	Key:      func(key []byte) bool { return plainASCII(key[1 : len(key)-1]) },
+	Number:   modestNumber,
 }
 
 // normaliseArgs returns the JSON object args with every key, at any depth,
 // in Unicode's normal form C, as cty keeps its attribute names. It fails
-// when two keys of one object become the same, and on a number cty's
-// decoder cannot hold (past big.Float's exponent range).
+// when two keys of one object become the same, and on a number that is not
+// a modestNumber.
 func normaliseArgs(args []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
@@ -159,8 +151,8 @@ func normaliseArgs(args []byte) ([]byte, error) {
 			}
 			return v, nil
 		case json.Number:
-			if _, _, err := big.ParseFloat(string(v), 10, 512, big.ToNearestEven); err != nil {
-				return nil, fmt.Errorf("arguments: the number %.40s at %s is out of range", v, path)
+			if !modestNumber([]byte(v)) {
+				return nil, fmt.Errorf("arguments: the number %.40s at %s is out of range: tool arguments take numbers a float64 holds, from about 1e-308 to 1e308", v, path)
 			}
 		}
 		return v, nil

@@ -17,7 +17,11 @@ func TestArgsCtyRefuses(t *testing.T) {
 		{expr: `args["café"]`, args: `{"cafe\u0301":"decomposed"}`, want: "decomposed"},
 		{expr: `args["ι"]`, args: "{\"\u1fbe\":\"prosgegrammeni\"}", want: "prosgegrammeni"},
 		{expr: `args.text`, args: `{"a":{"b":[{"\u1fbe":1}]},"text":"nested"}`, want: "nested"},
-		{expr: `args.text`, args: `{"a":1e400,"b":"\u1fbe","text":"values kept"}`, want: "values kept"},
+		{expr: `args.text`, args: `{"a":1e300,"b":"\u1fbe","text":"values kept"}`, want: "values kept"},
+		{expr: `args.text`, args: `{"a":1e400,"text":"x"}`, err: `the number 1e400 at args.a is out of range`},
+		// written out in full, 1e-200000 took 11 s of CPU, before the plugin's timeout applies
+		{expr: `args.n`, args: `{"n":1e-20000}`, err: `the number 1e-20000 at args.n is out of range`},
+		{expr: `args.n`, args: `{"n":0e-20000}`, want: "0"},
 		{expr: `args.text`, args: `{"a":{"cafe\u0301":1,"café":2},"text":"x"}`,
 			err: `keys "cafe\u0301" and "caf\u00e9" of args.a are the same text once normalised`},
 		{expr: `args.text`, args: `{"a":[1e999999999999],"text":"x"}`,
