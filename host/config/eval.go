@@ -60,9 +60,12 @@ func (t *CLITool) Eval(args json.RawMessage) (argv []string, stdin []byte, err e
 //
 // cty keeps attribute names in Unicode's normal form C: its decoder
 // panics on an object with two keys that NFC makes the same, and fails on
-// a single key NFC changes. Arguments with a key that is not plain ASCII
-// have their keys normalised first (normaliseArgs), so such a call works
-// or gets an error that says what is wrong, and never takes the host down.
+// a single key NFC changes. It also takes numbers it would spend hours
+// writing out (modestNumber). Arguments with a key that is not plain
+// ASCII have their keys normalised first (normaliseArgs), and a number
+// outside a float64's range is an error: such a call works or gets an
+// error that says what is wrong, and never takes the host down or holds
+// it.
 func argsValue(args json.RawMessage) (cty.Value, error) {
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
