@@ -56,6 +56,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 	if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
 		return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
 	}
+	e.guardLines()
 	logger, code := newLogger(*logLevel, e)
 	if code != exitOK {
 		return code

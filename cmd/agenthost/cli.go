@@ -33,6 +33,9 @@ type env struct {
 	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
+	// con, once guardLines made it, is what stdout and stderr write
+	// through (console.go).
+	con *console
 }
 
 // Main runs the command line of the process and returns the exit code. A

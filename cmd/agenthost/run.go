@@ -45,6 +45,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	if code != exitOK {
 		return code
 	}
+	e.guardLines()
 	logger, code := newLogger(*logLevel, e)
 	if code != exitOK {
 		return code
