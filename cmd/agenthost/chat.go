@@ -57,7 +57,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
 	}
 	e.guardLines()
-	logger, code := newLogger(*logLevel, e)
+	logger, code := newLogger(*logLevel, e, showsProgress(e, false, false))
 	if code != exitOK {
 		return code
 	}

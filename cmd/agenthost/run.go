@@ -46,7 +46,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	e.guardLines()
-	logger, code := newLogger(*logLevel, e)
+	logger, code := newLogger(*logLevel, e, showsProgress(e, *asJSON, *events))
 	if code != exitOK {
 		return code
 	}
@@ -151,8 +151,11 @@ func readPrompt(pos []string, e *env) (string, int) {
 }
 
 // newLogger makes the zerolog logger on stderr: human format on a terminal,
-// JSON lines otherwise.
-func newLogger(level string, e *env) (zerolog.Logger, int) {
+// JSON lines otherwise. With progress (the progress display of a run is on
+// stderr), the records about failed model requests are left out: the
+// display shows each retry, and the run's last lines the error that
+// stopped it.
+func newLogger(level string, e *env, progress bool) (zerolog.Logger, int) {
 	if level == "" {
 		level = "info"
 		if e.stderrTTY {
@@ -167,5 +170,19 @@ func newLogger(level string, e *env) (zerolog.Logger, int) {
 	if e.stderrTTY {
 		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: escapeLogEvent}
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), exitOK
+	l := zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	if progress {
+		l = l.Hook(shownElsewhere{})
+	}
+	return l, exitOK
+}
+
+// shownElsewhere drops the log records that the progress display and the
+// last lines of a run show already (loop.LogRequestFailed).
+type shownElsewhere struct{}
+
+func (shownElsewhere) Run(ev *zerolog.Event, _ zerolog.Level, msg string) {
+	if strings.HasPrefix(msg, loop.LogRequestFailed) {
+		ev.Discard()
+	}
 }
