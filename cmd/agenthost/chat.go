@@ -294,6 +294,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 		}
 	}()
 	out := newOutput(c.e, false, false)
+	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(c.e); a != nil {
 		req.Asker = a

@@ -31,6 +31,9 @@ type output struct {
 	events   bool
 	progress bool
 	live     bool // stdout is a terminal: stream text as it arrives
+	// hint, when set, says what to do about the error that stopped a run
+	// (failureHint); "" when nothing is known.
+	hint func(*loop.Result) string
 
 	mu       sync.Mutex
 	pending  strings.Builder // not live: text of the request in flight
@@ -181,6 +184,11 @@ func (o *output) finish(res *loop.Result) {
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
 			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
+		}
+		if o.hint != nil {
+			if h := o.hint(res); h != "" {
+				fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, h))
+			}
 		}
 		switch {
 		case res.StopReason != loop.StopCompleted:

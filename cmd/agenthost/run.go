@@ -69,6 +69,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	defer h.Close(context.WithoutCancel(ctx))
 
 	out := newOutput(e, *asJSON, *events)
+	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
 	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
 		req.Asker = a
