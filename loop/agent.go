@@ -107,6 +107,11 @@ type Result struct {
 	// of the run was made by an agent without a price.
 	Cost   *float64 `json:"cost"`
 	Errors []string `json:"errors"`
+	// Err is the error of the model request that stopped the run
+	// (provider_error or error), for a front end to explain it: a
+	// *ProviderError says why (its status, its cause). It is not part of
+	// the JSON form, where Errors holds its text, and nil otherwise.
+	Err error `json:"-"`
 	// Messages is the history as the next request would see it: the system
 	// message (when Agent.System is set), Input.History, then this run's
 	// messages, with older ones replaced by a summary if compaction ran.

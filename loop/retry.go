@@ -40,6 +40,13 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
+// LogRequestFailed starts the message of every log record about a failed
+// model request, a retry's warning included ("model request failed:
+// retrying"). Each such failure is also an EventRetry or, when it stops
+// the run or its compaction, in Result.Errors: a front end that shows
+// those may leave the records out.
+const LogRequestFailed = "model request failed"
+
 // stream sends req, retrying failures per the run's RetryPolicy. Which
 // failures retry is the Model's call: a *ProviderError with Retryable set
 // (the provider adapter decides from the HTTP status or the network error);
@@ -66,26 +73,27 @@ func (ru *run) stream(ctx context.Context, req Request, text bool) (Response, St
 		}
 		var pe *ProviderError
 		if !errors.As(err, &pe) {
-			ru.log.Error().Err(err).Msg("model request failed")
+			ru.log.Error().Err(err).Msg(LogRequestFailed)
 			return Response{}, StopError, fmt.Errorf("model %s: %w", ru.a.ModelID, err)
 		}
 		if !pe.Retryable {
-			ru.log.Error().Err(err).Int("status", pe.Status).Msg("model request failed (not retryable)")
+			ru.log.Error().Err(err).Int("status", pe.Status).Msg(LogRequestFailed + " (not retryable)")
 			return Response{}, StopProviderError, err
 		}
 		if attempt >= p.Attempts {
-			ru.log.Error().Err(err).Int("status", pe.Status).Int("attempts", attempt).Msg("model request failed: attempts exhausted")
+			ru.log.Error().Err(err).Int("status", pe.Status).Int("attempts", attempt).Msg(LogRequestFailed + ": attempts exhausted")
 			return Response{}, StopProviderError, fmt.Errorf("giving up after %d attempts: %w", attempt, err)
 		}
 		delay := ru.backoff(p, attempt)
 		if pe.RetryAfter > 0 {
 			if pe.RetryAfter > p.MaxDelay {
-				ru.log.Error().Err(err).Dur("retry_after", pe.RetryAfter).Dur("max_delay", p.MaxDelay).Msg("model request failed: server asks for too long a wait")
+				ru.log.Error().Err(err).Dur("retry_after", pe.RetryAfter).Dur("max_delay", p.MaxDelay).Msg(LogRequestFailed + ": server asks for too long a wait")
 				return Response{}, StopProviderError, fmt.Errorf("server asked to wait %s before retrying, more than max_delay %s: %w", pe.RetryAfter, p.MaxDelay, err)
 			}
 			delay = pe.RetryAfter
 		}
-		ru.log.Warn().Err(err).Int("status", pe.Status).Int("attempt", attempt).Dur("delay", delay).Msg("model request failed: retrying")
+		// The delay is logged to the millisecond: its jitter has no meaning below.
+		ru.log.Warn().Err(err).Int("status", pe.Status).Int("attempt", attempt).Dur("delay", delay.Round(time.Millisecond)).Msg(LogRequestFailed + ": retrying")
 		ru.emit(Event{Type: EventRetry, Step: ru.res.Steps, StepsMax: ru.stepsMax, Attempt: attempt,
 			DelayMS: Int64(delay.Milliseconds()), Status: pe.Status, Message: err.Error()})
 		if err := ru.r.sleep(ctx, delay); err != nil {

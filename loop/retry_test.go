@@ -99,6 +99,17 @@ func TestRetries(t *testing.T) {
 			if tt.wantErr == "" && len(res.Errors) != 0 {
 				t.Errorf("Errors = %q, want none", res.Errors)
 			}
+			// Err is the error that stopped the run, its cause reachable.
+			switch {
+			case tt.wantStop == StopCompleted && res.Err != nil:
+				t.Errorf("Err = %v for a completed run", res.Err)
+			case tt.wantStop != StopCompleted && (res.Err == nil || res.Err.Error() != res.Errors[0]):
+				t.Errorf("Err = %v, want the error of Errors %q", res.Err, res.Errors)
+			}
+			var pe *ProviderError
+			if tt.wantStop == StopProviderError && !errors.As(res.Err, &pe) {
+				t.Errorf("Err = %v does not wrap the *ProviderError", res.Err)
+			}
 		})
 	}
 }

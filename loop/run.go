@@ -156,6 +156,7 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		if failed != "" {
 			if failed != StopAborted {
 				ru.res.Errors = append(ru.res.Errors, err.Error())
+				ru.res.Err = err
 			}
 			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Message: string(failed)})
 			return failed

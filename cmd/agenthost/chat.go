@@ -56,7 +56,8 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 	if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
 		return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
 	}
-	logger, code := newLogger(*logLevel, e)
+	e.guardLines()
+	logger, code := newLogger(*logLevel, e, showsProgress(e, false, false))
 	if code != exitOK {
 		return code
 	}
@@ -293,6 +294,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 		}
 	}()
 	out := newOutput(c.e, false, false)
+	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(c.e); a != nil {
 		req.Asker = a

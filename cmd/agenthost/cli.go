@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-isatty"
+	"github.com/rs/zerolog"
 )
 
 // Exit codes (README, "Exit codes").
@@ -33,12 +34,18 @@ type env struct {
 	stdinTTY       bool
 	stdoutTTY      bool
 	stderrTTY      bool
+	// con, once guardLines made it, is what stdout and stderr write
+	// through (console.go).
+	con *console
 }
 
 // Main runs the command line of the process and returns the exit code. A
 // first SIGINT or SIGTERM cancels the run's context; a second one exits at
 // once with 130.
 func Main() int {
+	// Durations in logs carry their unit ("delay":"1.19s"), not a bare
+	// number of milliseconds.
+	zerolog.DurationFieldFormat = zerolog.DurationFormatString
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := make(chan os.Signal, 2)

@@ -83,7 +83,7 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 		defer f.Close()
 		le.stderr, le.stderrTTY = f, false
 	}
-	logger, code := newLogger(*logLevel, &le)
+	logger, code := newLogger(*logLevel, &le, false)
 	if code != exitOK {
 		return code
 	}

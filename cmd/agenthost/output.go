@@ -18,24 +18,28 @@ import (
 // already showed text is retried, a marker line says so before the answer
 // starts again. Otherwise (a pipe, a file) stdout is exact and holds each
 // response's text only once the response is kept: the text of a request is
-// buffered and printed when its assistant message is appended, and dropped
-// when the request is retried or fails, so a retried stream never prints
-// twice.
+// buffered and printed when its assistant message is appended, with the
+// newline that ends it in the same write (stdout piped to another program
+// and stderr on a terminal are two ways to the screen, so the newline
+// cannot wait), and dropped when the request is retried or fails, so a
+// retried stream never prints twice. Whatever ends the answer, its last
+// line is ended before anything else is printed (console).
 type output struct {
 	e        *env
+	con      *console
 	json     bool
 	events   bool
 	progress bool
-	live     bool             // stdout is a terminal: stream text as it arrives
-	term     *termtext.Writer // live: stdout, escaped
+	live     bool // stdout is a terminal: stream text as it arrives
+	// hint, when set, says what to do about the error that stopped a run
+	// (failureHint); "" when nothing is known.
+	hint func(*loop.Result) string
 
 	mu       sync.Mutex
 	pending  strings.Builder // not live: text of the request in flight
 	partial  bool            // live: text of the request in flight is on the screen
 	streamed strings.Builder // top-level text printed since the last step started
-	lastNL   bool            // whether stdout ends with a newline
-	wrote    bool
-	evBuf    []byte // reused by writeEvent
+	evBuf    []byte          // reused by writeEvent
 }
 
 // streamRetried is printed on a terminal when a request whose text was
@@ -43,11 +47,13 @@ type output struct {
 const streamRetried = "[agenthost] stream interrupted; retrying\n"
 
 func newOutput(e *env, asJSON, events bool) *output {
-	o := &output{e: e, json: asJSON, events: events, progress: e.stderrTTY && !events && !asJSON, live: e.stdoutTTY}
-	if o.live {
-		o.term = termtext.NewWriter(e.stdout)
-	}
-	return o
+	return &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
+}
+
+// showsProgress tells whether a run shows the progress display on stderr:
+// on a terminal, unless stdout is --json or --events.
+func showsProgress(e *env, asJSON, events bool) bool {
+	return e.stderrTTY && !events && !asJSON
 }
 
 func (o *output) text(agent string, depth int, s string) {
@@ -64,28 +70,19 @@ func (o *output) text(agent string, depth int, s string) {
 	o.partial = true
 }
 
-// print writes model text to stdout, escaped on a terminal.
+// print writes model text to stdout, escaped on a terminal. Not on a
+// terminal, s is a whole response's text: it is written with the newline
+// that ends it.
 func (o *output) print(s string) {
-	if o.live {
-		o.term.WriteString(s)
-	} else {
-		io.WriteString(o.e.stdout, s)
-	}
 	o.streamed.WriteString(s)
-	o.wrote = true
-	o.lastNL = strings.HasSuffix(s, "\n")
+	if !o.live && !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	o.con.stream(s)
 }
 
 // endLine ends the text on stdout with a newline if it has none.
-func (o *output) endLine() {
-	if o.term != nil {
-		o.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
-	}
-	if o.wrote && !o.lastNL {
-		io.WriteString(o.e.stdout, "\n")
-		o.lastNL = true
-	}
-}
+func (o *output) endLine() { o.con.endLine() }
 
 func (o *output) event(ev loop.Event) {
 	o.mu.Lock()
@@ -111,9 +108,7 @@ func (o *output) event(ev loop.Event) {
 					o.print(o.pending.String())
 					o.pending.Reset()
 				}
-				if o.term != nil {
-					o.term.Flush()
-				}
+				o.con.flush()
 				o.partial = false
 			}
 		case loop.EventStepEnd:
@@ -189,6 +184,11 @@ func (o *output) finish(res *loop.Result) {
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
 			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
+		}
+		if o.hint != nil {
+			if h := o.hint(res); h != "" {
+				fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, h))
+			}
 		}
 		switch {
 		case res.StopReason != loop.StopCompleted:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // retries with their delay.
 func TestProgressLines(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	o := &output{e: &env{stdout: &stdout, stderr: &stderr}, progress: true}
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr, stderrTTY: true}, false, false)
 	for step := 1; step <= 5; step++ {
 		o.event(loop.Event{Type: loop.EventStepStart, Agent: "build", Step: step, StepsMax: 5, Final: loop.Bool(step == 5)})
 		if step == 2 {
@@ -49,7 +50,7 @@ func TestProgressLines(t *testing.T) {
 // and that a host-written final text not streamed is printed at the end.
 func TestTextStreamsOnlyTopLevel(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	o := &output{e: &env{stdout: &stdout, stderr: &stderr}}
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr}, false, false)
 	o.event(loop.Event{Type: loop.EventStepStart, Agent: "build", Step: 1, StepsMax: 2})
 	o.text("build", 0, "Looking.")
 	o.text("explore", 1, "child text")
@@ -142,5 +143,38 @@ func TestTerminalEscapesEverywhere(t *testing.T) {
 		if !strings.Contains(got, termtext.Escape(evil)) {
 			t.Errorf("%s does not show the escaped text %q: %q", name, termtext.Escape(evil), got)
 		}
+	}
+}
+
+// TestAnswerLineEndedBeforeStderr: with stdout and stderr one file (2>&1)
+// or one terminal, whatever is written to stderr comes after the answer's
+// line is ended, never on it: on a terminal while the text streams (text
+// held for escaping, a trailing \r, is written before the newline), and
+// off a terminal when a response is kept (its newline comes with it).
+func TestAnswerLineEndedBeforeStderr(t *testing.T) {
+	var both bytes.Buffer
+	e := &env{stdout: &both, stderr: &both, stdoutTTY: true}
+	o := newOutput(e, false, false)
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 2})
+	o.text("main", 0, "Looking\r")
+	fmt.Fprint(e.stderr, "log 1\n")
+	o.text("main", 0, "Done.")
+	fmt.Fprint(e.stderr, "log 2\n")
+	fmt.Fprint(e.stderr, "log 3\n")
+	o.finish(&loop.Result{StopReason: loop.StopCompleted, Steps: 1, StepsMax: 2, Output: "Looking\rDone."})
+	if got, want := both.String(), "Looking\\r\nlog 1\nDone.\nlog 2\nlog 3\n"; got != want {
+		t.Errorf("terminal: %q, want %q", got, want)
+	}
+
+	both.Reset()
+	e = &env{stdout: &both, stderr: &both}
+	o = newOutput(e, false, false)
+	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 2})
+	o.text("main", 0, "Done.")
+	o.event(loop.Event{Type: loop.EventMessage, Agent: "main", Msg: &loop.Message{Role: loop.RoleAssistant, Content: "Done."}})
+	fmt.Fprint(e.stderr, "log\n")
+	o.finish(&loop.Result{StopReason: loop.StopCompleted, Steps: 1, StepsMax: 2, Output: "Done."})
+	if got, want := both.String(), "Done.\nlog\n"; got != want {
+		t.Errorf("piped: %q, want %q", got, want)
 	}
 }

@@ -45,7 +45,8 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	if code != exitOK {
 		return code
 	}
-	logger, code := newLogger(*logLevel, e)
+	e.guardLines()
+	logger, code := newLogger(*logLevel, e, showsProgress(e, *asJSON, *events))
 	if code != exitOK {
 		return code
 	}
@@ -68,6 +69,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	defer h.Close(context.WithoutCancel(ctx))
 
 	out := newOutput(e, *asJSON, *events)
+	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
 	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
 		req.Asker = a
@@ -150,8 +152,11 @@ func readPrompt(pos []string, e *env) (string, int) {
 }
 
 // newLogger makes the zerolog logger on stderr: human format on a terminal,
-// JSON lines otherwise.
-func newLogger(level string, e *env) (zerolog.Logger, int) {
+// JSON lines otherwise. With progress (the progress display of a run is on
+// stderr), the records about failed model requests are left out: the
+// display shows each retry, and the run's last lines the error that
+// stopped it.
+func newLogger(level string, e *env, progress bool) (zerolog.Logger, int) {
 	if level == "" {
 		level = "info"
 		if e.stderrTTY {
@@ -166,5 +171,19 @@ func newLogger(level string, e *env) (zerolog.Logger, int) {
 	if e.stderrTTY {
 		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: escapeLogEvent}
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), exitOK
+	l := zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	if progress {
+		l = l.Hook(shownElsewhere{})
+	}
+	return l, exitOK
+}
+
+// shownElsewhere drops the log records that the progress display and the
+// last lines of a run show already (loop.LogRequestFailed).
+type shownElsewhere struct{}
+
+func (shownElsewhere) Run(ev *zerolog.Event, _ zerolog.Level, msg string) {
+	if strings.HasPrefix(msg, loop.LogRequestFailed) {
+		ev.Discard()
+	}
 }

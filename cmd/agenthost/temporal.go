@@ -109,7 +109,7 @@ func cmdWorker(ctx context.Context, args []string, e *env) int {
 	if *logLevel == "" {
 		*logLevel = "info"
 	}
-	logger, code := newLogger(*logLevel, e)
+	logger, code := newLogger(*logLevel, e, false)
 	if code != exitOK {
 		return code
 	}

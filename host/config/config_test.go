@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,7 @@ func TestExampleDecodes(t *testing.T) {
 		Name:           "local",
 		BaseURL:        "http://127.0.0.1:11434/v1",
 		APIKey:         "sk-test",
+		APIKeyEnv:      []string{"OPENAI_API_KEY"},
 		Retry:          Retry{Attempts: 5, Initial: time.Second, MaxDelay: time.Minute},
 		FinalStepTools: "omit",
 		IdleTimeout:    120 * time.Second,
@@ -316,6 +318,53 @@ func TestEnvAndFile(t *testing.T) {
 	})
 	if len(diags) > 0 || cfg.Agents[0].BudgetPrompt != "fallback" {
 		t.Errorf("empty variable did not fall back to the default:%s", dump(diags))
+	}
+}
+
+// TestEnvReads: the variables a provider's api_key and a model's name read
+// with env() are kept, so that messages about them can name them.
+func TestEnvReads(t *testing.T) {
+	src := `provider "p" {
+  base_url = "http://127.0.0.1:1/v1"
+  api_key  = env("KEY_A", env("KEY_B", ""))
+}
+provider "q" {
+  base_url = "http://127.0.0.1:2/v1"
+  api_key  = "literal"
+}
+model "m" {
+  provider = "p"
+  name     = "${env("MODEL", "fallback")}-instruct"
+}
+model "n" {
+  provider = "q"
+  name     = "fixed"
+}
+agent "a" {
+  model = "m"
+}
+`
+	cfg, diags := Parse([]byte(src), filepath.Join(t.TempDir(), "agents.hcl"), Options{
+		LookupEnv: func(k string) (string, bool) { return "", false },
+	})
+	if len(diags) > 0 {
+		t.Fatal(dump(diags))
+	}
+	for _, c := range []struct {
+		what      string
+		got, want []string
+	}{
+		{"provider p api_key", cfg.Provider("p").APIKeyEnv, []string{"KEY_A", "KEY_B"}},
+		{"provider q api_key", cfg.Provider("q").APIKeyEnv, nil},
+		{"model m name", cfg.Model("m").IDEnv, []string{"MODEL"}},
+		{"model n name", cfg.Model("n").IDEnv, nil},
+	} {
+		if !slices.Equal(c.got, c.want) {
+			t.Errorf("%s reads %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if id := cfg.Model("m").ID; id != "fallback-instruct" {
+		t.Errorf("model m name = %q", id)
 	}
 }
 

@@ -240,13 +240,17 @@ func (b *builder) build(body hcl.Body) *Config {
 	providers := map[string]hcl.Range{}
 	for _, rp := range raw.Providers {
 		if b.declared("provider", rp.Name, rp.NameRange, providers) {
-			cfg.Providers = append(cfg.Providers, b.provider(rp))
+			p := b.provider(rp)
+			p.APIKeyEnv = envReads(body, "provider", rp.Name, "api_key")
+			cfg.Providers = append(cfg.Providers, p)
 		}
 	}
 	models := map[string]hcl.Range{}
 	for _, rm := range raw.Models {
 		if b.declared("model", rm.Name, rm.NameRange, models) {
-			cfg.Models = append(cfg.Models, b.model(rm, cfg))
+			m := b.model(rm, cfg)
+			m.IDEnv = envReads(body, "model", rm.Name, "name")
+			cfg.Models = append(cfg.Models, m)
 		}
 	}
 	plugins := map[string]hcl.Range{}
@@ -281,6 +285,42 @@ func (b *builder) build(body hcl.Body) *Config {
 		b.prices(cfg, extras)
 	}
 	return cfg
+}
+
+// envReads lists the environment variables that attribute attr of the
+// first block of type typ labelled label reads with env(), in order, each
+// once. Only names written as literals count: env("OPENAI_API_KEY", "").
+func envReads(body hcl.Body, typ, label, attr string) []string {
+	syn, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil
+	}
+	for _, blk := range syn.Blocks {
+		if blk.Type != typ || len(blk.Labels) == 0 || blk.Labels[0] != label {
+			continue
+		}
+		a := blk.Body.Attributes[attr]
+		if a == nil {
+			return nil
+		}
+		var names []string
+		hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+			call, ok := n.(*hclsyntax.FunctionCallExpr)
+			if !ok || call.Name != "env" || len(call.Args) == 0 {
+				return nil
+			}
+			v, diags := call.Args[0].Value(nil)
+			if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+				return nil
+			}
+			if name := v.AsString(); name != "" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			return nil
+		})
+		return names
+	}
+	return nil
 }
 
 // article is "an" before a word that starts with a vowel sound and "a"

@@ -60,6 +60,9 @@ type Provider struct {
 	Name    string
 	BaseURL string
 	APIKey  string
+	// APIKeyEnv are the environment variables api_key reads with env(), in
+	// order: what a message about a missing or refused key names.
+	APIKeyEnv []string
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string
 	Retry   Retry
@@ -93,7 +96,10 @@ type Model struct {
 	Name     string // block label
 	Provider string // provider block name
 	// ID is the model name sent to the provider (the "name" attribute).
-	ID            string
+	ID string
+	// IDEnv are the environment variables the name attribute reads with
+	// env(), in order: what a message about the model's name names.
+	IDEnv         []string
 	ContextWindow int // 0 = unknown, compaction off
 	// Temperature is nil when unset (the server default applies).
 	Temperature *float64

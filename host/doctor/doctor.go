@@ -125,10 +125,7 @@ func CheckModel(ctx context.Context, p *config.Provider, m *config.Model) Model 
 
 // reach checks DNS, TCP and (for https) TLS, each timed.
 func (pr *probe) reach(ctx context.Context) bool {
-	host, port := pr.u.Hostname(), pr.u.Port()
-	if port == "" {
-		port = map[bool]string{true: "443", false: "80"}[pr.u.Scheme == "https"]
-	}
+	host, port := hostPort(pr.u)
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	addr := host
@@ -148,8 +145,7 @@ func (pr *probe) reach(ctx context.Context) bool {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(addr, port))
 	if err != nil {
-		pr.add(Check{Name: "tcp", Status: Fail, Detail: err.Error(), MS: since(t),
-			Hint: "is the server running and listening on " + net.JoinHostPort(host, port) + "? (Ollama: ollama serve; llama.cpp: llama-server --port " + port + ")"})
+		pr.add(Check{Name: "tcp", Status: Fail, Detail: err.Error(), MS: since(t), Hint: listenHint(host, port)})
 		return false
 	}
 	pr.add(Check{Name: "tcp", Status: OK, Detail: "connected to " + net.JoinHostPort(addr, port), MS: since(t)})
@@ -161,8 +157,7 @@ func (pr *probe) reach(ctx context.Context) bool {
 	t = time.Now()
 	tc := tls.Client(conn, &tls.Config{ServerName: host})
 	if err := tc.HandshakeContext(ctx); err != nil {
-		pr.add(Check{Name: "tls", Status: Fail, Detail: err.Error(), MS: since(t),
-			Hint: "the server's certificate is not trusted for " + host + ", or the port speaks plain http (use http://)"})
+		pr.add(Check{Name: "tls", Status: Fail, Detail: err.Error(), MS: since(t), Hint: tlsHint(host)})
 		return false
 	}
 	st := tc.ConnectionState()
@@ -299,12 +294,7 @@ func (pr *probe) complete(ctx context.Context) {
 	resp, err = model.Stream(ctx, req, nil)
 	ms = since(t)
 	if err != nil {
-		c := pr.failure("tool call", err, ms)
-		var pe *loop.ProviderError
-		if errors.As(err, &pe) && pe.Status >= 400 && pe.Status < 500 && strings.Contains(strings.ToLower(pe.Message), "tool") {
-			c.Hint = toolHint
-		}
-		pr.add(c)
+		pr.add(pr.failure("tool call", err, ms))
 		return
 	}
 	for _, call := range resp.Message.ToolCalls {
@@ -318,47 +308,22 @@ func (pr *probe) complete(ctx context.Context) {
 		Hint:   toolHint})
 }
 
-const toolHint = "the server or model does not do tool calls: pick a model with tool support (Ollama: qwen2.5, llama3.1), start llama.cpp with --jinja, vLLM with --enable-auto-tool-choice --tool-call-parser"
-
 // failure makes the failed check name out of a provider error, with the
-// hint of its known cause.
+// hint of its known cause (Hint). A 404 after GET /models answered 404 too
+// is base_url's path, whatever the message says.
 func (pr *probe) failure(name string, err error, ms float64) Check {
-	c := Check{Name: name, Status: Fail, Detail: err.Error(), MS: ms}
+	c := Check{Name: name, Status: Fail, Detail: err.Error(), MS: ms, Hint: Hint(pr.p, pr.m, err)}
 	var pe *loop.ProviderError
 	if !errors.As(err, &pe) {
 		return c
 	}
-	msg := strings.ToLower(pe.Message)
 	switch {
 	case pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden:
 		c.Name = "auth"
-		c.Hint = authHint(pr.p)
-	case pe.Status == http.StatusNotFound && strings.Contains(msg, "model") && !pr.models404:
-		c.Hint = fmt.Sprintf("the server does not have model %q: pull it (Ollama: ollama pull %s) or fix the model block's name", pr.m.ID, pr.m.ID)
-	case pe.Status == http.StatusNotFound || pe.Status == http.StatusMethodNotAllowed:
+	case pe.Status == http.StatusNotFound && pr.models404:
 		c.Hint = suffixHint(pr.p.BaseURL)
 	}
 	return c
-}
-
-func authHint(p *config.Provider) string {
-	if p.APIKey == "" {
-		return fmt.Sprintf("the server wants an API key: set api_key in provider %q (e.g. api_key = env(\"OPENAI_API_KEY\"))", p.Name)
-	}
-	return fmt.Sprintf("the server refused the API key of provider %q: check api_key (expired, wrong project, or for another server)", p.Name)
-}
-
-// suffixHint explains a 404 on chat/completions: base_url must be the API
-// root, usually ending in /v1, without /chat/completions.
-func suffixHint(base string) string {
-	b := strings.TrimSuffix(redact.URL(base), "/")
-	switch {
-	case strings.HasSuffix(b, "/chat/completions"):
-		return fmt.Sprintf("base_url is the API root; agenthost adds /chat/completions: try %q", strings.TrimSuffix(b, "/chat/completions"))
-	case !strings.HasSuffix(b, "/v1") && !strings.Contains(b, "/v1/") && !strings.Contains(b, "/openai"):
-		return fmt.Sprintf("base_url usually ends in /v1 (the API root): try %q", b+"/v1")
-	}
-	return "nothing answers at " + b + "/chat/completions: check base_url's path (the API root, usually ending in /v1)"
 }
 
 func hasCheck(cs []Check, name string) bool {

@@ -409,11 +409,31 @@ func networkRetryable(err error) bool {
 }
 
 func networkError(err error, endpoint string) *loop.ProviderError {
-	return &loop.ProviderError{
+	pe := &loop.ProviderError{
 		Message:   fmt.Sprintf("request to %s failed: %v", endpoint, unwrapURL(err)),
 		Retryable: networkRetryable(err),
 		Err:       err,
 	}
+	if refusedHere(err) {
+		pe.Retryable = false
+		pe.Message += "; nothing listens there on this machine: not retried"
+	}
+	return pe
+}
+
+// refusedHere reports whether err is a connection refused by a loopback
+// address: nothing listens on that port of this machine. Such a failure is
+// not retried: a local server that is not running does not start during a
+// backoff, and the retries would only make the user wait to be told.
+// Refused elsewhere (a server restarting behind a load balancer) is
+// retried like any dial error.
+func refusedHere(err error) bool {
+	var op *net.OpError
+	if !errors.Is(err, syscall.ECONNREFUSED) || !errors.As(err, &op) || op.Op != "dial" {
+		return false
+	}
+	a, ok := op.Addr.(*net.TCPAddr)
+	return ok && a.IP.IsLoopback()
 }
 
 // unwrapURL drops *url.Error's "Post URL:" prefix (we name the endpoint).

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -303,10 +307,36 @@ func TestBrokenConnections(t *testing.T) {
 	}
 }
 
+// TestConnectionRefused: a port of this machine where nothing listens
+// fails at once, not retried, and says so.
 func TestConnectionRefused(t *testing.T) {
 	p := New(Options{BaseURL: refusedURL(t), ModelID: "m"})
 	_, err := p.Stream(context.Background(), ask("hi"), nil)
-	checkError(t, err, want{contains: "connection refused", retryable: true})
+	checkError(t, err, want{contains: "connection refused; nothing listens there on this machine: not retried", retryable: false})
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("error %v does not wrap ECONNREFUSED", err)
+	}
+}
+
+// TestConnectionRefusedElsewhere: a refusal by another machine (a server
+// restarting behind a load balancer) is retried like other dial errors;
+// one from a loopback address, IPv6 included, is not.
+func TestConnectionRefusedElsewhere(t *testing.T) {
+	refused := func(ip string) error {
+		return &url.Error{Op: "Post", URL: "http://x/v1/chat/completions", Err: &net.OpError{
+			Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP(ip), Port: 8000},
+			Err: os.NewSyscallError("connect", syscall.ECONNREFUSED),
+		}}
+	}
+	for ip, retryable := range map[string]bool{"10.1.2.3": true, "2001:db8::1": true, "127.0.0.1": false, "127.1.2.3": false, "::1": false} {
+		pe := networkError(refused(ip), "http://x/v1/chat/completions")
+		if pe.Retryable != retryable {
+			t.Errorf("refused by %s: Retryable = %v, want %v (%s)", ip, pe.Retryable, retryable, pe.Message)
+		}
+		if here := strings.Contains(pe.Message, "this machine"); here == retryable {
+			t.Errorf("refused by %s: message %q", ip, pe.Message)
+		}
+	}
 }
 
 func TestUntrustedCertificateIsNotRetried(t *testing.T) {

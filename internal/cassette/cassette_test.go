@@ -182,7 +182,38 @@ func miss(t *testing.T, p *Player, model string, req loop.Request) string {
 	if pe.Code != "cassette_miss" || pe.Retryable || pe.Status != 0 || !errors.Is(err, ErrMiss) {
 		t.Errorf("miss error %+v", pe)
 	}
+	var me *MissError
+	if !errors.As(err, &me) || me.Model != model {
+		t.Errorf("miss error wraps %#v, want a *MissError for model %q", pe.Err, model)
+	}
 	return pe.Message
+}
+
+// TestMissNamesModels: a miss says which model the request was for and
+// which the nearest recorded request was for, so the command line can
+// explain a miss that comes from the model's name; an empty cassette has
+// no recorded model.
+func TestMissNamesModels(t *testing.T) {
+	p, err := Load(record(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Wrap("other-model").Stream(context.Background(), firstRequest("You are terse."), nil)
+	var me *MissError
+	if !errors.As(err, &me) || me.Model != "other-model" || me.Recorded != "gpt-test" {
+		t.Errorf("miss for another model: %#v (%v)", me, err)
+	}
+	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err = Load(empty); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Wrap("gpt-test").Stream(context.Background(), firstRequest("You are terse."), nil)
+	if !errors.As(err, &me) || me.Model != "gpt-test" || me.Recorded != "" {
+		t.Errorf("miss on an empty cassette: %#v (%v)", me, err)
+	}
 }
 
 func TestMissDiffs(t *testing.T) {

@@ -17,15 +17,16 @@ const (
 )
 
 // missMessage explains a miss: the cassette, the request, and how it differs
-// from the nearest recorded request.
-func (p *Player) missMessage(got Request) string {
+// from the nearest recorded request, whose model it returns too ("" when
+// the cassette is empty).
+func (p *Player) missMessage(got Request) (string, string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cassette miss: %s holds no response for this request (model %q, %d messages, key %.12s)",
 		p.path, got.Model, len(got.Messages), got.Key())
 	near, common := p.nearest(got)
 	if near == nil {
 		b.WriteString("\nthe cassette holds no entries; record it again with --record")
-		return b.String()
+		return b.String(), ""
 	}
 	want := near.Request
 	fmt.Fprintf(&b, "\nnearest recorded request: entry at line %d, %d of %d messages in common", near.line, common, len(got.Messages))
@@ -59,7 +60,7 @@ func (p *Player) missMessage(got Request) string {
 	if len(s) > messageSize {
 		s = truncateBytes(s, messageSize) + "\n[...]"
 	}
-	return s
+	return s, want.Model
 }
 
 // nearest is the recorded entry with the most messages in common with got as

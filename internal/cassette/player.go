@@ -15,6 +15,18 @@ import (
 // ErrMiss is wrapped by the error of a request the cassette does not hold.
 var ErrMiss = errors.New("cassette miss")
 
+// MissError is what the error of a miss wraps: the model of the request and
+// of the nearest recorded one, so that a front end can explain a miss that
+// comes from the model's name alone. errors.Is(err, ErrMiss) holds for it.
+type MissError struct {
+	// Model is the model id of the request; Recorded is the model id of the
+	// nearest recorded request, "" when the cassette holds none.
+	Model, Recorded string
+}
+
+func (e *MissError) Error() string        { return ErrMiss.Error() }
+func (e *MissError) Is(target error) bool { return target == ErrMiss }
+
 // Player serves recorded responses. It is safe for concurrent use; the
 // models it wraps share one position per request key.
 type Player struct {
@@ -77,10 +89,11 @@ func (m *playing) Stream(ctx context.Context, req loop.Request, onText func(stri
 	canon := Canonical(m.modelID, req)
 	resp, ok := m.p.next(canon.Key())
 	if !ok {
+		msg, near := m.p.missMessage(canon)
 		return loop.Response{}, &loop.ProviderError{
 			Code:    "cassette_miss",
-			Message: m.p.missMessage(canon),
-			Err:     ErrMiss,
+			Message: msg,
+			Err:     &MissError{Model: canon.Model, Recorded: near},
 		}
 	}
 	if onText != nil && resp.Message.Content != "" {
