@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/private"
 )
 
 // The compilation cache holds native code that wazero compiled from the
@@ -103,6 +105,24 @@ func removeStaleTemp(path string) {
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleTemp {
 		os.Remove(path)
 	}
+}
+
+// checkPrivate refuses path when another user owns it or group or others
+// may write it (on Unix; elsewhere access control lists decide, see
+// private.Check). A directory must be a directory when dir is true.
+// Symbolic links are followed: what counts is where the files are written.
+func checkPrivate(path string, dir bool) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("compilation cache: %w", err)
+	}
+	if dir && !st.IsDir() {
+		return fmt.Errorf("compilation cache %s is not a directory: set AGENTHOST_CACHE_DIR to a private directory", path)
+	}
+	if p := private.Check(st); p != nil {
+		return unsafeCache(path, p.What, p.Fix)
+	}
+	return nil
 }
 
 // errNotPrivate marks a cache path refused by checkPrivate.

@@ -211,8 +211,9 @@ func Protected(cfg *config.Config, cacheDir string, opts Options) []rootfs.Prote
 // prepareProtected makes the protected paths that a run creates exist
 // before any plugin is mounted, so that their identity can be recorded: the
 // data directory and the compilation cache (when a plugin has a mount) and
-// the cassette being recorded. cleanup removes what it made for the
-// cassette, for when the host fails to start.
+// the cassette being recorded, private to the user like everything a run
+// writes (directories 0700, the cassette 0600). cleanup removes what it
+// made for the cassette, for when the host fails to start.
 func prepareProtected(cfg *config.Config, cacheDir string, opts Options) (cleanup func(), err error) {
 	cleanup = func() {}
 	mounts := false
@@ -224,16 +225,16 @@ func prepareProtected(cfg *config.Config, cacheDir string, opts Options) (cleanu
 			if d == "" {
 				continue
 			}
-			if err := os.MkdirAll(d, 0o755); err != nil {
+			if err := os.MkdirAll(d, 0o700); err != nil {
 				return cleanup, fmt.Errorf("create %s before mounting plugins: %w", d, err)
 			}
 		}
 	}
 	if opts.Record != "" {
-		if err := os.MkdirAll(filepath.Dir(opts.Record), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(opts.Record), 0o700); err != nil {
 			return cleanup, fmt.Errorf("cassette: create directory for %s: %w", opts.Record, err)
 		}
-		f, err := os.OpenFile(opts.Record, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(opts.Record, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		switch {
 		case err == nil:
 			f.Close()

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -38,11 +39,12 @@ type RunRequest struct {
 
 // UsageError is a run refused for what was asked: an agent that does not
 // exist, no default agent, or a session that cannot be continued (not
-// found, not a valid id, in use by another run, or another agent's).
+// found, not a valid id, in use by another run, or another agent's), or a
+// data_dir that is not private to the user (session.ErrNotPrivate).
 // Nothing ran and nothing was appended to a session. Err is the cause:
 // an *UnknownAgentError, a *SessionAgentError, session.ErrNotFound,
-// session.ErrBusy (a *session.BusyError) or another error saying what is
-// wrong; errors.Is and errors.As see through to it.
+// session.ErrBusy (a *session.BusyError), session.ErrNotPrivate or another
+// error saying what is wrong; errors.Is and errors.As see through to it.
 type UsageError struct {
 	// Session is RunRequest.Session when the error is about the session.
 	Session string
@@ -146,12 +148,18 @@ func (h *Host) openSession(agent *loop.Agent, id string) (*session.Session, []lo
 	dataDir := h.Config.Host.DataDir
 	if id == "" {
 		sess, err := session.Create(dataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
+		if errors.Is(err, session.ErrNotPrivate) {
+			return nil, nil, &UsageError{Err: err}
+		}
 		return sess, nil, err
 	}
 	// Open takes the session's lock: a second run of it is refused, and no
 	// other run appends between reading the history and this run's first
 	// event.
 	sess, err := session.Open(dataDir, id)
+	if errors.Is(err, session.ErrNotPrivate) {
+		return nil, nil, &UsageError{Err: err}
+	}
 	if err != nil {
 		return nil, nil, &UsageError{Session: id, Err: err}
 	}

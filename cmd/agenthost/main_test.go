@@ -39,10 +39,15 @@ func TestMain(m *testing.M) {
 
 // cleanup removes the test process's private temporary directory (its wasm
 // builds, and the compilation cache when it had to be there) after the
-// tests.
+// tests. It also sets the umask of the tests (not of the programs the
+// scripts run as commands, which do not get here) to 022, so that the
+// files a script's archive makes have the same modes for every developer:
+// agenthost refuses a data_dir that group or others may write, which a
+// umask of 002 would make of a seeded .agenthost.
 type cleanup struct{ m *testing.M }
 
 func (c cleanup) Run() int {
+	setTestUmask()
 	defer scenario.RemovePrivateTemp()
 	return c.m.Run()
 }

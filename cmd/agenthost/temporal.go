@@ -235,6 +235,9 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Session, []loop.Message, int) {
 	if id == "" {
 		sess, err := session.Create(cfg.Host.DataDir, session.Meta{Agent: agent, Config: cfg.File})
+		if errors.Is(err, session.ErrNotPrivate) {
+			return nil, nil, usageErr(e, "%v", err)
+		}
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
 			return nil, nil, exitError
@@ -243,6 +246,9 @@ func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Ses
 	}
 	sess, err := session.Open(cfg.Host.DataDir, id)
 	if err != nil {
+		if errors.Is(err, session.ErrNotPrivate) {
+			return nil, nil, usageErr(e, "%v", err)
+		}
 		if errors.Is(err, session.ErrBusy) {
 			return nil, nil, usageErr(e, "--session %s: %v", id, err)
 		}

@@ -123,8 +123,8 @@ func TestRecordReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if perm := info.Mode().Perm(); perm&0o644 != 0o644 || perm&0o133 != 0 {
-		t.Errorf("cassette mode %v, want 0644", perm)
+	if perm := info.Mode().Perm(); perm != 0o600 {
+		t.Errorf("cassette mode %v, want 0600", perm)
 	}
 	p, err := Load(path)
 	if err != nil {

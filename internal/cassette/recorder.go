@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,17 +24,62 @@ type Recorder struct {
 	closed bool
 }
 
-// NewRecorder creates (or truncates) the cassette at path, with mode 0644,
-// making its parent directories.
+// NewRecorder creates (or truncates) the cassette at path, making its
+// parent directories. A cassette holds the prompts, the answers and what
+// tools read, so it is private to the user whatever the umask: the file
+// gets mode 0600 (an existing one is made so) and directories made for it
+// 0700. A symbolic link at path is refused, never followed: one planted in
+// a shared directory would send the recording to another file.
 func NewRecorder(path string) (*Recorder, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("cassette: create directory for %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := create(path)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: create %s: %w", path, err)
 	}
 	return &Recorder{path: path, f: f}, nil
+}
+
+// errLink is a cassette path that is a symbolic link.
+var errLink = errors.New("it is a symbolic link, which a cassette is never written through; give the path of the file itself")
+
+// create opens path for writing, empty and private, without following a
+// symbolic link there. A missing file is created exclusively (which never
+// follows a link); an existing one is opened, checked to be the entry
+// Lstat saw, then truncated, so a link swapped in meanwhile is refused
+// before anything is written.
+func create(path string) (*os.File, error) {
+	before, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if before.Mode()&fs.ModeSymlink != 0 {
+		return nil, errLink
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+	case !os.SameFile(before, st):
+		err = errors.New("it changed while it was being opened; try again")
+	case st.Mode().IsRegular(): // not a device or pipe the user named
+		err = f.Truncate(0)
+		if perm := st.Mode().Perm(); err == nil && perm&0o077 != 0 {
+			err = f.Chmod(perm & 0o700)
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // Wrap returns a model that sends requests to inner and records each

@@ -46,9 +46,14 @@ const lockName = "lock"
 // operating system's (flock on unix, LockFileEx on Windows), held by the
 // open file: closing it, or the process ending in any way (SIGKILL
 // included), releases it, so no stale lock is left behind.
-func lock(dir, id string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+// The lock file is opened in d, the session directory dir, as a session's
+// other files are: private, never through a symbolic link.
+func lock(d *os.Root, dir, id string) (*os.File, error) {
+	f, err := openFile(d, filepath.Join(dir, lockName), lockName, os.O_RDWR)
 	if err != nil {
+		if errors.Is(err, ErrNotPrivate) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("lock session %s: %w", id, err)
 	}
 	if err := lockFile(f); err != nil {

@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -81,7 +82,8 @@ func NewID(now time.Time) string {
 }
 
 // Create makes a new session directory and opens it for appending, holding
-// its lock until Close.
+// its lock until Close. Its directories and files are private to the user
+// (see ErrNotPrivate); a data_dir that is not is refused.
 func Create(dataDir string, m Meta) (*Session, error) {
 	if m.ID == "" {
 		m.ID = NewID(time.Now())
@@ -92,46 +94,108 @@ func Create(dataDir string, m Meta) (*Session, error) {
 	if m.Created.IsZero() {
 		m.Created = time.Now().UTC()
 	}
-	dir := filepath.Join(Dir(dataDir), m.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
+	sessions, err := openSessions(dataDir, true)
+	if err != nil {
+		return nil, createError(err)
 	}
-	lk, err := lock(dir, m.ID)
+	defer sessions.Close()
+	if err := sessions.Mkdir(m.ID, 0o700); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create session: session %s already exists", m.ID)
+		}
+		return nil, createError(err)
+	}
+	dir := filepath.Join(Dir(dataDir), m.ID)
+	d, err := openDir(sessions, dir, m.ID)
+	if err != nil {
+		return nil, createError(err)
+	}
+	defer d.Close()
+	lk, err := lock(d, dir, m.ID)
 	if err != nil {
 		return nil, err
 	}
 	meta, _ := json.MarshalIndent(m, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "meta.json"), append(meta, '\n'), 0o644); err != nil {
-		lk.Close()
-		return nil, fmt.Errorf("create session: %w", err)
+	f, err := openFile(d, filepath.Join(dir, "meta.json"), "meta.json", os.O_WRONLY)
+	if err == nil {
+		_, err = f.Write(append(meta, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	return open(dir, m, lk)
+	if err != nil {
+		lk.Close()
+		return nil, createError(err)
+	}
+	return open(d, dir, m, lk)
+}
+
+// createError words a failure of Create; a refusal (ErrNotPrivate) says
+// all by itself.
+func createError(err error) error {
+	if errors.Is(err, ErrNotPrivate) {
+		return err
+	}
+	return fmt.Errorf("create session: %w", err)
 }
 
 // Open opens an existing session for appending (to continue it), holding
 // its lock until Close. It fails with ErrBusy (a *BusyError naming the
 // holder) while another run has the session open; read the events after
-// Open, so that no other run appends in between.
+// Open, so that no other run appends in between. A data_dir or session
+// that is not private to the user is refused (ErrNotPrivate); entries
+// that group or others may read are made private.
 func Open(dataDir, id string) (*Session, error) {
 	if !idPattern.MatchString(id) {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
 	dir := filepath.Join(Dir(dataDir), id)
+	d, err := openExisting(dataDir, dir, id)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return nil, err
+	}
+	defer d.Close()
 	m, err := readMeta(dir)
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lock(dir, id)
+	lk, err := lock(d, dir, id)
 	if err != nil {
 		return nil, err
 	}
-	return open(dir, m, lk)
+	return open(d, dir, m, lk)
 }
 
-func open(dir string, m Meta, lk *os.File) (*Session, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+// openExisting opens the directory of session id, checking it and its
+// meta.json (fs.ErrNotExist when either is missing).
+func openExisting(dataDir, dir, id string) (*os.Root, error) {
+	sessions, err := openSessions(dataDir, false)
+	if err != nil {
+		return nil, err
+	}
+	defer sessions.Close()
+	d, err := openDir(sessions, dir, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFile(d, filepath.Join(dir, "meta.json"), "meta.json"); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// open opens events.jsonl in d, the session directory dir, for appending.
+func open(d *os.Root, dir string, m Meta, lk *os.File) (*Session, error) {
+	f, err := openFile(d, filepath.Join(dir, "events.jsonl"), "events.jsonl", os.O_WRONLY|os.O_APPEND)
 	if err != nil {
 		lk.Close()
+		if errors.Is(err, ErrNotPrivate) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("open session: %w", err)
 	}
 	s := &Session{Meta: m, dir: dir, f: f, lock: lk, dirty: make(chan struct{}, 1), synced: make(chan struct{}), stop: make(chan struct{}), gap: syncGap, sync: f.Sync}

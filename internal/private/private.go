@@ -1,0 +1,16 @@
+// Package private tells whether a file or directory is the user's own:
+// owned by the user running agenthost and writable by nobody else. The
+// compilation cache (host) and data_dir (internal/session) refuse what is
+// not, wording the refusal with a Problem.
+package private
+
+// Problem is why a file or directory is not private, in words that follow
+// its path in a message.
+type Problem struct {
+	// What is wrong: "is owned by uid 65534, not by you (uid 1000)" or
+	// "is writable by others (mode 0757)".
+	What string
+	// Fix is the command that mends it: "chown it to yourself" or
+	// "chmod go-w it".
+	Fix string
+}
