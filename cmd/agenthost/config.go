@@ -53,7 +53,7 @@ func loadConfig(path string, e *env) (*config.Config, int) {
 	}
 	cfg, files, diags := config.LoadFiles(path, config.Options{LookupEnv: e.lookupEnv})
 	if len(diags) > 0 {
-		config.WriteDiagnostics(e.stderr, files, diags, useColor(e))
+		writeDiagnostics(e, files, diags)
 	}
 	if diags.HasErrors() {
 		return nil, exitUsage
@@ -121,7 +121,7 @@ func loadHostNow(ctx context.Context, path string, opts host.Options, e *env) (*
 	}
 	h, diags, err := host.New(ctx, cfg, opts)
 	if len(diags) > 0 {
-		config.WriteDiagnostics(e.stderr, cfg.Files, diags, useColor(e))
+		writeDiagnostics(e, cfg.Files, diags)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)

@@ -76,7 +76,7 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 	}
 	h, diags, err := host.New(ctx, cfg, hostOptions(e))
 	if len(diags) > 0 {
-		config.WriteDiagnostics(e.stderr, cfg.Files, diags, useColor(e))
+		writeDiagnostics(e, cfg.Files, diags)
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)

@@ -2,24 +2,21 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/mcpserve"
 )
 
 const mcpUsage = `Usage:
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents]
-                      [--http ADDR] [--token-env VAR] [--log-level L] [--log-file FILE]
+                      [--http ADDR] [--token-env VAR] [--max-conns N] [--max-sessions N]
+                      [--session-timeout D] [--read-timeout D] [--log-level L] [--log-file FILE]
 `
 
 // cmdMCP is `agenthost mcp`: only `serve` for now.
@@ -46,6 +43,11 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	agents := fs.Bool("agents", false, "serve agents as tools taking {\"prompt\": string}")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this `address` (host:port) at /mcp instead of stdio")
 	tokenEnv := fs.String("token-env", "", "with --http, require 'Authorization: Bearer TOKEN', TOKEN read from this environment `variable`")
+	limits := defaultHTTPLimits
+	fs.IntVar(&limits.maxConns, "max-conns", limits.maxConns, "with --http, the most connections open at once (`N`); one more is answered 503")
+	fs.IntVar(&limits.maxSessions, "max-sessions", limits.maxSessions, "with --http, the most MCP sessions open at once (`N`); a new one past it is answered 503")
+	fs.DurationVar(&limits.sessionTimeout, "session-timeout", limits.sessionTimeout, "with --http, close an MCP session that has had no request for this `duration` (0: never)")
+	fs.DurationVar(&limits.readTimeout, "read-timeout", limits.readTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
 	pos, err := parseFlags(fs, args)
@@ -72,6 +74,9 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 		if err := checkListenAddr(*httpAddr, token != ""); err != nil {
 			return usageErr(e, "--http %s: %v", *httpAddr, err)
 		}
+	}
+	if msg := checkHTTPLimits(fs, *httpAddr != "", limits); msg != "" {
+		return usageErr(e, "%s", msg)
 	}
 
 	le := *e
@@ -103,7 +108,7 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	// the host is closed.
 	defer srv.Wait()
 	if *httpAddr != "" {
-		return serveHTTP(ctx, srv, *httpAddr, token, &logger, e)
+		return serveHTTP(ctx, srv, *httpAddr, token, limits, &logger, e)
 	}
 	logger.Info().Msg("serving MCP on stdio")
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})
@@ -126,6 +131,32 @@ type stdoutCloser struct{ e *env }
 func (s stdoutCloser) Write(p []byte) (int, error) { return s.e.stdout.Write(p) }
 func (stdoutCloser) Close() error                  { return nil }
 
+// checkHTTPLimits returns a usage error for a limit flag given without
+// --http, or out of range; "" when all is well.
+func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpLimits) string {
+	msg := ""
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "max-conns", "max-sessions", "session-timeout", "read-timeout":
+			if !withHTTP && msg == "" {
+				msg = fmt.Sprintf("--%s is for --http; stdio serves one client", f.Name)
+			}
+		}
+	})
+	switch {
+	case msg != "":
+	case l.maxConns < 1:
+		msg = fmt.Sprintf("--max-conns %d: must be at least 1 (a client uses two or more: its event stream and its requests)", l.maxConns)
+	case l.maxSessions < 1:
+		msg = fmt.Sprintf("--max-sessions %d: must be at least 1", l.maxSessions)
+	case l.sessionTimeout < 0:
+		msg = fmt.Sprintf("--session-timeout %s: must not be negative (0 keeps idle sessions open)", l.sessionTimeout)
+	case l.readTimeout <= 0:
+		msg = fmt.Sprintf("--read-timeout %s: must be positive", l.readTimeout)
+	}
+	return msg
+}
+
 // checkListenAddr refuses an address that is not host:port, and one that
 // is not loopback when no token protects it.
 func checkListenAddr(addr string, withToken bool) error {
@@ -147,68 +178,4 @@ func loopbackHost(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
-}
-
-// serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
-// the URL it serves (a port chosen by the system with ":0" too).
-func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, logger *zerolog.Logger, e *env) int {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", addr, err)
-		return exitError
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler(srv, token))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(sctx)
-	}()
-	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
-	logger.Info().Str("url", url).Bool("token", token != "").Msg("serving MCP over HTTP")
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		logger.Error().Err(err).Msg("HTTP server failed")
-		return exitError
-	}
-	return exitOK
-}
-
-// mcpHandler is the HTTP handler of srv: the SDK's streamable HTTP
-// handler behind the token check (when token is set) and the refusal of
-// cross-origin browser requests. A client ending its session (DELETE)
-// cancels the session's calls first.
-func mcpHandler(srv *mcpserve.Server, token string) http.Handler {
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, nil)
-	var handler http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodDelete {
-			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-				srv.CancelSession(id)
-			}
-		}
-		sdk.ServeHTTP(w, r)
-	})
-	// A web page in the user's browser must not drive a local server:
-	// cross-origin browser requests are refused (the SDK refuses a
-	// non-loopback Host on a loopback address, against DNS rebinding).
-	handler = http.NewCrossOriginProtection().Handler(handler)
-	if token != "" {
-		handler = bearer(token, handler)
-	}
-	return handler
-}
-
-// bearer lets through only requests with "Authorization: Bearer token".
-func bearer(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(strings.TrimSpace(r.Header.Get("Authorization")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

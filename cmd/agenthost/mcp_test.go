@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/mcpserve"
 )
@@ -46,7 +47,8 @@ func TestCheckListenAddr(t *testing.T) {
 // a right token without an origin reaches the MCP handler.
 func TestMCPHandlerRefuses(t *testing.T) {
 	srv := &mcpserve.Server{Server: mcp.NewServer(&mcp.Implementation{Name: "t", Version: "0"}, nil)}
-	h := mcpHandler(srv, "tok")
+	nop := zerolog.Nop()
+	h := mcpHandler(srv, "tok", defaultHTTPLimits, &nop)
 	const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}`
 	do := func(auth, site string) int {
 		r := httptest.NewRequest("POST", "http://127.0.0.1:8808/mcp", strings.NewReader(body))
@@ -75,6 +77,28 @@ func TestMCPHandlerRefuses(t *testing.T) {
 	} {
 		if got := do(c.auth, c.site); got != c.want {
 			t.Errorf("Authorization %q, Sec-Fetch-Site %q: status %d, want %d", c.auth, c.site, got, c.want)
+		}
+	}
+}
+
+// TestInitializes: a session is counted against --max-sessions when a
+// request without a session holds an initialize request; in a batch it is
+// refused.
+func TestInitializes(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want int
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, initAlone},
+		{` [{"jsonrpc":"2.0","id":1,"method":"initialize"}] `, initAlone},
+		{`[{"jsonrpc":"2.0","id":1,"method":"initialize"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]`, initBatched},
+		{`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, initNone},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, initNone},
+		{`not json`, initNone},
+		{``, initNone},
+	} {
+		if got := initializes([]byte(c.body)); got != c.want {
+			t.Errorf("initializes(%s) = %d, want %d", c.body, got, c.want)
 		}
 	}
 }

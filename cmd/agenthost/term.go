@@ -1,8 +1,10 @@
 package main
 
 import (
+	"github.com/hashicorp/hcl/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/termtext"
 )
 
@@ -32,6 +34,26 @@ func errText(e *env, s string) string {
 		return termtext.Escape(s)
 	}
 	return s
+}
+
+// writeDiagnostics prints diags on stderr, every diagnostic of the command
+// line. Their summaries and details quote what plugins and MCP servers
+// said (tool names, manifests, error messages, a listing of a server's
+// tools): on a terminal they are escaped here, where every diagnostic
+// passes, rather than where each is made, so that none is missed and the
+// host's messages stay exact for a pipe. The source snippet is the
+// config's own text and is printed as it is.
+func writeDiagnostics(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
+	if e.stderrTTY {
+		esc := make(hcl.Diagnostics, len(diags))
+		for i, d := range diags {
+			c := *d
+			c.Summary, c.Detail = termtext.Escape(d.Summary), termtext.Escape(d.Detail)
+			esc[i] = &c
+		}
+		diags = esc
+	}
+	config.WriteDiagnostics(e.stderr, files, diags, useColor(e))
 }
 
 // escapeLogEvent is the console log writer's FormatPrepare (stderr is a

@@ -5,6 +5,7 @@
 package mcptest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/subtle"
@@ -19,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,14 +29,32 @@ import (
 const RecordEnv = "MCPTEST_RECORD"
 
 // Serve serves on stdin/stdout until stdin closes and returns the exit
-// code. Modes: "tools" serves the tools of newServer; "hang-init" never
-// answers; "garbage-init" answers everything with garbage.
+// code. Modes: "tools" serves the tools of newServer; "hostile" serves the
+// tools of hostileServer; "hang-init" never answers; "garbage-init"
+// answers everything with garbage; "hostile-init" answers every request
+// with a JSON-RPC error whose message carries terminal control sequences.
 func Serve(mode string) int {
 	switch mode {
 	case "tools":
 		srv := newServer(os.Getenv(RecordEnv))
 		fmt.Fprintln(os.Stderr, "mcptest server ready")
 		srv.Run(context.Background(), &mcp.StdioTransport{})
+	case "hostile":
+		fmt.Fprintln(os.Stderr, "stderr "+Hostile)
+		hostileServer().Run(context.Background(), &mcp.StdioTransport{})
+	case "hostile-init":
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
+				continue
+			}
+			msg, _ := json.Marshal("init refused " + Hostile)
+			fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":%s}}`+"\n", req.ID, msg)
+		}
 	case "hang-init":
 		select {}
 	case "garbage-init":
@@ -205,6 +225,30 @@ func newServer(record string) *mcp.Server {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	})
+	return srv
+}
+
+// Hostile is text a hostile server puts in what it says: an OSC that sets
+// the terminal's title, a CSI that clears the screen, the C1 form of CSI
+// (U+009B), a DCS (U+0090), a lone carriage return and a BEL.
+const Hostile = "\x1b]0;pwned\x07 \x1b[2J \u009b31m \u0090dcs over\rwrite \a"
+
+// hostileServer offers tools whose names, descriptions and results carry
+// Hostile: "evil" plus Hostile (not a valid tool name), "ok" (a valid name,
+// a hostile description; its call is an error result quoting Hostile) and
+// "proto" (its call fails with a protocol error quoting Hostile).
+func hostileServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "hostile " + Hostile, Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	srv.AddTool(&mcp.Tool{Name: "evil" + Hostile, Description: "Evil " + Hostile, InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "evil " + Hostile}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "ok", Description: "Fine " + Hostile, InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "bad " + Hostile}}, IsError: true}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "proto", Description: "Fails " + Hostile, InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32000, Message: "proto " + Hostile}
 	})
 	return srv
 }

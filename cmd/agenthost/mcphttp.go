@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host/mcpserve"
+)
+
+// httpLimits bound what the HTTP clients of `mcp serve --http` can hold:
+// a client without the token, or one that sends slowly, must not keep a
+// connection, a goroutine or a session for long, and many of them must
+// not lock the real client out.
+//
+// There is no write timeout: a tool call or a served agent answers on its
+// POST's event stream for as long as it runs (minutes), and the GET event
+// stream of a session stays open while the session lives. What bounds a
+// stalled reader is the connection cap.
+type httpLimits struct {
+	// readTimeout bounds the arrival of a request's headers, and then of
+	// its body: a connection that sends nothing, or trickles, is closed.
+	readTimeout time.Duration
+	// idleTimeout closes a kept-alive connection that sends no next
+	// request.
+	idleTimeout time.Duration
+	// maxHeaderBytes bounds a request's headers (431 beyond).
+	maxHeaderBytes int
+	// maxBodyBytes bounds a request's body (413 beyond).
+	maxBodyBytes int64
+	// maxConns bounds the connections open at once; one more is answered
+	// 503 and closed.
+	maxConns int
+	// maxSessions bounds the MCP sessions open at once; a request for a
+	// new one is answered 503.
+	maxSessions int
+	// sessionTimeout closes an MCP session that has had no request for
+	// that long; 0 never does.
+	sessionTimeout time.Duration
+}
+
+// defaultHTTPLimits are the limits of `mcp serve --http`; the flags
+// --read-timeout, --max-conns, --max-sessions and --session-timeout
+// change four of them (docs/security.md, "Limits at a glance").
+var defaultHTTPLimits = httpLimits{
+	readTimeout:    10 * time.Second,
+	idleTimeout:    2 * time.Minute,
+	maxHeaderBytes: 64 << 10,
+	maxBodyBytes:   mcp.DefaultMaxRequestBodyBytes,
+	maxConns:       128,
+	maxSessions:    100,
+	sessionTimeout: time.Hour,
+}
+
+// serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
+// the URL it serves (a port chosen by the system with ":0" too).
+func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, limits httpLimits, logger *zerolog.Logger, e *env) int {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", addr, err)
+		return exitError
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler(srv, token, limits, logger))
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: limits.readTimeout,
+		IdleTimeout:       limits.idleTimeout,
+		MaxHeaderBytes:    limits.maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
+	logger.Info().Str("url", url).Bool("token", token != "").
+		Int("max_conns", limits.maxConns).Int("max_sessions", limits.maxSessions).
+		Str("session_timeout", limits.sessionTimeout.String()).Str("read_timeout", limits.readTimeout.String()).
+		Msg("serving MCP over HTTP")
+	if err := hs.Serve(newConnLimiter(ln, limits.maxConns, logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error().Err(err).Msg("HTTP server failed")
+		return exitError
+	}
+	return exitOK
+}
+
+// front is the HTTP handler of `mcp serve --http` in front of the SDK's
+// streamable HTTP handler.
+type front struct {
+	srv    *mcpserve.Server
+	sdk    http.Handler
+	want   []byte // "Bearer TOKEN"; nil when no token is required
+	cop    *http.CrossOriginProtection
+	limits httpLimits
+	log    *zerolog.Logger
+
+	mu sync.Mutex // held while a session is counted and opened
+}
+
+// mcpHandler is the HTTP handler of srv. Every request is checked from
+// its headers alone, before its body is read: a non-loopback Host on a
+// loopback address (DNS rebinding) and a cross-origin browser request are
+// refused (403), a request without the bearer token (when token is set)
+// too (401). A refused request is answered at once and its connection
+// closed, whatever of its body is still to come. Then the body is read
+// within limits.readTimeout, a new session past limits.maxSessions is
+// refused (503), and the request goes to the SDK's handler. A client
+// ending its session (DELETE) cancels the session's calls first, once it
+// has passed the checks.
+func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zerolog.Logger) http.Handler {
+	f := &front{
+		srv: srv,
+		sdk: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{
+			SessionTimeout:      limits.sessionTimeout,
+			MaxRequestBodyBytes: limits.maxBodyBytes,
+		}),
+		cop:    http.NewCrossOriginProtection(),
+		limits: limits,
+		log:    log,
+	}
+	if token != "" {
+		f.want = []byte("Bearer " + token)
+	}
+	return f
+}
+
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A web page in the user's browser must not drive a local server:
+	// a loopback connection must name a loopback host (a rebound DNS name
+	// names the attacker's), and cross-origin browser requests are
+	// refused. The SDK checks the Host too, but only once the request
+	// reaches it.
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && hostIsLoopback(la.String()) && !hostIsLoopback(r.Host) {
+		f.refuse(w, r, http.StatusForbidden, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host))
+		return
+	}
+	if err := f.cop.Check(r); err != nil {
+		f.refuse(w, r, http.StatusForbidden, err.Error())
+		return
+	}
+	if f.want != nil && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(r.Header.Get("Authorization"))), f.want) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="agenthost"`)
+		f.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
+		return
+	}
+	body, ok := f.readBody(w, r)
+	if !ok {
+		return
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		switch initializes(body) {
+		case initAlone:
+			f.openSession(w, r)
+			return
+		case initBatched:
+			f.refuse(w, r, http.StatusBadRequest, "initialize must be sent alone, not in a batch")
+			return
+		}
+	}
+	if r.Method == http.MethodDelete {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			f.srv.CancelSession(id)
+		}
+	}
+	f.sdk.ServeHTTP(w, r)
+}
+
+// openSession serves an initialize request, which opens a session, unless
+// limits.maxSessions are open already (503). Initialize requests are
+// served one at a time, so that the count is exact; each is answered at
+// once, for its body has been read and it comes alone.
+func (f *front) openSession(w http.ResponseWriter, r *http.Request) {
+	n, ok := func() (int, bool) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		n := f.sessions()
+		if n >= f.limits.maxSessions {
+			return n, false
+		}
+		f.sdk.ServeHTTP(w, r)
+		return n, true
+	}()
+	if ok {
+		f.watchSession(w.Header().Get("Mcp-Session-Id"))
+		return
+	}
+	w.Header().Set("Retry-After", "10")
+	msg := fmt.Sprintf("too many MCP sessions: %d are open (--max-sessions %d); end one (HTTP DELETE with its Mcp-Session-Id) or wait until an idle one expires", n, f.limits.maxSessions)
+	if f.limits.sessionTimeout > 0 {
+		msg += fmt.Sprintf(" (--session-timeout %s)", f.limits.sessionTimeout)
+	}
+	f.log.Warn().Int("sessions", n).Int("max_sessions", f.limits.maxSessions).Msg("new MCP session refused: at --max-sessions")
+	f.refuse(w, r, http.StatusServiceUnavailable, msg)
+}
+
+// What a request body holds, for initializes.
+const (
+	initNone    = iota // no initialize request (or not JSON-RPC)
+	initAlone          // an initialize request and nothing else
+	initBatched        // an initialize request in a batch with others
+)
+
+// initializes tells whether body, a JSON-RPC message or batch, holds an
+// initialize request, and whether alone (MCP does not allow it in a
+// batch).
+func initializes(body []byte) int {
+	var msgs []struct {
+		Method string `json:"method"`
+	}
+	body = bytes.TrimSpace(body)
+	if len(body) > 0 && body[0] == '{' {
+		body = append(append([]byte{'['}, body...), ']')
+	}
+	if json.Unmarshal(body, &msgs) != nil {
+		return initNone
+	}
+	for _, m := range msgs {
+		if m.Method == "initialize" {
+			if len(msgs) == 1 {
+				return initAlone
+			}
+			return initBatched
+		}
+	}
+	return initNone
+}
+
+// refuse answers r with code and msg without reading its body, and closes
+// the connection: net/http would otherwise read what is left of the body
+// (up to 256 KiB) before answering, or after, and a client that sends
+// part of it would hold the connection for as long as it likes.
+func (f *front) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	if r.Body != nil && r.Body != http.NoBody {
+		http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	http.Error(w, msg, code)
+}
+
+// readBody reads r's body, at most limits.maxBodyBytes, within
+// limits.readTimeout, and puts it back in r for the SDK. The deadline is
+// lifted once the body is in: the connection then stays open for as long
+// as the answer streams. It answers r itself and returns false when the
+// body does not arrive whole in time or is too big.
+func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(f.limits.readTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.limits.maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
+			f.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
+		case errors.As(err, &ne) && ne.Timeout():
+			f.refuse(w, r, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", f.limits.readTimeout))
+		default:
+			f.refuse(w, r, http.StatusBadRequest, "reading the request body: "+err.Error())
+		}
+		return nil, false
+	}
+	rc.SetReadDeadline(time.Time{})
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, true
+}
+
+// sessions counts the open MCP sessions: those initialized. A request
+// without a session that does not initialize one (a newer client's
+// server/discover, say) gets a session of its own that the SDK closes
+// once it is answered.
+func (f *front) sessions() int {
+	n := 0
+	for ss := range f.srv.Server.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// watchSession logs the start of the session id, and its end (a DELETE,
+// its expiry), with the number of sessions left open.
+func (f *front) watchSession(id string) {
+	if id == "" {
+		return
+	}
+	for ss := range f.srv.Server.Sessions() {
+		if ss.ID() != id {
+			continue
+		}
+		f.log.Info().Int("sessions", f.sessions()).Msg("MCP session opened")
+		go func() {
+			ss.Wait()
+			f.log.Info().Int("sessions", f.sessions()).Msg("MCP session closed")
+		}()
+		return
+	}
+}
+
+// hostIsLoopback reports whether hostport (host:port, or a host alone)
+// names the loopback interface: "localhost" or a loopback IP literal.
+func hostIsLoopback(hostport string) bool {
+	h, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		h = strings.Trim(hostport, "[]")
+	}
+	return loopbackHost(h)
+}
+
+// connLimiter is a listener that keeps at most max accepted connections
+// open. One more is answered "503 Service Unavailable" and closed at once,
+// so that a client sees why; closing is bounded too (a second and a few
+// KiB of what the client sent), and at most max refusals run at a time,
+// beyond which a connection is closed without an answer.
+type connLimiter struct {
+	net.Listener
+	slots    chan struct{}
+	refusing chan struct{}
+	max      int
+	log      *zerolog.Logger
+	warned   atomic.Int64 // unix time of the last warning
+}
+
+func newConnLimiter(ln net.Listener, max int, log *zerolog.Logger) *connLimiter {
+	return &connLimiter{Listener: ln, slots: make(chan struct{}, max), refusing: make(chan struct{}, max), max: max, log: log}
+}
+
+func (l *connLimiter) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+		}
+		if now := time.Now().Unix(); l.warned.Load() < now-60 {
+			l.warned.Store(now)
+			l.log.Warn().Int("max_conns", l.max).Msg("refusing connections: at --max-conns")
+		}
+		select {
+		case l.refusing <- struct{}{}:
+			go func() {
+				defer func() { <-l.refusing }()
+				refuseConn(c, l.max)
+			}()
+		default:
+			c.Close()
+		}
+	}
+}
+
+// refuseConn answers c with a 503 and closes it. It reads the request's
+// headers first (within a second, at most 64 KiB), so that the answer
+// comes as the answer to it rather than before it, then writes the answer,
+// closes the write side and drops what else the client sent (closing with
+// unread data would reset the connection, and the client could lose the
+// answer).
+func refuseConn(c net.Conn, max int) {
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	br := bufio.NewReader(io.LimitReader(c, 64<<10))
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil || len(bytes.TrimRight(line, "\r\n")) == 0 {
+			break
+		}
+	}
+	msg := fmt.Sprintf("too many connections (--max-conns %d); try again later\n", max)
+	c.SetDeadline(time.Now().Add(time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nRetry-After: 1\r\nConnection: close\r\n\r\n%s", len(msg), msg)
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+}
+
+// limitedConn gives its slot back when it is closed, before the socket
+// is: a client that sees the end of its connection finds the slot free.
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(c.release)
+	return c.Conn.Close()
+}
+
+// CloseWrite lets net/http half-close the connection as it does a plain
+// TCP one.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
