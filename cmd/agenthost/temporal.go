@@ -371,7 +371,7 @@ func runsList(ctx context.Context, c client.Client, asJSON bool, e *env) int {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tSTARTED")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Agent, r.Status, r.Started.Local().Format(time.DateTime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", outText(e, r.ID), outText(e, r.Agent), r.Status, r.Started.Local().Format(time.DateTime))
 	}
 	tw.Flush()
 	return exitOK
@@ -399,14 +399,21 @@ func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *e
 		fmt.Fprintf(e.stdout, "%s\n", b)
 		return exitOK
 	}
-	fmt.Fprintf(e.stdout, "run %s (agent %s): %s, started %s\n", id, ri.Agent, ri.Status, ri.Started.Local().Format(time.DateTime))
+	writeRunInfo(e, ri)
+	return exitOK
+}
+
+// writeRunInfo prints what runs show knows of a run, for a person: the
+// answer and the names are escaped when stdout is a terminal.
+func writeRunInfo(e *env, ri runInfo) {
+	fmt.Fprintf(e.stdout, "run %s (agent %s): %s, started %s\n", outText(e, ri.ID), outText(e, ri.Agent), ri.Status, ri.Started.Local().Format(time.DateTime))
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %d tool calls%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, r.ToolCalls, spendText(r), r.Session)
 		if r.Output != "" {
-			fmt.Fprintf(e.stdout, "\n%s\n", strings.TrimRight(r.Output, "\n"))
+			// The answer is model text: escaped on a terminal, as run prints it.
+			fmt.Fprintf(e.stdout, "\n%s\n", outText(e, strings.TrimRight(r.Output, "\n")))
 		}
 	}
-	return exitOK
 }
 
 func runsErr(e *env, id string, err error) int {
