@@ -157,9 +157,9 @@ type Runner struct {
 	Sequential bool
 	// Slots bound the Toolset calls that run at once, in each run of this
 	// Runner and across all of them (and whatever else takes the same
-	// slots): a call starts only once it holds a slot. Nil gives each
-	// response's calls slots of their own, defaults.MaxParallelTools of
-	// them. A subagent call holds no slot: its run's calls take their own.
+	// slots): a call starts only once it holds a slot. Nil gives each run
+	// slots of its own, defaults.MaxParallelTools of them. A subagent call
+	// holds no slot: its run's calls take their own.
 	Slots *Slots
 }
 

@@ -95,7 +95,7 @@
 //
 // Concurrency is bounded: a Toolset call starts only once it holds one of
 // the Runner's Slots (host.max_parallel_tools, default 8; without Slots,
-// each response gets 8 of its own), so at most that many run at once
+// each run has 8 of its own), so at most that many run at once
 // whatever the number of calls, and a process whose runs share one Slots
 // (agenthost mcp serve, worker) runs at most that many across all of them.
 // The calls take the slots in call order; the others wait, and their

@@ -216,10 +216,11 @@ func (ru *run) unknownTool(name string) string {
 
 // callTools runs the admitted Toolset calls calls[i], i in idx, and sets
 // their answers. A call starts once it holds one of the slots
-// (Runner.Slots, else slots of this response's own), in call order, on a
-// goroutine of its own; one call alone, or every call with
-// Runner.Sequential, runs on this goroutine instead. Once ctx ends, the
-// calls not started are answered AbortedAnswer without running.
+// (Runner.Slots, else the run's own), in call order, on a goroutine of
+// its own; one call alone, or every call with Runner.Sequential, runs on
+// this goroutine instead (one at a time needs no slot of the run's own).
+// Once ctx ends, the calls not started are answered AbortedAnswer without
+// running.
 //
 // The tool events and the log lines are written from this goroutine: a
 // call's tool.start as it starts, its tool.end as it ends. The events are
@@ -230,8 +231,12 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		return
 	}
 	slots := ru.r.Slots
-	if slots == nil {
-		slots = NewSlots(0)
+	inline := len(idx) == 1 || ru.r.Sequential
+	if slots == nil && !inline {
+		if ru.slots == nil {
+			ru.slots = NewSlots(0)
+		}
+		slots = ru.slots
 	}
 	type done struct {
 		i   int
@@ -245,7 +250,9 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
 	}
 	call := func(i int) done {
-		defer slots.Release()
+		if slots != nil {
+			defer slots.Release()
+		}
 		t0 := ru.r.now()
 		res, err := ru.a.Tools.Call(ctx, calls[i])
 		return done{i, res, err, ru.r.now().Sub(t0)}
@@ -269,9 +276,9 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 		answers[d.i] = toolMessage(c, content, isErr)
 	}
 
-	if len(idx) == 1 || ru.r.Sequential {
+	if inline {
 		for _, i := range idx {
-			if !slots.TryAcquire() {
+			if slots != nil && !slots.TryAcquire() {
 				ru.r.flush()
 				if slots.Acquire(ctx) != nil {
 					answers[i] = AbortedAnswer(calls[i]) // aborted before its turn: not run
@@ -279,7 +286,9 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 				}
 			}
 			if ctx.Err() != nil {
-				slots.Release()
+				if slots != nil {
+					slots.Release()
+				}
 				answers[i] = AbortedAnswer(calls[i])
 				continue
 			}
