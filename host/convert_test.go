@@ -101,12 +101,15 @@ func TestEnumSpellings(t *testing.T) {
 
 // TestBuildAgent: an agent block becomes a loop.Agent with the step cap in
 // effect, the provider-side model id, the typed doom action and final-step
-// mode, the provider's retry policy, and its own prompts only.
+// mode, the provider's retry policy, its own prompts only, and the host's
+// limits on a response's tool calls (the slots are the host's, one set).
 func TestBuildAgent(t *testing.T) {
 	ctx := context.Background()
 	cfg := project(t, map[string]string{"agents.hcl": `
 host {
-  max_steps = 30
+  max_steps          = 30
+  max_calls_per_step = 7
+  max_parallel_tools = 3
 }
 provider "p" {
   base_url         = "http://127.0.0.1:1/v1"
@@ -138,12 +141,15 @@ agent "b" {
 	defer h.Close(ctx)
 	a := h.Agent("a")
 	got := loop.Agent{Name: a.Name, ModelID: a.ModelID, StepsMax: a.StepsMax, DoomThreshold: a.DoomThreshold, DoomAction: a.DoomAction,
-		FinalStepTools: a.FinalStepTools, Retry: a.Retry, Prompts: a.Prompts, MaxDepth: a.MaxDepth}
+		FinalStepTools: a.FinalStepTools, Retry: a.Retry, Prompts: a.Prompts, MaxDepth: a.MaxDepth, MaxCallsPerStep: a.MaxCallsPerStep}
 	want := loop.Agent{Name: "a", ModelID: "gpt-x", StepsMax: 30, DoomThreshold: defaults.DoomThreshold, DoomAction: loop.DoomStop,
 		FinalStepTools: loop.FinalToolsNone, Retry: loop.RetryPolicy{Attempts: 2, Initial: defaults.RetryInitial, MaxDelay: defaults.RetryMaxDelay},
-		Prompts: loop.Prompts{Budget: "BUDGET"}, MaxDepth: defaults.MaxDepth}
+		Prompts: loop.Prompts{Budget: "BUDGET"}, MaxDepth: defaults.MaxDepth, MaxCallsPerStep: 7}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agent a (-want +got):\n%s", diff)
+	}
+	if n := h.Slots().Size(); n != 3 {
+		t.Errorf("the host has %d tool slots, want max_parallel_tools = 3", n)
 	}
 	if len(a.Subagents) != 1 || a.Subagents[0] != h.Agent("b") || h.Agent("b").StepsMax != 5 || h.Agent("b").DoomAction != loop.DoomWarn {
 		t.Errorf("subagent b = %+v", a.Subagents)

@@ -59,6 +59,9 @@ type Host struct {
 	// (mcptools.go).
 	mcpServers []*mcpuse.Server
 	mcpTools   []Tool
+	// slots bound the tool calls that run at once in this process, across
+	// all its runs and CallTool (host.max_parallel_tools).
+	slots *loop.Slots
 
 	// Traces (tracing.go): wanted by the config or the environment; the
 	// tracer is made by the first run.
@@ -98,7 +101,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	rt.SetProtected(Protected(cfg, cache, opts))
 	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache,
-		getenv: opts.Getenv, version: opts.Version}
+		getenv: opts.Getenv, version: opts.Version, slots: loop.NewSlots(cfg.Host.MaxParallelTools)}
 	if h.getenv == nil {
 		h.getenv = os.Getenv
 	}
@@ -333,8 +336,9 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 			Initial:  prov.Retry.Initial,
 			MaxDelay: prov.Retry.MaxDelay,
 		},
-		Prompts:  agentPrompts(a),
-		MaxDepth: cfg.Host.MaxDepth,
+		Prompts:         agentPrompts(a),
+		MaxDepth:        cfg.Host.MaxDepth,
+		MaxCallsPerStep: cfg.Host.MaxCallsPerStep,
 	}
 	if a.Budget != nil {
 		la.Budget = *a.Budget
@@ -355,6 +359,11 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 func agentPrompts(a *config.Agent) loop.Prompts {
 	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, Tokens: a.TokensPrompt, Cost: a.CostPrompt, DoomLoop: a.DoomLoopPrompt}
 }
+
+// Slots bound the tool calls that run at once in this process
+// (host.max_parallel_tools): every run of the host and every CallTool
+// take one per call. A worker takes one per tool activity.
+func (h *Host) Slots() *loop.Slots { return h.slots }
 
 // CacheDir is the compilation cache in use: absolute, checked private; ""
 // when Options.NoCache kept it in memory.

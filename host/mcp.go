@@ -12,12 +12,17 @@ import (
 // limits as a call from an agent, a fresh instance per call. Arguments that
 // are not JSON or fail the tool's schema give an error result without
 // running the plugin; a plugin that breaks (trap, timeout, crash) gives an
-// error, never a panic.
+// error, never a panic. The call takes one of the host's slots (Slots)
+// first, as an agent's calls do, waiting for one while ctx lasts.
 func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (loop.ToolResult, error) {
 	ref, ok := h.tools[name]
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", name), IsError: true}, nil
 	}
+	if err := h.slots.Acquire(ctx); err != nil {
+		return loop.ToolResult{}, fmt.Errorf("tool %q: cancelled while waiting for one of the %d tool slots (host.max_parallel_tools): %w", name, h.slots.Size(), err)
+	}
+	defer h.slots.Release()
 	call := loop.ToolCall{ID: callID, Name: name, Arguments: arguments}
 	if ref.mcp != nil {
 		return ref.callMCP(ctx, call) // an mcp_server's tool, passed through

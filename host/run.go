@@ -105,6 +105,10 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 		Sink:   sink,
 		OnText: req.OnText,
 		Asker:  req.Asker,
+		// The calls of every run of this host share its slots, so a
+		// process serving many runs holds at most max_parallel_tools
+		// plugin instances for them.
+		Slots: h.slots,
 	}
 	// Plugins loaded from their cached load facts compile now, while the
 	// first model request is made (plugin.Runtime.CompileLoaded).

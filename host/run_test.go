@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -314,5 +316,112 @@ func TestRunTracer(t *testing.T) {
 			}
 			h.Close(ctx) // an endpoint where nothing listens: a warning, no error, no wait
 		})
+	}
+}
+
+// TestRunsShareSlots: the runs of one host and its CallTool share the
+// host's max_parallel_tools slots. With one slot, held by a run whose call
+// blocks, a second run's call and a CallTool wait instead of running: the
+// run ends aborted at its deadline with its call answered as aborted and
+// never started, and CallTool fails naming the limit. Once the first run
+// ends, the slot is free again.
+func TestRunsShareSlots(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies, err := fakemodel.ParseScript([]byte(`{"tool_calls": [{"name": "t__block"}]}
+{"tool_calls": [{"name": "t__echo", "arguments": {"text": "b"}}]}
+{"text": "never"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(replies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	cfg := project(t, map[string]string{"agents.hcl": fmt.Sprintf(`host {
+  max_parallel_tools = 1
+}
+provider "fake" {
+  base_url = %q
+  retry {
+    attempts = 1
+  }
+}
+model "m" {
+  provider = "fake"
+  name     = "fake-model"
+}
+mcp_server "t" {
+  command = [%q]
+  env     = { AGENTHOST_MCPTEST = "tools" }
+  tools   = ["echo", "block"]
+}
+agent "a" {
+  tools = ["t__block", "t__echo"]
+}
+`, srv.URL(), exe)})
+	ctx := context.Background()
+	h, diags, err := New(ctx, cfg, Options{NoCache: true})
+	if err != nil || diags.HasErrors() {
+		t.Fatal(err, diags)
+	}
+	t.Cleanup(func() { h.Close(ctx) })
+
+	// Run A takes the only slot with a call that blocks until A ends.
+	actx, cancelA := context.WithCancel(ctx)
+	defer cancelA()
+	started := make(chan struct{})
+	var once sync.Once
+	sinkA := loop.SinkFunc(func(e loop.Event) {
+		if e.Type == loop.EventToolStart {
+			once.Do(func() { close(started) })
+		}
+	})
+	doneA := make(chan *loop.Result)
+	go func() {
+		res, err := h.Run(actx, RunRequest{Prompt: "block", Sink: sinkA})
+		if err != nil {
+			t.Error(err)
+		}
+		doneA <- res
+	}()
+	<-started
+
+	// Run B's call waits for the slot until B's deadline.
+	bctx, cancelB := context.WithTimeout(ctx, time.Second)
+	defer cancelB()
+	var sinkB events
+	resB, err := h.Run(bctx, RunRequest{Prompt: "echo", Sink: &sinkB})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resB.StopReason != loop.StopAborted || resB.ToolCalls != 0 {
+		t.Errorf("run B: stop %s, %d tool calls; want aborted, none run", resB.StopReason, resB.ToolCalls)
+	}
+	for _, e := range sinkB.evs {
+		if e.Type == loop.EventToolStart {
+			t.Errorf("run B started its call while run A held the host's only slot")
+		}
+		if e.Type == loop.EventMessage && e.Msg.Role == loop.RoleTool && e.Msg.Content != loop.AbortedAnswer(loop.ToolCall{}).Content {
+			t.Errorf("run B's call answered %q, want the aborted answer", e.Msg.Content)
+		}
+	}
+
+	// So does a tool call outside any run.
+	cctx, cancelC := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelC()
+	if res, err := h.CallTool(cctx, "t__echo", `{"text":"c"}`, "c1"); err == nil || !strings.Contains(err.Error(), "host.max_parallel_tools") {
+		t.Errorf("CallTool while the slot was taken = %+v, %v; want an error naming host.max_parallel_tools", res, err)
+	}
+
+	cancelA()
+	if resA := <-doneA; resA.StopReason != loop.StopAborted || resA.ToolCalls != 1 {
+		t.Errorf("run A: stop %s, %d tool calls; want aborted after its one call", resA.StopReason, resA.ToolCalls)
+	}
+	if res, err := h.CallTool(ctx, "t__echo", `{"text":"d"}`, "d1"); err != nil || res.IsError {
+		t.Errorf("CallTool once the slot is free = %+v, %v", res, err)
 	}
 }

@@ -73,6 +73,10 @@ type Agent struct {
 	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level
 	// run is depth 0.
 	MaxDepth int
+	// MaxCallsPerStep is the number of tool calls taken from one response
+	// (host.max_calls_per_step); the calls past it get an error result
+	// without running. 0 means defaults.MaxCallsPerStep.
+	MaxCallsPerStep int
 }
 
 // Input starts a run.
@@ -153,8 +157,15 @@ type Runner struct {
 	Subagent func(ctx context.Context, s SubagentRun) *Result
 	// Sequential runs the parallel tool calls of a response one after the
 	// other, in call order, on the loop's goroutine; by default they run
-	// concurrently. A workflow sets it: its code may not start goroutines.
+	// concurrently, as many at once as the slots allow. A workflow sets it:
+	// its code may not start goroutines.
 	Sequential bool
+	// Slots bound the Toolset calls that run at once, in each run of this
+	// Runner and across all of them (and whatever else takes the same
+	// slots): a call starts only once it holds a slot. Nil gives each run
+	// slots of its own, defaults.MaxParallelTools of them. A subagent call
+	// holds no slot: its run's calls take their own.
+	Slots *Slots
 }
 
 func (r *Runner) now() time.Time {

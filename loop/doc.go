@@ -10,7 +10,8 @@
 // blank one is the default text of package prompts.
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
-// final step and its prompt), tools.go (executing tool calls), budget.go,
+// final step and its prompt), tools.go (executing tool calls), slots.go
+// (the bound on the calls that run at once), budget.go,
 // spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
 // event.go hold the types. docs/decisions.md lists the choices made where a
 // model misbehaves.
@@ -70,7 +71,10 @@
 // # Tool calls
 //
 // Each call of one response gets exactly one tool message, in the order of
-// the calls. First, for each call in order: an aborted run answers
+// the calls. First, the calls past the first Agent.MaxCallsPerStep
+// (host.max_calls_per_step, default 64) are answered with an error naming
+// that limit; they run nothing, emit no tool event and do not count toward
+// the budget. Then, for each remaining call in order: an aborted run answers
 // AbortedAnswer; after a budget or doom-loop stop in the same response, the
 // rest are answered with that error; a used-up budget answers "tool budget
 // exhausted"; the doom-loop check; then the name (exact, case-insensitive
@@ -83,10 +87,22 @@
 // subagent) count toward the budget and Result.ToolCalls. A Toolset error
 // becomes the error result "plugin failure: …", is logged and listed in
 // Result.Errors; the run goes on. Executed plugin calls are framed by
-// tool.start (all of a response's, before any runs) and tool.end (as each
-// ends); subagent calls by subagent.start and subagent.end instead. An abort
-// answers the calls that were running without a result with AbortedAnswer;
-// those that ended keep their results.
+// tool.start (as each starts) and tool.end (as each ends); subagent calls by
+// subagent.start and subagent.end instead. An abort answers the calls that
+// were running without a result with AbortedAnswer, and the calls not
+// started yet too, without starting them; those that ended keep their
+// results.
+//
+// Concurrency is bounded: a Toolset call starts only once it holds one of
+// the Runner's Slots (host.max_parallel_tools, default 8; without Slots,
+// each run has 8 of its own), so at most that many run at once
+// whatever the number of calls, and a process whose runs share one Slots
+// (agenthost mcp serve, worker) runs at most that many across all of them.
+// The calls take the slots in call order; the others wait, and their
+// tool.start comes when they start. A subagent call holds no slot (its own
+// calls take them) and subagents run one at a time, after the response's
+// Toolset calls have ended, so a run and its subagents never hold more
+// than the slots between them.
 //
 // Budget: when the budget is reached (exactly, or with calls refused),
 // budget.exhausted is emitted once and the next request is the final step.

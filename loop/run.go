@@ -44,6 +44,10 @@ type run struct {
 
 	spent spend // tokens and cost (spend.go)
 
+	// slots bound this run's parallel calls when Runner.Slots is nil; made
+	// at the first response with several calls.
+	slots *Slots
+
 	used          int  // executed tool calls counted against the budget
 	budgetEmitted bool // budget.exhausted was emitted
 	doom          doomDetector

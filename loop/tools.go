@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
@@ -75,19 +76,30 @@ func (ru *run) resolve(name string) (string, bool) {
 // execute answers every call with exactly one tool message, in the order
 // of the calls. It returns false when the run was aborted.
 //
-// What depends on the calls before (an abort, the budget, the doom loop)
-// and what refuses a call without running it (an unknown tool, bad
-// arguments) is decided first, one call after the other. The calls that
-// pass then run: the Toolset's calls concurrently (the model sent them as
-// parallel calls of one response, so none waits for another), then the
-// subagents one after the other. The answers are appended once all have
-// ended.
+// The calls past the first Agent.MaxCallsPerStep are refused. What depends
+// on the calls before (an abort, the budget, the doom loop) and what
+// refuses a call without running it (an unknown tool, bad arguments) is
+// decided next, one call after the other. The calls that pass then run:
+// the Toolset's calls concurrently, as many at once as the slots allow (the
+// model sent them as parallel calls of one response, so none waits for
+// another's result), then the subagents one after the other. The answers
+// are appended once all have ended.
 func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 	answers := make([]Message, len(calls))
 	var tools, subs []int // the calls that run: Toolset calls, subagent calls
 	refuse := ""          // when set, the remaining calls are answered with it
+	limit := ru.a.MaxCallsPerStep
+	if limit <= 0 {
+		limit = defaults.MaxCallsPerStep
+	}
+	if len(calls) > limit {
+		ru.log.Warn().Int("calls", len(calls)).Int("max_calls_per_step", limit).Msg("too many tool calls in one response: the calls past max_calls_per_step are refused")
+	}
 	for i, c := range calls {
 		switch {
+		case i >= limit:
+			answers[i] = toolMessage(c, tooManyCalls(c, i, len(calls), limit), true)
+			continue
 		case ctx.Err() != nil:
 			answers[i] = AbortedAnswer(c)
 			continue
@@ -132,6 +144,14 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 	}
 	ru.checkBudget()
 	return ctx.Err() == nil
+}
+
+// tooManyCalls is the error result of call c, the i-th (from 0) of the n
+// calls of a response, past the limit of calls one response may make.
+func tooManyCalls(c ToolCall, i, n, limit int) string {
+	return fmt.Sprintf("tool call %s not executed: this response made %d tool calls and at most %d of one response run "+
+		"(host.max_calls_per_step in agents.hcl; raise it to allow more); this was call %d. Send the calls that matter in your next response.",
+		c.Name, n, limit, i+1)
 }
 
 // answer appends the tool message for call c.
@@ -194,27 +214,48 @@ func (ru *run) unknownTool(name string) string {
 	return fmt.Sprintf("unknown tool %q.%s Available tools: %s", name, hint, strings.Join(ru.names, ", "))
 }
 
-// callTools runs the admitted Toolset calls calls[i], i in idx,
-// concurrently (one alone, or all with Runner.Sequential, runs on this
-// goroutine) and sets their answers.
-// The tool events and the log lines are written from this goroutine.
+// callTools runs the admitted Toolset calls calls[i], i in idx, and sets
+// their answers. A call starts once it holds one of the slots
+// (Runner.Slots, else the run's own), in call order, on a goroutine of
+// its own; one call alone, or every call with Runner.Sequential, runs on
+// this goroutine instead (one at a time needs no slot of the run's own).
+// Once ctx ends, the calls not started are answered AbortedAnswer without
+// running.
+//
+// The tool events and the log lines are written from this goroutine: a
+// call's tool.start as it starts, its tool.end as it ends. The events are
+// flushed before this goroutine waits (for a slot or a call's end) and
+// before the calls it starts begin.
 func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answers []Message) {
+	if len(idx) == 0 {
+		return
+	}
+	slots := ru.r.Slots
+	inline := len(idx) == 1 || ru.r.Sequential
+	if slots == nil && !inline {
+		if ru.slots == nil {
+			ru.slots = NewSlots(0)
+		}
+		slots = ru.slots
+	}
 	type done struct {
 		i   int
 		res ToolResult
 		err error
 		dur time.Duration
 	}
-	call := func(i int) done {
-		ru.r.flush()
-		start := ru.r.now()
-		res, err := ru.a.Tools.Call(ctx, calls[i])
-		return done{i, res, err, ru.r.now().Sub(start)}
-	}
-	for _, i := range idx {
+	start := func(i int) {
 		c := calls[i]
 		ru.res.ToolCalls++
 		ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
+	}
+	call := func(i int) done {
+		if slots != nil {
+			defer slots.Release()
+		}
+		t0 := ru.r.now()
+		res, err := ru.a.Tools.Call(ctx, calls[i])
+		return done{i, res, err, ru.r.now().Sub(t0)}
 	}
 	end := func(d done) {
 		c := calls[d.i]
@@ -234,23 +275,80 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 			IsError: Bool(isErr), DurationMS: Int64(d.dur.Milliseconds())})
 		answers[d.i] = toolMessage(c, content, isErr)
 	}
-	if len(idx) == 1 || ru.r.Sequential {
+
+	if inline {
 		for _, i := range idx {
-			if err := ctx.Err(); err != nil {
-				end(done{i: i, err: err}) // aborted before its turn: not run
+			if slots != nil && !slots.TryAcquire() {
+				ru.r.flush()
+				if slots.Acquire(ctx) != nil {
+					answers[i] = AbortedAnswer(calls[i]) // aborted before its turn: not run
+					continue
+				}
+			}
+			if ctx.Err() != nil {
+				if slots != nil {
+					slots.Release()
+				}
+				answers[i] = AbortedAnswer(calls[i])
 				continue
 			}
+			start(i)
+			ru.r.flush()
 			end(call(i))
 		}
 		return
 	}
+
+	// Every goroutine sends once; the buffer spares them waiting on this
+	// one, which may be waiting for a slot.
 	ch := make(chan done, len(idx))
-	for _, i := range idx {
-		go func() { ch <- call(i) }()
+	next, running := 0, 0 // idx[next] is the next call to start
+	launch := func(from int) {
+		for _, i := range idx[from:next] {
+			start(i)
+		}
+		ru.r.flush() // the calls' tool.start, before they run
+		for _, i := range idx[from:next] {
+			go func() { ch <- call(i) }()
+		}
+		running += next - from
 	}
-	for range idx {
+	for next < len(idx) || running > 0 {
+		if next < len(idx) && ctx.Err() != nil {
+			for _, i := range idx[next:] {
+				answers[i] = AbortedAnswer(calls[i]) // aborted before its turn: not run
+			}
+			next = len(idx)
+			continue
+		}
+		from := next
+		for next < len(idx) && slots.TryAcquire() {
+			next++
+		}
+		if next > from {
+			launch(from)
+			continue
+		}
+		// Wait for a call to end, a slot to free up or the abort.
+		var free chan<- struct{}
+		var abort <-chan struct{}
+		if next < len(idx) {
+			free, abort = slots.c, ctx.Done()
+		}
 		ru.r.flush() // what the calls that ended answered, before waiting on the rest
-		end(<-ch)
+		select {
+		case d := <-ch:
+			running--
+			end(d)
+		case free <- struct{}{}:
+			if ctx.Err() != nil {
+				slots.Release() // the abort came too: the call does not start
+				continue
+			}
+			next++
+			launch(next - 1)
+		case <-abort:
+		}
 	}
 }
 

@@ -90,7 +90,7 @@ func cmdWorker(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("worker", e)
 	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
 	tf := temporalFlags(fs)
-	concurrency := fs.Int("concurrency", 0, "most model requests and tool calls run at once (`N`; default: the SDK's, 1000)")
+	concurrency := fs.Int("concurrency", 0, "most model requests and tool calls run at once (`N`; default: the SDK's, 1000); plugin calls also share host.max_parallel_tools")
 	heartbeat := fs.Duration("heartbeat", temporal.DefaultHeartbeat, "heartbeat `timeout` of model requests and tool calls: how soon the work of a worker that died moves to another")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default info)")
 	pos, err := parseFlags(fs, args)

@@ -18,7 +18,8 @@ import (
 )
 
 func (b *builder) host(cfg *Config, h *rawHost) {
-	cfg.Host = Host{MaxSteps: defaults.MaxSteps, DataDir: defaults.DataDir, MaxDepth: defaults.MaxDepth}
+	cfg.Host = Host{MaxSteps: defaults.MaxSteps, DataDir: defaults.DataDir, MaxDepth: defaults.MaxDepth,
+		MaxParallelTools: defaults.MaxParallelTools, MaxCallsPerStep: defaults.MaxCallsPerStep}
 	if h != nil {
 		if h.MaxSteps != nil && b.set(h.MaxStepsRange) {
 			if *h.MaxSteps < 1 {
@@ -32,6 +33,22 @@ func (b *builder) host(cfg *Config, h *rawHost) {
 				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", defaults.MaxDepth)
 			} else {
 				cfg.Host.MaxDepth = *h.MaxDepth
+			}
+		}
+		if h.MaxParallelTools != nil && b.set(h.MaxParallelToolsRange) {
+			if *h.MaxParallelTools < 1 {
+				b.errorf(h.MaxParallelToolsRange, "Invalid max_parallel_tools",
+					"max_parallel_tools must be at least 1: it is how many tool calls run at once, in one run and across all the runs of the process; 1 runs them one at a time (the default is %d).", defaults.MaxParallelTools)
+			} else {
+				cfg.Host.MaxParallelTools = *h.MaxParallelTools
+			}
+		}
+		if h.MaxCallsPerStep != nil && b.set(h.MaxCallsPerStepRange) {
+			if *h.MaxCallsPerStep < 1 {
+				b.errorf(h.MaxCallsPerStepRange, "Invalid max_calls_per_step",
+					"max_calls_per_step must be at least 1: it is how many tool calls of one model response run, the rest getting an error result (the default is %d).", defaults.MaxCallsPerStep)
+			} else {
+				cfg.Host.MaxCallsPerStep = *h.MaxCallsPerStep
 			}
 		}
 		b.hostCost(cfg, h)

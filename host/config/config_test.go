@@ -20,6 +20,8 @@ const example = `host {
   max_steps = 200            # hard ceiling for every agent (default 200)
   data_dir  = ".agenthost"   # sessions, cassettes, compilation cache
   max_depth = 3              # subagent nesting limit
+  max_parallel_tools = 4     # tool calls at once (default 8)
+  max_calls_per_step = 100   # tool calls taken from one response (default 64)
 }
 
 provider "local" {
@@ -113,7 +115,7 @@ func TestExampleDecodes(t *testing.T) {
 	if cfg.File != filepath.Join(dir, "agents.hcl") || cfg.Dir != dir {
 		t.Errorf("File, Dir = %q, %q", cfg.File, cfg.Dir)
 	}
-	if want := (Host{MaxSteps: 200, DataDir: filepath.Join(dir, ".agenthost"), MaxDepth: 3}); cfg.Host != want {
+	if want := (Host{MaxSteps: 200, DataDir: filepath.Join(dir, ".agenthost"), MaxDepth: 3, MaxParallelTools: 4, MaxCallsPerStep: 100}); cfg.Host != want {
 		t.Errorf("Host = %+v, want %+v", cfg.Host, want)
 	}
 
@@ -201,8 +203,8 @@ func TestExampleDecodes(t *testing.T) {
 	if !cmp.Equal(build.Tools, []string{"read_file", "list_dir", "jq"}) || !cmp.Equal(build.Subagents, []string{"explore"}) {
 		t.Errorf("tools %q subagents %q", build.Tools, build.Subagents)
 	}
-	if r := build.ToolRanges[2]; r.Start.Line != 65 || r.Start.Column != 43 {
-		t.Errorf("ToolRanges[2] at %d:%d, want 65:43", r.Start.Line, r.Start.Column)
+	if r := build.ToolRanges[2]; r.Start.Line != 67 || r.Start.Column != 43 {
+		t.Errorf("ToolRanges[2] at %d:%d, want 67:43", r.Start.Line, r.Start.Column)
 	}
 	if build.DoomLoop != (DoomLoop{Threshold: 3, Action: "warn"}) {
 		t.Errorf("doom loop %+v", build.DoomLoop)

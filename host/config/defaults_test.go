@@ -34,6 +34,8 @@ func TestDefaultsDocumented(t *testing.T) {
 		{"host max_steps", split(cell("host", "max_steps")), []any{defaults.MaxSteps}},
 		{"host data_dir", split(cell("host", "data_dir")), []any{defaults.DataDir}},
 		{"host max_depth", split(cell("host", "max_depth")), []any{defaults.MaxDepth}},
+		{"host max_parallel_tools", split(cell("host", "max_parallel_tools")), []any{defaults.MaxParallelTools}},
+		{"host max_calls_per_step", split(cell("host", "max_calls_per_step")), []any{defaults.MaxCallsPerStep}},
 		{"provider retry", split(cell("provider", "retry { attempts initial max_delay }")),
 			[]any{defaults.RetryAttempts, defaults.RetryInitial, defaults.RetryMaxDelay}},
 		{"provider final_step_tools", split(cell("provider", "final_step_tools")), []any{defaults.FinalStepTools}},
@@ -106,7 +108,8 @@ func TestStarterWritesDefaults(t *testing.T) {
 	if diags.HasErrors() {
 		t.Fatalf("starter diagnostics:%s", dump(diags))
 	}
-	if h := cfg.Host; h.MaxSteps != defaults.MaxSteps || h.MaxDepth != defaults.MaxDepth || h.DataDir != filepath.Join(dir, defaults.DataDir) {
+	if h := cfg.Host; h.MaxSteps != defaults.MaxSteps || h.MaxDepth != defaults.MaxDepth || h.DataDir != filepath.Join(dir, defaults.DataDir) ||
+		h.MaxParallelTools != defaults.MaxParallelTools || h.MaxCallsPerStep != defaults.MaxCallsPerStep {
 		t.Errorf("starter host block = %+v; want the defaults", h)
 	}
 	if r := cfg.Providers[0].Retry; r != (Retry{defaults.RetryAttempts, defaults.RetryInitial, defaults.RetryMaxDelay}) {

@@ -28,6 +28,12 @@ type rawHost struct {
 	MaxDepthRange hcl.Range `hcl:"max_depth,attr_value_range"`
 	MaxCost       *float64  `hcl:"max_cost,optional"`
 	MaxCostRange  hcl.Range `hcl:"max_cost,attr_value_range"`
+	// MaxParallelTools and MaxCallsPerStep bound the tool calls of one
+	// response: how many run at once, how many are taken at all.
+	MaxParallelTools      *int      `hcl:"max_parallel_tools,optional"`
+	MaxParallelToolsRange hcl.Range `hcl:"max_parallel_tools,attr_value_range"`
+	MaxCallsPerStep       *int      `hcl:"max_calls_per_step,optional"`
+	MaxCallsPerStepRange  hcl.Range `hcl:"max_calls_per_step,attr_value_range"`
 	// Otel is decoded as any value so that a wrong type gets our own
 	// message (gohcl would turn "true" into true silently).
 	Otel      cty.Value `hcl:"otel,optional"`

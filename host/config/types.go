@@ -45,6 +45,14 @@ type Host struct {
 	DataDir string
 	// MaxDepth is the subagent nesting limit (default defaults.MaxDepth).
 	MaxDepth int
+	// MaxParallelTools is how many tool calls run at once, in one run and
+	// across all the runs of the process (default
+	// defaults.MaxParallelTools).
+	MaxParallelTools int
+	// MaxCallsPerStep is how many tool calls of one model response run;
+	// the calls past it get an error result (default
+	// defaults.MaxCallsPerStep).
+	MaxCallsPerStep int
 	// MaxCost is the cost ceiling in USD for every agent's run; 0 when
 	// unset (no ceiling). Config.CostMax is an agent's limit in effect.
 	MaxCost      float64

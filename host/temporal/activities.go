@@ -25,6 +25,13 @@ type Agents interface {
 	ToolTimeout(tool string) time.Duration
 }
 
+// Slotted is an Agents whose tool calls share slots with the rest of the
+// process (HostAgents: the host's max_parallel_tools): each tool activity
+// takes one before it calls the plugin.
+type Slotted interface {
+	Slots() *loop.Slots
+}
+
 // Activities are a worker's activities, over its agents.
 type Activities struct {
 	Agents Agents
@@ -51,8 +58,8 @@ func (a *Activities) describe(ag *loop.Agent) *AgentSpec {
 		Name: ag.Name, Description: ag.Description, ModelID: ag.ModelID, ContextWindow: ag.ContextWindow,
 		System: ag.System, StepsMax: ag.StepsMax, Budget: ag.Budget, Tokens: ag.Tokens, Cost: ag.Cost, Price: ag.Price,
 		DoomThreshold: ag.DoomThreshold, DoomAction: ag.DoomAction, FinalStepTools: ag.FinalStepTools,
-		Retry: ag.Retry, Prompts: ag.Prompts, MaxDepth: ag.MaxDepth, ModelTimeout: a.Agents.ModelTimeout(ag.Name),
-		Heartbeat: a.Heartbeat,
+		Retry: ag.Retry, Prompts: ag.Prompts, MaxDepth: ag.MaxDepth, MaxCallsPerStep: ag.MaxCallsPerStep,
+		ModelTimeout: a.Agents.ModelTimeout(ag.Name), Heartbeat: a.Heartbeat,
 	}
 	if ag.Tools != nil {
 		s.Tools = ag.Tools.Tools()
@@ -131,6 +138,13 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	ctx, stop := heartbeat(ctx)
 	defer stop()
+	if sl, ok := a.Agents.(Slotted); ok && sl.Slots() != nil {
+		release, err := a.slot(ctx, sl.Slots(), in.Call.Name)
+		if err != nil {
+			return ToolOutput{}, err
+		}
+		defer release()
+	}
 	// A reuse plugin's instances live as long as one call here: a durable
 	// run's calls may land on different workers.
 	scope := plugin.NewScope()
@@ -144,6 +158,35 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	res.Content = capResult(res.Content)
 	return ToolOutput{Result: res}, nil
+}
+
+// slot takes one of slots for a call of tool. When none is free it waits
+// while the activity could still run the call to its own timeout: a slot
+// taken later would leave the plugin less time than its limits.timeout
+// before the activity's deadline. Past that, the activity fails and
+// Temporal retries it (on this worker or another) with infraRetry's
+// backoff.
+func (a *Activities) slot(ctx context.Context, slots *loop.Slots, tool string) (release func(), err error) {
+	if slots.TryAcquire() {
+		return slots.Release, nil
+	}
+	wait := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		own := a.Agents.ToolTimeout(tool)
+		if own <= 0 {
+			own = defaultToolTimeout
+		}
+		var cancel context.CancelFunc
+		wait, cancel = context.WithDeadline(ctx, deadline.Add(-own))
+		defer cancel()
+	}
+	if err := slots.Acquire(wait); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("this worker's %d tool slots (host.max_parallel_tools) stayed taken: the call is tried again", slots.Size())
+	}
+	return slots.Release, nil
 }
 
 // Check checks a call's arguments (loop.ArgumentChecker).

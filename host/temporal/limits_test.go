@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -137,5 +138,92 @@ func TestEventPages(t *testing.T) {
 	_, local, _ := runLocal(t, big)
 	if diff := cmp.Diff(wire(t, local), wire(t, events)); diff != "" {
 		t.Errorf("events read page by page differ from a local run's:\n%s", diff)
+	}
+}
+
+// slottedAgents are fakeAgents whose tool calls take slots (as
+// HostAgents' take the host's).
+type slottedAgents struct {
+	fakeAgents
+	slots *loop.Slots
+}
+
+func (s slottedAgents) Slots() *loop.Slots { return s.slots }
+
+// heldTools records, at each call, whether a slot was still free.
+type heldTools struct {
+	*tools
+	slots *loop.Slots
+	free  []bool
+}
+
+func (h *heldTools) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, error) {
+	free := h.slots.TryAcquire()
+	if free {
+		h.slots.Release()
+	}
+	h.free = append(h.free, free)
+	return h.tools.Call(ctx, c)
+}
+
+// TestToolActivityTakesSlot: on a worker whose agents share slots (the
+// host's max_parallel_tools), each tool activity holds one while the
+// plugin runs and gives it back: with one slot, none is free during a
+// call, and three calls in a row all run.
+func TestToolActivityTakesSlot(t *testing.T) {
+	slots := loop.NewSlots(1)
+	m := &scriptModel{script: []reply{calls(tc("c1", "read", `{"p":1}`), tc("c2", "read", `{"p":2}`), tc("c3", "read", `{"p":3}`)), text("done")}}
+	a := agent("main", m, nil, 5)
+	ht := &heldTools{tools: newTools("read"), slots: slots}
+	a.Tools = ht
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	Register(env, &Activities{Agents: slottedAgents{fakeAgents{"main": a}, slots}})
+	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
+	var res loop.Result
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != loop.StopCompleted || res.ToolCalls != 3 || len(res.Errors) != 0 {
+		t.Fatalf("stop %s, %d tool calls, errors %q", res.StopReason, res.ToolCalls, res.Errors)
+	}
+	if diff := cmp.Diff([]bool{false, false, false}, ht.free); diff != "" {
+		t.Errorf("was a slot free during each call (-want +got):\n%s", diff)
+	}
+	if !slots.TryAcquire() {
+		t.Errorf("the slot was not given back after the calls")
+	}
+}
+
+// TestToolSlotWaitsWithinDeadline: a tool activity waits for a slot only
+// while the call could still run to its own timeout before the activity's
+// deadline; past that it fails, naming the limit, for Temporal to retry.
+func TestToolSlotWaitsWithinDeadline(t *testing.T) {
+	slots := loop.NewSlots(1)
+	a := &Activities{Agents: fakeAgents{}} // ToolTimeout: 10s
+	if !slots.TryAcquire() {
+		t.Fatal("a new slot is taken")
+	}
+	// 10s of the call's timeout and 200ms to wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second+200*time.Millisecond)
+	defer cancel()
+	release, err := a.slot(ctx, slots, "read")
+	if err == nil || !strings.Contains(err.Error(), "1 tool slots (host.max_parallel_tools) stayed taken") {
+		t.Fatalf("slot while the only one is taken: %v; want an error naming the limit", err)
+	}
+	if ctx.Err() != nil {
+		t.Errorf("the wait lasted until the activity's deadline; it must leave the call its own timeout")
+	}
+	slots.Release()
+	if release, err = a.slot(ctx, slots, "read"); err != nil {
+		t.Fatalf("slot with one free: %v", err)
+	}
+	if slots.TryAcquire() {
+		t.Errorf("the slot was not taken")
+	}
+	release()
+	if !slots.TryAcquire() {
+		t.Errorf("release did not give the slot back")
 	}
 }

@@ -119,6 +119,9 @@ type AgentSpec struct {
 	Retry          loop.RetryPolicy `json:"retry"`
 	Prompts        loop.Prompts     `json:"prompts"`
 	MaxDepth       int              `json:"max_depth"`
+	// MaxCallsPerStep is loop.Agent.MaxCallsPerStep; 0 (a run started
+	// before it was sent) means the default.
+	MaxCallsPerStep int `json:"max_calls_per_step,omitempty"`
 	// ModelTimeout bounds one model request (the provider's
 	// request_timeout); ToolTimeouts one call of each tool (the plugin's
 	// limits.timeout). 0 means the package default.

@@ -87,4 +87,5 @@ func (h HostAgents) Agent(name string) (*loop.Agent, error) {
 }
 
 func (h HostAgents) ModelTimeout(agent string) time.Duration { return h.H.ModelTimeout(agent) }
+func (h HostAgents) Slots() *loop.Slots                      { return h.H.Slots() }
 func (h HostAgents) ToolTimeout(tool string) time.Duration   { return h.H.ToolTimeout(tool) }

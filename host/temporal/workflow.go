@@ -41,7 +41,8 @@ const (
 )
 
 // infraRetry retries an activity only for what Temporal itself sees fail:
-// a worker that died (heartbeat or start-to-close timeout) or a panic.
+// a worker that died (heartbeat or start-to-close timeout), a panic, or a
+// worker whose tool slots stayed taken too long (Activities.slot).
 // Model and tool failures come back as data, and the loop's own retry
 // policy decides about them.
 var infraRetry = &temporal.RetryPolicy{
@@ -212,7 +213,8 @@ func (st *state) agent(spec *AgentSpec) *loop.Agent {
 		System: spec.System, StepsMax: spec.StepsMax, Budget: spec.Budget, Tokens: spec.Tokens, Cost: spec.Cost,
 		Price: spec.Price, DoomThreshold: spec.DoomThreshold, DoomAction: spec.DoomAction,
 		FinalStepTools: spec.FinalStepTools, Retry: spec.Retry, Prompts: spec.Prompts, MaxDepth: spec.MaxDepth,
-		Model: &model{st: st, spec: spec},
+		MaxCallsPerStep: spec.MaxCallsPerStep,
+		Model:           &model{st: st, spec: spec},
 	}
 	if len(spec.Tools) > 0 {
 		ts := &toolset{st: st, spec: spec}

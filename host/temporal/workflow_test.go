@@ -191,6 +191,14 @@ var scenarios = []scenario{
 			t.Errorf("stop %s, %d calls, output %q; want budget after 2 calls and the sentinel", res.StopReason, res.ToolCalls, res.Output)
 		}
 	}},
+	{name: "max_calls_per_step", build: func() built {
+		m := &scriptModel{script: []reply{calls(tc("c1", "read", `{"p":1}`), tc("c2", "read", `{"p":2}`), tc("c3", "read", `{"p":3}`)), text("done")}}
+		return one("main", m, newTools("read"), 5, func(a *loop.Agent) { a.MaxCallsPerStep = 2 })
+	}, check: func(t *testing.T, res *loop.Result, b built) {
+		if res.ToolCalls != 2 || len(b.tools["main"].calls) != 2 {
+			t.Errorf("%d tool calls, the toolset ran %q; want 2, the third refused by max_calls_per_step", res.ToolCalls, b.tools["main"].calls)
+		}
+	}},
 	{name: "doom_loop", build: func() built {
 		same := calls(tc("", "read", `{"b":1,"a":2}`))
 		m := &scriptModel{script: []reply{same, same, same, text("I was looping")}}

@@ -21,6 +21,12 @@ const (
 	MaxDepth = 3
 	// DataDir is host.data_dir, relative to the config file's directory.
 	DataDir = ".agenthost"
+	// MaxParallelTools is host.max_parallel_tools: the tool calls that run
+	// at once, in one run and across all the runs of one process.
+	MaxParallelTools = 8
+	// MaxCallsPerStep is host.max_calls_per_step: the tool calls taken
+	// from one model response; the calls past it get an error result.
+	MaxCallsPerStep = 64
 )
 
 // The provider block.

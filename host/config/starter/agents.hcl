@@ -3,9 +3,11 @@
 # relative to this file's directory.
 
 host {
-  max_steps = 200          # hard ceiling for every agent's steps
-  data_dir  = ".agenthost" # sessions and cassettes
-  max_depth = 3            # how deep subagents may nest
+  max_steps          = 200          # hard ceiling for every agent's steps
+  data_dir           = ".agenthost" # sessions and cassettes
+  max_depth          = 3            # how deep subagents may nest
+  max_parallel_tools = 8            # tool calls that run at once
+  max_calls_per_step = 64           # tool calls taken from one model response
 }
 
 # Any OpenAI-compatible endpoint: Ollama (the default below), vLLM, llama.cpp,
