@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
-	"syscall"
 )
 
 // peakRSS is the "peakrss" program of the script tests:
@@ -40,13 +39,12 @@ func peakRSS() int {
 		fmt.Fprintf(os.Stderr, "peakrss: %v\n", err)
 		return 2
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	unit := map[string]int64{"linux": 1 << 10, "darwin": 1}[runtime.GOOS] // ru_maxrss is in KiB on Linux, bytes on macOS
-	if !ok || unit == 0 {
+	peak, ok := maxRSS(cmd.ProcessState)
+	if !ok {
 		fmt.Fprintf(os.Stderr, "peak rss unknown on %s\n", runtime.GOOS)
 		return code
 	}
-	mib := int64(ru.Maxrss) * unit >> 20
+	mib := peak >> 20
 	fmt.Fprintf(os.Stderr, "peak rss %d MiB\n", mib)
 	if mib > int64(limit) {
 		fmt.Fprintf(os.Stderr, "peakrss: over %d MiB\n", limit)
