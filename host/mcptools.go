@@ -48,15 +48,16 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 	for i, s := range cfg.MCPServers {
 		slog := log.With().Str("mcp_server", s.Name).Logger()
 		servers[i] = mcpuse.New(mcpuse.Spec{
-			Name:    s.Name,
-			Command: s.Command,
-			Env:     s.Env,
-			Dir:     cfg.Dir,
-			URL:     s.URL,
-			Headers: s.Headers,
-			Tools:   s.Tools,
-			Timeout: s.Timeout,
-			Stderr:  stderrLog(slog),
+			Name:      s.Name,
+			Command:   s.Command,
+			Env:       s.Env,
+			Dir:       cfg.Dir,
+			URL:       s.URL,
+			Headers:   s.Headers,
+			Tools:     s.Tools,
+			Timeout:   s.Timeout,
+			MaxOutput: s.MaxOutput,
+			Stderr:    stderrLog(slog),
 		}, log)
 		wg.Add(1)
 		go func() {

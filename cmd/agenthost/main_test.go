@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,6 +37,9 @@ func TestMain(m *testing.M) {
 		// exitstatus CMD ARGS... prints CMD's exit status, passing SIGINT
 		// on to it (exitstatus_test.go).
 		"exitstatus": func() { os.Exit(exitStatus()) },
+		// peakrss MAX_MIB CMD ARGS... runs CMD and prints (and bounds) its
+		// peak resident memory (peakrss_test.go).
+		"peakrss": func() { os.Exit(peakRSS()) },
 	})
 }
 
@@ -88,17 +94,23 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 // cmdMCPHTTP serves the test MCP server (internal/mcptest) over streamable
 // HTTP on loopback, in the test process, for the script's life:
 //
-//	mcphttp [-token-env VAR] [-record FILE]
+//	mcphttp [-token-env VAR] [-record FILE] [-json] [-redirector]
 //
-// It sets MCPHTTP_URL to http://127.0.0.1:PORT/mcp. With -token-env,
-// requests without "Authorization: Bearer $VAR" are answered 401. -record
-// is the file the block and gather tools write what they saw to.
+// It sets MCPHTTP_URL to http://127.0.0.1:PORT/mcp and MCPHTTP_ADDR to
+// 127.0.0.1:PORT. With -token-env, requests without "Authorization: Bearer
+// $VAR" are answered 401. -record is the file the block and gather tools
+// write what they saw to. With -json, calls are answered with one JSON
+// body instead of an event stream. With -redirector, a second server, on
+// another port (another origin), answers every request with a 307 to the
+// first; MCPHTTP_REDIRECT_URL is its URL.
 func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mcphttp", flag.ContinueOnError)
 	tokenEnv := fs.String("token-env", "", "")
 	record := fs.String("record", "", "")
+	jsonBody := fs.Bool("json", false, "")
+	redirector := fs.Bool("redirector", false, "")
 	if neg || fs.Parse(args) != nil || fs.NArg() != 0 {
-		ts.Fatalf("usage: mcphttp [-token-env VAR] [-record FILE]")
+		ts.Fatalf("usage: mcphttp [-token-env VAR] [-record FILE] [-json] [-redirector]")
 	}
 	token := ""
 	if *tokenEnv != "" {
@@ -110,8 +122,18 @@ func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	if *record != "" {
 		rec = ts.MkAbs(*record)
 	}
-	s, err := mcptest.StartHTTP(token, rec)
+	s, err := mcptest.StartHTTPWith(mcptest.HTTPOptions{Token: token, Record: rec, JSON: *jsonBody})
 	ts.Check(err)
 	ts.Defer(func() { s.Close() })
 	ts.Setenv("MCPHTTP_URL", s.URL)
+	u, err := url.Parse(s.URL)
+	ts.Check(err)
+	ts.Setenv("MCPHTTP_ADDR", u.Host)
+	if *redirector {
+		r := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			http.Redirect(w, req, s.URL, http.StatusTemporaryRedirect)
+		}))
+		ts.Defer(r.Close)
+		ts.Setenv("MCPHTTP_REDIRECT_URL", r.URL+"/mcp")
+	}
 }

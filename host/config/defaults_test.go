@@ -46,6 +46,7 @@ func TestDefaultsDocumented(t *testing.T) {
 		{"plugin quotas", split(cell("plugin", "limits { max_write max_files }")),
 			[]any{size(defaults.MaxWrite), defaults.MaxFiles}},
 		{"plugin mount mode", split(strings.TrimPrefix(cell("plugin", "mount \"NAME\" { host guest mode }"), "mode ")), []any{defaults.MountMode}},
+		{"mcp_server max_output", split(cell("mcp_server", "max_output")), []any{size(defaults.MCPMaxOutput)}},
 		{"agent doom_loop", split(cell("agent", "doom_loop { threshold action }")), []any{defaults.DoomThreshold, defaults.DoomAction}},
 	}
 	// Defaults stated in the prose and examples of docs/: the first
@@ -61,6 +62,7 @@ func TestDefaultsDocumented(t *testing.T) {
 		{"docs/plugin-protocol.md", `timeout += "[^"]*" +# per call; default (\S+)`, defaults.Timeout},
 		{"docs/plugin-protocol.md", `max_output = "[^"]*" +# stdout and stderr each; default (\S+)`, size(defaults.MaxOutput)},
 		{"docs/plugin-protocol.md", "`max_output` \\(([^)]+) by default\\)", size(defaults.MaxOutput)},
+		{"docs/mcp.md", "(?m)^\\| `max_output` \\| `([^`]+)`", size(defaults.MCPMaxOutput)},
 		{"docs/decisions.md", "`limits.max_write` \\(default ([^)]+)\\)", size(defaults.MaxWrite)},
 		{"docs/decisions.md", "`limits.max_files` \\(default ([^)]+)\\)", defaults.MaxFiles},
 		{"docs/decisions.md", "`request_timeout` \\(default ([^)]+)\\)", defaults.RequestTimeout},

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
@@ -18,6 +20,11 @@ const MCPToolSep = "__"
 // DefaultMCPTimeout bounds each request to an MCP server when the block
 // sets no timeout.
 const DefaultMCPTimeout = 30 * time.Second
+
+// MaxMCPOutput is the largest max_output of an mcp_server block: a result
+// far beyond what a model's context holds is a mistake, and the messages
+// read from the server are bounded by a multiple of it.
+const MaxMCPOutput = 1 << 30
 
 // MCPServer is an mcp_server block: an external MCP server whose tools
 // agents may call as SERVER__TOOL. It is NOT sandboxed.
@@ -35,6 +42,9 @@ type MCPServer struct {
 	ToolRanges []hcl.Range
 	// Timeout bounds each request (default DefaultMCPTimeout).
 	Timeout time.Duration
+	// MaxOutput is the bytes of a call's result text kept; the rest is cut
+	// with a note (default defaults.MCPMaxOutput, at most MaxMCPOutput).
+	MaxOutput int64
 	// ToolNames (tool_prefix, rename) give the server's tools other names
 	// than SERVER__TOOL; see ToolName.
 	ToolNames
@@ -69,6 +79,8 @@ type rawMCPServer struct {
 	ToolsRange   hcl.Range         `hcl:"tools,attr_value_range"`
 	Timeout      string            `hcl:"timeout,optional"`
 	TimeoutRange hcl.Range         `hcl:"timeout,attr_value_range"`
+	MaxOutput    string            `hcl:"max_output,optional"`
+	MaxOutRange  hcl.Range         `hcl:"max_output,attr_value_range"`
 	// ToolPrefix and Rename change the names the model sees (names.go).
 	ToolPrefix      string            `hcl:"tool_prefix,optional"`
 	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`
@@ -110,7 +122,7 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 	case hasURL:
 		u, err := url.Parse(rs.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			b.errorf(rs.URLRange, "Invalid url", "url must be an http:// or https:// address of a streamable HTTP MCP server, e.g. \"http://127.0.0.1:9000/mcp\"; got %q.", rs.URL)
+			b.errorf(rs.URLRange, "Invalid url", "url must be an http:// or https:// address of a streamable HTTP MCP server, e.g. \"http://127.0.0.1:9000/mcp\"; got %q.", redact.URL(rs.URL))
 		} else {
 			s.URL = rs.URL
 		}
@@ -122,6 +134,12 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 	if b.set(rs.TimeoutRange) && s.Timeout <= 0 {
 		b.errorf(rs.TimeoutRange, "Invalid timeout", "timeout must be more than zero, e.g. \"30s\"; remove it for the default (%s).", DefaultMCPTimeout)
 		s.Timeout = DefaultMCPTimeout
+	}
+	s.MaxOutput = defaults.MCPMaxOutput
+	if out := b.size(rs.MaxOutput, rs.MaxOutRange, "max_output", defaults.MCPMaxOutput); out < 1 || out > MaxMCPOutput {
+		b.errorf(rs.MaxOutRange, "Invalid max_output", "max_output is the bytes of a tool result kept (the rest is cut with a note) and must be from 1 byte to 1GiB, like \"1MiB\" (the default), not %q.", rs.MaxOutput)
+	} else {
+		s.MaxOutput = int64(out)
 	}
 	b.toolNames(&s.ToolNames, rs.ToolPrefix, rs.ToolPrefixRange, rs.Rename, rs.RenameRange)
 	if present(rs.ToolsRange) {

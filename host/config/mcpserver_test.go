@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 func TestMCPServerDecoded(t *testing.T) {
@@ -15,6 +17,7 @@ func TestMCPServerDecoded(t *testing.T) {
   env     = { DEBUG = "0" }
   tools   = ["read_text_file", "list_directory"]
   timeout = "5s"
+  max_output = "64KiB"
 }
 mcp_server "web" {
   url     = "http://127.0.0.1:9000/mcp"
@@ -33,12 +36,12 @@ agent "a" {
 		t.Fatalf("MCPServers = %d, want 2", len(cfg.MCPServers))
 	}
 	fs, web := cfg.MCPServers[0], cfg.MCPServers[1]
-	if fs.Name != "fs" || len(fs.Command) != 4 || fs.Env["DEBUG"] != "0" || fs.Timeout != 5*time.Second ||
+	if fs.Name != "fs" || len(fs.Command) != 4 || fs.Env["DEBUG"] != "0" || fs.Timeout != 5*time.Second || fs.MaxOutput != 64<<10 ||
 		!slices.Equal(fs.Tools, []string{"read_text_file", "list_directory"}) || fs.URL != "" {
 		t.Errorf("fs = %+v", fs)
 	}
 	if web.URL != "http://127.0.0.1:9000/mcp" || web.Headers["Authorization"] != "Bearer x" ||
-		web.Timeout != DefaultMCPTimeout || web.Tools != nil || web.Command != nil {
+		web.Timeout != DefaultMCPTimeout || web.MaxOutput != defaults.MCPMaxOutput || web.Tools != nil || web.Command != nil {
 		t.Errorf("web = %+v", web)
 	}
 	if got := fs.ToolName("read_text_file"); got != "fs__read_text_file" {
@@ -57,6 +60,10 @@ func TestMCPServerRules(t *testing.T) {
 		{"empty command", "mcp_server \"s\" {\n  command = []\n}\n", "Empty command", "program and its arguments", "4:13"},
 		{"bad url", "mcp_server \"s\" {\n  url = \"ftp://h/mcp\"\n}\n", "Invalid url", "http:// or https://", "4:9"},
 		{"bad timeout", "mcp_server \"s\" {\n  command = [\"x\"]\n  timeout = \"soon\"\n}\n", "Invalid duration", "timeout", "5:13"},
+		{"max_output zero", "mcp_server \"s\" {\n  command = [\"x\"]\n  max_output = \"0\"\n}\n", "Invalid max_output", "from 1 byte to 1GiB", "5:16"},
+		{"max_output too big", "mcp_server \"s\" {\n  command = [\"x\"]\n  max_output = \"2GiB\"\n}\n", "Invalid max_output", "from 1 byte to 1GiB", "5:16"},
+		{"max_output not a size", "mcp_server \"s\" {\n  command = [\"x\"]\n  max_output = \"lots\"\n}\n", "Invalid size", "max_output", "5:16"},
+		{"bad url with credentials", "mcp_server \"s\" {\n  url = \"ftp://alice:pw1234@h/mcp?api_key=SECRET\"\n}\n", "Invalid url", "got \"ftp://REDACTED@h/mcp?api_key=REDACTED\"", "4:9"},
 		{"bad name", "mcp_server \"my.fs\" {\n  command = [\"x\"]\n}\n", "Invalid MCP server name", "__TOOL", "3:12"},
 		{"double underscore name", "mcp_server \"a__b\" {\n  command = [\"x\"]\n}\n", "Invalid MCP server name", "no \"__\"", "3:12"},
 		{"bad tool name", "mcp_server \"s\" {\n  command = [\"x\"]\n  tools = [\"a.b\"]\n}\n", "Invalid MCP tool name", "s__a.b", "5:12"},

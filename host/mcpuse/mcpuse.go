@@ -6,8 +6,12 @@
 // service) with the rights it was started with; none of a plugin's grants,
 // mounts or limits apply to it. What this package bounds is the host's
 // side: every request waits at most Spec.Timeout, a server that dies is
-// restarted once, and whatever the server does (hang, crash, garbage on
-// stdout) gives an error result, never a panic or a stuck run.
+// restarted once, what is read from it is bounded (strings cut past
+// Spec.MaxOutput as they stream in, each message bounded: cut.go), the
+// block's headers go to the url's origin only, and whatever the server
+// does (hang, crash, garbage on stdout, a result of any size) gives an
+// error or a cut result, never a panic, a stuck run or unbounded memory.
+// Messages never show the url's credentials (internal/redact).
 package mcpuse
 
 import (
@@ -17,7 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -29,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -48,13 +55,17 @@ type Spec struct {
 	Env map[string]string
 	Dir string
 	// URL is a streamable HTTP server, instead of Command; Headers are
-	// sent with every request.
+	// sent with every request to its origin (scheme, host and port). A
+	// redirect to another origin is refused.
 	URL     string
 	Headers map[string]string
 	// Tools, when not nil, is the allowlist of the server's tools offered.
 	Tools []string
 	// Timeout bounds each request; 0 means DefaultTimeout.
 	Timeout time.Duration
+	// MaxOutput is the bytes of a result's text kept (the rest is cut with
+	// a note); 0 means defaults.MCPMaxOutput.
+	MaxOutput int64
 	// Stderr receives the server process's stderr; nil discards it.
 	Stderr io.Writer
 }
@@ -64,6 +75,12 @@ type Spec struct {
 type Server struct {
 	spec Spec
 	log  zerolog.Logger
+	// scrub hides the url's credentials, and credential-like header
+	// values, in every message (an error of net/http quotes the URL).
+	scrub *redact.Replacer
+	// tooBig is the last errMessageTooBig of a read, to explain the end of
+	// a connection.
+	tooBig atomic.Pointer[error]
 
 	mu       sync.Mutex
 	cs       *mcp.ClientSession
@@ -84,11 +101,76 @@ func New(spec Spec, log zerolog.Logger) *Server {
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
 	}
+	if spec.MaxOutput <= 0 {
+		spec.MaxOutput = defaults.MCPMaxOutput
+	}
 	s := &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
+	s.scrub = redact.NewURLReplacer(spec.URL, redact.HeaderSecrets(spec.Headers)...)
 	if spec.URL != "" {
-		s.http = &headerTransport{h: spec.Headers}
+		o := ""
+		if u, err := url.Parse(spec.URL); err == nil {
+			o = origin(u)
+		}
+		s.http = &headerTransport{h: spec.Headers, origin: o, server: s}
 	}
 	return s
+}
+
+// errorf is an error whose text has no credential of the block.
+func (s *Server) errorf(format string, a ...any) error {
+	return errors.New(s.scrub.Replace(fmt.Sprintf(format, a...)))
+}
+
+// errResult is an error result whose text has no credential of the block.
+func (s *Server) errResult(format string, a ...any) loop.ToolResult {
+	return loop.ToolResult{Content: s.scrub.Replace(fmt.Sprintf(format, a...)), IsError: true}
+}
+
+// cut reads r through a cutReader of the server's limits. A message over
+// the limit is remembered, to explain the error it causes: in the call's
+// note when the response is a call's (over HTTP), else in the server (the
+// connection ends).
+func (s *Server) cut(r io.Reader, mode cutMode, n *cancelNote) io.Reader {
+	return &noteTooBig{r: newCutReader(r, stringLimit(s.spec.MaxOutput), messageLimit(s.spec.MaxOutput), mode), s: s, n: n}
+}
+
+type noteTooBig struct {
+	r    io.Reader
+	s    *Server
+	n    *cancelNote
+	once sync.Once
+}
+
+func (t *noteTooBig) Read(p []byte) (int, error) {
+	k, err := t.r.Read(p)
+	if errors.Is(err, errMessageTooBig) {
+		t.once.Do(func() {
+			if t.n != nil {
+				t.n.tooBig.Store(&err)
+			} else {
+				t.s.tooBig.Store(&err)
+			}
+			t.s.log.Warn().Str("error", err.Error()).Msg("MCP server message too big")
+		})
+	}
+	return k, err
+}
+
+// why explains the error msg of a call (n) or of the connection (n nil):
+// the message that was too big, when there was one and msg does not say
+// so already. The server's record is used once.
+func (s *Server) why(n *cancelNote, msg string) string {
+	var e *error
+	if n != nil {
+		e = n.tooBig.Load()
+	}
+	if e == nil {
+		e = s.tooBig.Swap(nil)
+	}
+	if e == nil || strings.Contains(msg, (*e).Error()) {
+		return ""
+	}
+	return " (" + (*e).Error() + ")"
 }
 
 // maxStarts is how many times a server is started in the host's life: the
@@ -108,12 +190,13 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct
 		return s.cs, s.ended, nil
 	}
 	if s.starts >= maxStarts {
-		return nil, nil, fmt.Errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
+		return nil, nil, s.errorf("MCP server %q stopped (%v) after it was restarted once; it is not started again", s.spec.Name, s.dead)
 	}
 	s.starts++
 	if s.starts > 1 {
-		s.log.Warn().AnErr("cause", s.dead).Msg("restarting MCP server")
+		s.log.Warn().Str("cause", s.errorf("%v", s.dead).Error()).Msg("restarting MCP server")
 	}
+	s.tooBig.Store(nil)
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, nil)
@@ -125,9 +208,9 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct
 	if err != nil {
 		s.dead = err
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, nil, fmt.Errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
+			return nil, nil, s.errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
 		}
-		return nil, nil, fmt.Errorf("MCP server %q did not start: %v%s", s.spec.Name, err, s.refusal())
+		return nil, nil, s.errorf("MCP server %q did not start: %v%s%s", s.spec.Name, err, s.refusal(), s.why(nil, err.Error()))
 	}
 	s.cs = cs
 	ended := make(chan struct{})
@@ -144,7 +227,7 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct
 			}
 			s.dead = err
 			if !s.closed {
-				s.log.Warn().Err(err).Msg("MCP server stopped")
+				s.log.Warn().Str("error", s.errorf("%v", err).Error()).Msg("MCP server stopped")
 			}
 		}
 	}()
@@ -162,23 +245,29 @@ func (s *Server) transport() (mcp.Transport, error) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 		cmd.Stderr = s.spec.Stderr
-		return noteTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}}, nil
+		return noteTransport{&stdioTransport{cmd: cmd, server: s, terminate: 2 * time.Second}}, nil
 	case s.http != nil:
-		hc := &http.Client{Transport: s.http}
-		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1}, nil
+		hc := &http.Client{Transport: s.http, CheckRedirect: s.http.checkRedirect}
+		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1,
+			MaxEventSize: int(messageLimit(s.spec.MaxOutput) + 1<<20)}, nil
 	}
 	return nil, fmt.Errorf("MCP server %q has neither a command nor a URL", s.spec.Name)
 }
 
-// headerTransport adds the block's headers to every request, and notes
+// headerTransport adds the block's headers to every request to the url's
+// origin, reads every response through the server's cutReader, and notes
 // the last refusal of the server (401 or 403) for messages.
 type headerTransport struct {
 	h       map[string]string
+	origin  string // of the url: "scheme://host:port"
+	server  *Server
 	refused atomic.Int32 // the status of the last refusal, 0 when none
 }
 
 func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.h) > 0 {
+	// The headers carry credentials: never to another origin, whatever
+	// made the request (checkRedirect refuses such redirects already).
+	if len(t.h) > 0 && origin(r.URL) == t.origin {
 		r = r.Clone(r.Context())
 		for k, v := range t.h {
 			r.Header.Set(k, v)
@@ -188,12 +277,48 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
 		t.refused.Store(int32(resp.StatusCode))
 	}
+	if err == nil {
+		mode := oneMessage
+		if ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); strings.EqualFold(strings.TrimSpace(ct), "text/event-stream") {
+			mode = lineMessages
+		}
+		resp.Body = readCloser{t.server.cut(resp.Body, mode, noteOf(r.Context())), resp.Body}
+	}
 	// The notifications/cancelled of a call is a POST made with the
 	// call's context values once the call was cancelled.
 	if n := noteOf(r.Context()); n != nil && err == nil && r.Method == http.MethodPost && n.call.Err() != nil && isCancelNote(r) {
 		n.sent()
 	}
 	return resp, err
+}
+
+// checkRedirect follows a redirect within the url's origin only: the
+// block's headers are for that origin, and a request to another one
+// without them would fail in a misleading way (a 401 blamed on the url).
+func (t *headerTransport) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin(req.URL) != t.origin {
+		return fmt.Errorf("redirected to %s, another origin than the url's (%s): agenthost follows redirects within the url's origin only, so that the block's headers go nowhere else; if the new address is the server's, set url to it",
+			redact.URL(req.URL.String()), t.origin)
+	}
+	return nil
+}
+
+// origin is "scheme://host:port" of u (the scheme's port when it has none,
+// scheme and host in lower case).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // isCancelNote reports whether the body of r is a notifications/cancelled.
@@ -261,7 +386,7 @@ func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var all []*mcp.Tool
 	for t, err := range cs.Tools(cctx, nil) {
 		if err != nil {
-			return nil, fmt.Errorf("MCP server %q: listing its tools: %v", s.spec.Name, err)
+			return nil, s.errorf("MCP server %q: listing its tools: %v%s", s.spec.Name, err, s.why(nil, err.Error()))
 		}
 		all = append(all, t)
 	}
@@ -295,14 +420,14 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		args = "{}"
 	}
 	if !json.Valid([]byte(args)) {
-		return errResult("invalid arguments for tool %q: not valid JSON", call.Name), nil
+		return s.errResult("invalid arguments for tool %q: not valid JSON", call.Name), nil
 	}
 	cs, ended, err := s.session(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return loop.ToolResult{}, ctx.Err()
 		}
-		return errResult("%v", err), nil
+		return s.errResult("%v", err), nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()
@@ -322,30 +447,30 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		}
 		if cctx.Err() == nil {
 			if cs, _, err = s.session(ctx); err != nil {
-				return errResult("%v", err), nil
+				return s.errResult("%v", err), nil
 			}
 			res, err = cs.CallTool(cctx, params)
 		}
 	}
 	switch {
 	case err == nil:
-		return toResult(res), nil
+		return toResult(res, s.spec.MaxOutput), nil
 	case ctx.Err() != nil:
 		note.wait()
 		return loop.ToolResult{}, ctx.Err()
 	case cctx.Err() != nil:
 		s.log.Warn().Str("tool", call.Name).Dur("timeout", s.spec.Timeout).Msg("MCP tool call timed out")
-		return errResult("MCP server %q: tool %q gave no result within %s", s.spec.Name, call.Name, s.spec.Timeout), nil
+		return s.errResult("MCP server %q: tool %q gave no result within %s", s.spec.Name, call.Name, s.spec.Timeout), nil
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return errResult("MCP server %q stopped during the call of tool %q: %v", s.spec.Name, call.Name, err), nil
+		return s.errResult("MCP server %q stopped during the call of tool %q: %v%s", s.spec.Name, call.Name, err, s.why(note, err.Error())), nil
 	}
-	return errResult("MCP server %q: tool %q: %v%s", s.spec.Name, call.Name, err, s.refusal()), nil
+	return s.errResult("MCP server %q: tool %q: %v%s%s", s.spec.Name, call.Name, err, s.refusal(), s.why(note, err.Error())), nil
 }
 
 // toResult turns an MCP result into a tool result: its text contents
 // joined, other contents named, the structured content when there is no
-// text.
-func toResult(res *mcp.CallToolResult) loop.ToolResult {
+// text; all of it cut to maxOutput bytes with a note (capResult).
+func toResult(res *mcp.CallToolResult, maxOutput int64) loop.ToolResult {
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -372,11 +497,7 @@ func toResult(res *mcp.CallToolResult) loop.ToolResult {
 			parts = append(parts, string(b))
 		}
 	}
-	return loop.ToolResult{Content: strings.Join(parts, "\n"), IsError: res.IsError}
-}
-
-func errResult(format string, a ...any) loop.ToolResult {
-	return loop.ToolResult{Content: fmt.Sprintf(format, a...), IsError: true}
+	return loop.ToolResult{Content: capResult(parts, maxOutput), IsError: res.IsError}
 }
 
 // Close stops the server (a stdio server's stdin is closed; after 2s it is
@@ -398,10 +519,14 @@ func (s *Server) Close() error {
 // the server right after (it exits on Ctrl-C), the notification can be
 // lost. A cancelNote, in the call's context, learns when it was written,
 // and Call waits for that, a little, before it returns.
+//
+// The note also carries, over HTTP, the error of a response to the call
+// that was too big (see Server.cut).
 type cancelNote struct {
-	call context.Context // the call's context
-	once sync.Once
-	done chan struct{} // closed once the notification was written
+	call   context.Context // the call's context
+	once   sync.Once
+	done   chan struct{} // closed once the notification was written
+	tooBig atomic.Pointer[error]
 }
 
 type cancelKey struct{}

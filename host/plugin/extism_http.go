@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/redact"
 )
 
 // maxHTTPResponse bounds the body of one HTTP response given to a plugin.
@@ -57,7 +59,7 @@ func parseAllow(entries []string) (*allowlist, error) {
 				return errors.New("too many redirects")
 			}
 			if !a.allows(req.URL) {
-				return &refusedError{url: req.URL.String(), redirect: true}
+				return &refusedError{url: redact.URL(req.URL.String()), redirect: true}
 			}
 			return nil
 		},
@@ -92,6 +94,8 @@ func (a *allowlist) allows(u *url.URL) bool {
 	return false
 }
 
+// refusedError is a request or redirect outside the allow list; url is
+// redacted (a presigned URL's signature is in its query).
 type refusedError struct {
 	url      string
 	redirect bool
@@ -126,12 +130,16 @@ func (c *extismCall) httpRequest(reqOff, bodyOff uint64) uint64 {
 	}
 	u, err := url.Parse(req.URL)
 	if err != nil {
-		c.fail(fmt.Errorf("http_request: invalid url %q: %v", req.URL, err))
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // it quotes the URL in clear
+		}
+		c.fail(fmt.Errorf("http_request: invalid url %q: %v", redact.URL(req.URL), err))
 	}
+	shown := redact.URL(u.String())
 	if !c.p.http.allows(u) {
-		err := &refusedError{url: redact(u)}
-		c.log.Warn().Str("plugin", c.p.name).Str("url", redact(u)).Msg("HTTP request refused: not in the http allow list")
-		c.fail(err)
+		c.log.Warn().Str("plugin", c.p.name).Str("url", shown).Msg("HTTP request refused: not in the http allow list")
+		c.fail(&refusedError{url: shown})
 	}
 	method := strings.ToUpper(req.Method)
 	if method == "" {
@@ -151,15 +159,21 @@ func (c *extismCall) httpRequest(reqOff, bodyOff uint64) uint64 {
 			c.log.Warn().Str("plugin", c.p.name).Str("url", re.url).Msg("HTTP redirect refused: not in the http allow list")
 			c.fail(re)
 		}
-		c.fail(fmt.Errorf("http_request to %s: %v", redact(u), err))
+		// net/http quotes the URL it failed on (a redirect's included)
+		// with its query and user name in clear.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redact.URL(ue.URL)
+		}
+		c.fail(fmt.Errorf("http_request to %s: %v", shown, err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse+1))
 	if err != nil {
-		c.fail(fmt.Errorf("http_request to %s: reading the response: %v", redact(u), err))
+		c.fail(fmt.Errorf("http_request to %s: reading the response: %v", shown, err))
 	}
 	if len(data) > maxHTTPResponse {
-		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", redact(u), sizeString(maxHTTPResponse)))
+		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", shown, sizeString(maxHTTPResponse)))
 	}
 	c.lastStatus = int32(resp.StatusCode)
 	c.lastHeaders = map[string]string{}
@@ -175,11 +189,4 @@ func (c *extismCall) httpHeaders() uint64 {
 	}
 	b, _ := json.Marshal(c.lastHeaders)
 	return c.write(b)
-}
-
-// redact drops the query and user info of a URL for messages and logs.
-func redact(u *url.URL) string {
-	v := *u
-	v.User, v.RawQuery, v.Fragment = nil, "", ""
-	return v.String()
 }

@@ -17,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/agenthost/agenthost/internal/wasmbuild"
+	"github.com/agenthost/agenthost/loop"
 )
 
 // goSDKVersion is the github.com/extism/go-sdk release whose test plugins
@@ -251,6 +254,79 @@ func TestExtismHTTPAllowlist(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "refused") {
 		t.Fatalf("no http block: %+v", res)
 	}
+}
+
+// TestExtismHTTPRedactsURLs: the URL of a refused redirect (a presigned
+// URL: user info and a signature in its query) and of a failed request
+// reach the model's result and the log with their user info and query
+// values replaced by REDACTED, the rule of every URL agenthost prints.
+func TestExtismHTTPRedactsURLs(t *testing.T) {
+	const presigned = "http://alice:topsecretpw@203.0.113.9/object?X-Amz-Credential=AKIDEXAMPLE&X-Amz-Signature=sig0123456789"
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect":
+			http.Redirect(w, r, presigned, http.StatusFound)
+		case "/drop": // the connection is closed without an answer
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+		}
+	}))
+	defer allowed.Close()
+
+	r := newRuntime(t)
+	tool := CLITool{Name: "http_get", Function: "http_get", Command: func(args json.RawMessage) ([]string, []byte, error) {
+		return nil, args, nil
+	}}
+	s := extismSpec(t, "http", sdkWasm(t, "http_headers.wasm"), tool)
+	s.HTTPAllow = []string{allowed.URL}
+	p := load(t, r, s)
+	var logs strings.Builder
+	var mu sync.Mutex
+	ctx := zerolog.New(lockedWriter{&mu, &logs}).WithContext(context.Background())
+	secrets := []string{"alice", "topsecretpw", "AKIDEXAMPLE", "sig0123456789", "sEcReT-pass"}
+	for _, c := range []struct{ url, want string }{
+		{allowed.URL + "/redirect", "HTTP redirect to http://REDACTED@203.0.113.9/object?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED refused"},
+		{strings.Replace(allowed.URL, "http://", "http://alice:sEcReT-pass@", 1) + "/drop?token=sig0123456789", "http_request to http://REDACTED@127.0.0.1"},
+	} {
+		res, err := p.Call(ctx, loop.ToolCall{ID: "c1", Name: "http_get", Arguments: fmt.Sprintf(`{"url":%q}`, c.url)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.IsError || !strings.Contains(res.Content, c.want) {
+			t.Errorf("%s: result %q, want an error naming %q", c.url, res.Content, c.want)
+		}
+		if testing.Verbose() {
+			t.Logf("%s: %s", c.url, res.Content)
+		}
+		for _, sec := range secrets {
+			if strings.Contains(res.Content, sec) {
+				t.Errorf("%s: the result has %q: %s", c.url, sec, res.Content)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), `"url":"http://REDACTED@203.0.113.9/object?X-Amz-Credential=REDACTED&X-Amz-Signature=REDACTED"`) {
+		t.Errorf("no redacted redirect URL in the log:\n%s", logs.String())
+	}
+	for _, sec := range secrets {
+		if strings.Contains(logs.String(), sec) {
+			t.Errorf("the log has %q:\n%s", sec, logs.String())
+		}
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestExtismAllowlistParse(t *testing.T) {

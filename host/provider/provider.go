@@ -139,16 +139,7 @@ func New(o Options) *Provider {
 func secrets(o Options) []string {
 	s := redact.Secrets(o.BaseURL)
 	s = append(s, o.APIKey)
-	for k, v := range o.Headers {
-		k = strings.ToLower(k)
-		for _, w := range []string{"auth", "key", "token", "secret", "cookie", "password"} {
-			if strings.Contains(k, w) {
-				s = append(s, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
-				break
-			}
-		}
-	}
-	return s
+	return append(s, redact.HeaderSecrets(o.Headers)...)
 }
 
 func defaultHTTPClient() *http.Client {

@@ -64,6 +64,13 @@ const (
 	MountMode = "ro"
 )
 
+// The mcp_server block.
+const (
+	// MCPMaxOutput is max_output: bytes of a tool result's text kept, per
+	// call (the rest is cut with a note, as a plugin's output is).
+	MCPMaxOutput = 1 << 20
+)
+
 // The agent block.
 const (
 	// DoomThreshold is doom_loop.threshold: identical consecutive tool calls

@@ -15,8 +15,10 @@ import (
 	"unicode/utf8"
 )
 
-// maxBody caps the request body the server reads (64 MiB).
-const maxBody = 64 << 20
+// maxBody caps the request body the server reads (256 MiB): room for a
+// conversation carrying a tool result of 70 MiB, as the scripts that test
+// sessions with such lines send.
+const maxBody = 256 << 20
 
 // readBody reads a request's body, at most maxBody+1 bytes, into one
 // buffer of its declared length when it has one.

@@ -86,12 +86,27 @@ func (s *HTTPServer) Close() error { return s.hs.Close() }
 // a request without "Authorization: Bearer TOKEN" is answered 401, as a
 // protected server does. record is as for the stdio server.
 func StartHTTP(token, record string) (*HTTPServer, error) {
+	return StartHTTPWith(HTTPOptions{Token: token, Record: record})
+}
+
+// HTTPOptions are the settings of StartHTTPWith.
+type HTTPOptions struct {
+	Token, Record string // as for StartHTTP
+	// JSON answers each call with one application/json body instead of
+	// an event stream.
+	JSON bool
+}
+
+// StartHTTPWith is StartHTTP with more settings. Over HTTP, a call of the
+// tool drop gets no answer: its connection is closed.
+func StartHTTPWith(o HTTPOptions) (*HTTPServer, error) {
+	token, record := o.Token, o.Record
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	srv := newServer(record)
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{JSONResponse: o.JSON})
 	// The SDK answers a notification's POST (202) before it handles it:
 	// a notifications/cancelled is recorded here, as it arrives, so that
 	// a test knows the server has it once the client got the answer.
@@ -104,6 +119,12 @@ func StartHTTP(token, record string) (*HTTPServer, error) {
 			}
 			if bytes.Contains(body, []byte(`"method":"notifications/cancelled"`)) {
 				appendLine(record, "POST notifications/cancelled")
+			}
+			if bytes.Contains(body, []byte(`"name":"drop"`)) {
+				if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+					conn.Close()
+				}
+				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
@@ -131,7 +152,9 @@ func StartHTTP(token, record string) (*HTTPServer, error) {
 // pid (the server's process id), hang (never answers), crash (exits
 // mid-call), garbage (writes garbage on stdout, then hangs), header (the
 // value of an HTTP request header, over HTTP), block (waits until the
-// call is cancelled) and gather (waits until n calls of it are in flight).
+// call is cancelled), gather (waits until n calls of it are in flight),
+// big (a text of n bytes, "x" repeated), many (n texts of size bytes
+// each) and drop (over HTTP, see StartHTTPWith).
 //
 // The server appends lines to the file record (when not ""), so that a
 // test sees from outside what it saw: "block started";
@@ -195,6 +218,28 @@ func newServer(record string) *mcp.Server {
 		rec("block started")
 		<-ctx.Done()
 		return nil, ctx.Err()
+	})
+	srv.AddTool(&mcp.Tool{Name: "big", Description: "A text of n bytes.", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}, "required": []string{"n"},
+	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ N int }
+		json.Unmarshal(req.Params.Arguments, &in)
+		return text(strings.Repeat("x", in.N)), nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "many", Description: "n texts of size bytes each.", InputSchema: map[string]any{
+		"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}, "size": map[string]any{"type": "integer"}}, "required": []string{"n", "size"},
+	}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in struct{ N, Size int }
+		json.Unmarshal(req.Params.Arguments, &in)
+		one := &mcp.TextContent{Text: strings.Repeat("m", in.Size)}
+		r := &mcp.CallToolResult{}
+		for range in.N {
+			r.Content = append(r.Content, one)
+		}
+		return r, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "drop", Description: "Over HTTP: no answer, the connection is closed.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text("not over HTTP"), nil
 	})
 	var gmu sync.Mutex
 	arrived := 0

@@ -13,6 +13,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -124,6 +125,24 @@ func Secrets(raw string) []string {
 	return out
 }
 
+// HeaderSecrets returns the values of the headers whose name says they
+// carry a credential (it holds auth, key, token, secret, cookie or
+// password: Authorization, api-key, X-Auth-Token ...), each also without
+// a "Bearer " in front.
+func HeaderSecrets(h map[string]string) []string {
+	var out []string
+	for k, v := range h {
+		k = strings.ToLower(k)
+		for _, w := range []string{"auth", "key", "token", "secret", "cookie", "password"} {
+			if strings.Contains(k, w) {
+				out = append(out, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+				break
+			}
+		}
+	}
+	return out
+}
+
 // Replacer scrubs secrets from text. The zero value and nil scrub nothing.
 type Replacer struct {
 	r *strings.Replacer
@@ -133,7 +152,31 @@ type Replacer struct {
 // query-escaped and path-escaped forms. Secrets shorter than MinSecret are
 // ignored; longer ones are matched first, so a secret containing another is
 // masked whole.
-func NewReplacer(secrets ...string) *Replacer {
+func NewReplacer(secrets ...string) *Replacer { return newReplacer(nil, secrets) }
+
+// NewURLReplacer is NewReplacer for the credentials of the URL raw
+// (Secrets) and more secrets, which also writes raw itself, where it
+// appears whole, as URL does: as written, and as net/http quotes it in
+// its errors (the password as "***").
+func NewURLReplacer(raw string, secrets ...string) *Replacer {
+	var pairs []string
+	if u, err := url.Parse(raw); err == nil && (u.User != nil || u.RawQuery != "") {
+		shown := URL(raw)
+		forms := []string{raw, u.String()}
+		if _, ok := u.User.Password(); ok { // net/http's stripPassword
+			forms = append(forms, strings.Replace(u.String(), u.User.String()+"@", u.User.Username()+":***@", 1))
+		}
+		for _, form := range forms {
+			if !slices.Contains(pairs, form) {
+				pairs = append(pairs, form, shown)
+			}
+		}
+	}
+	return newReplacer(pairs, append(Secrets(raw), secrets...))
+}
+
+// newReplacer replaces the old, new pairs first, then the secrets.
+func newReplacer(pairs, secrets []string) *Replacer {
 	seen := map[string]bool{}
 	var list []string
 	add := func(s string) {
@@ -147,11 +190,10 @@ func NewReplacer(secrets ...string) *Replacer {
 		add(url.QueryEscape(s))
 		add(url.PathEscape(s))
 	}
-	if len(list) == 0 {
+	if len(list) == 0 && len(pairs) == 0 {
 		return &Replacer{}
 	}
 	sort.Slice(list, func(i, j int) bool { return len(list[i]) > len(list[j]) })
-	pairs := make([]string, 0, 2*len(list))
 	for _, s := range list {
 		pairs = append(pairs, s, Mask)
 	}

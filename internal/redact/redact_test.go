@@ -57,3 +57,24 @@ func TestReplacerLongestFirst(t *testing.T) {
 		t.Errorf("a secret survived")
 	}
 }
+
+// TestURLReplacer: the URL quoted whole in a message (as written, or as
+// net/http quotes it, password "***") reads as URL writes it; its
+// credentials and the other secrets elsewhere are masked.
+func TestURLReplacer(t *testing.T) {
+	raw := "http://alice:topsecretpw@127.0.0.1:9000/mcp?api_key=SECRETKEY"
+	r := NewURLReplacer(raw, HeaderSecrets(map[string]string{"Authorization": "Bearer tok-123456", "Accept": "text/plain"})...)
+	for _, tc := range []struct{ in, want string }{
+		{`Post "` + raw + `": EOF`, `Post "http://REDACTED@127.0.0.1:9000/mcp?api_key=REDACTED": EOF`},
+		{`Post "http://alice:***@127.0.0.1:9000/mcp?api_key=SECRETKEY": EOF`, `Post "http://REDACTED@127.0.0.1:9000/mcp?api_key=REDACTED": EOF`},
+		{"user alice, key SECRETKEY, token tok-123456", "user REDACTED, key REDACTED, token REDACTED"},
+		{"Accept: text/plain", "Accept: text/plain"},
+	} {
+		if got := r.Replace(tc.in); got != tc.want {
+			t.Errorf("Replace(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := NewURLReplacer("http://127.0.0.1:9000/mcp").Replace("http://127.0.0.1:9000/mcp"); got != "http://127.0.0.1:9000/mcp" {
+		t.Errorf("a URL without credentials changed: %q", got)
+	}
+}

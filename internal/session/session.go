@@ -13,12 +13,12 @@ package session
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -365,6 +365,9 @@ func (s *Session) Close() error {
 // Events reads every event of a session. A torn last line (a crash while
 // writing) is skipped. Events stored by older versions, with the result
 // nested, are read too (loop.Event's UnmarshalJSON reads both forms).
+// Lines are read whole whatever their length: the writer puts no bound on
+// an event (a tool result as long as the tool's max_output allows), so
+// neither may the reader. Memory is the events read plus the longest line.
 func Events(dataDir, id string) (Meta, []loop.Event, error) {
 	if !idPattern.MatchString(id) {
 		return Meta{}, nil, fmt.Errorf("invalid session id %q", id)
@@ -374,20 +377,54 @@ func Events(dataDir, id string) (Meta, []loop.Event, error) {
 	if err != nil {
 		return m, nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return m, nil, nil
+	}
+	if err != nil {
 		return m, nil, err
 	}
+	defer f.Close()
 	var evs []loop.Event
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	for sc.Scan() {
-		var e loop.Event
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			evs = append(evs, e)
+	r := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	for {
+		line, err = readLine(r, line[:0])
+		if len(line) > 0 {
+			var e loop.Event
+			if json.Unmarshal(line, &e) == nil {
+				evs = append(evs, e)
+			}
+		}
+		if err == io.EOF {
+			return m, evs, nil
+		}
+		if err != nil {
+			return m, evs, fmt.Errorf("session %s: events.jsonl: %w", id, err)
+		}
+		if cap(line) > maxKeptLine {
+			line = nil // a very long line is let go once read
 		}
 	}
-	return m, evs, sc.Err()
+}
+
+// maxKeptLine is the largest line buffer Events reuses for the next line.
+const maxKeptLine = 1 << 20
+
+// readLine appends the next line of r (without its newline) to buf, however
+// long it is; the error is io.EOF after the last line.
+func readLine(r *bufio.Reader, buf []byte) ([]byte, error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		buf = append(buf, frag...)
+		switch err {
+		case bufio.ErrBufferFull:
+			continue
+		case nil:
+			return buf[:len(buf)-1], nil
+		}
+		return buf, err
+	}
 }
 
 // History returns the top-level (depth 0) messages of a session, without

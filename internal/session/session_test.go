@@ -230,3 +230,34 @@ func TestRecordHoldsUntilFlush(t *testing.T) {
 		t.Fatalf("events after Close: %d, history %v", len(evs), got)
 	}
 }
+
+// TestLongLineReadBack: an event as long as the writer writes (here a
+// 70 MiB tool result, past any fixed line limit a reader could pick) is read
+// back whole, with the events around it.
+func TestLongLineReadBack(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Create(dir, Meta{Agent: "a", ID: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 70<<20)
+	s.Emit(msg(0, loop.Message{Role: loop.RoleUser, Content: "before"}))
+	s.Emit(msg(0, loop.Message{Role: loop.RoleTool, ToolCallID: "c1", Content: big}))
+	s.Emit(loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{StopReason: loop.StopCompleted, Steps: 1, StepsMax: 3}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, evs, err := Events(dir, "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 3 {
+		t.Fatalf("%d events, want 3", len(evs))
+	}
+	if evs[1].Msg == nil || evs[1].Msg.Content != big {
+		t.Errorf("the long event was not read back whole")
+	}
+	if evs[2].Type != loop.EventRunEnd {
+		t.Errorf("last event %q, want run.end", evs[2].Type)
+	}
+}
