@@ -24,6 +24,9 @@ type Outcome struct {
 	// Sandbox.MaxOutput bytes (Truncated says whether it was).
 	Stdout, Stderr []byte
 	Truncated      bool
+	// HTTPRefused lists the URLs (without query) of the HTTP requests
+	// the grant refused, for the log.
+	HTTPRefused []string
 }
 
 // FailureKind classifies a call that did not run to its end.
@@ -128,11 +131,15 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	res, err := st.run(f, vals)
 	out := st.wasi.stdout
 	errOut := st.wasi.stderr
+	if err == nil && st.quotaHit() {
+		err = errors.New("the component exceeded its write quota")
+	}
 	if err != nil {
 		return nil, st.classify(ctx, err, errOut.bytes())
 	}
 	res.Stdout, res.Stderr = out.bytes(), errOut.bytes()
 	res.Truncated = out.truncated || errOut.truncated
+	res.HTTPRefused = st.wasi.refused
 	return res, nil
 }
 
@@ -356,6 +363,10 @@ func (st *call) invokeHost(lw *lowering, stack []uint64) {
 // classify turns the error of a call into a *Failure.
 func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 	f := &Failure{Kind: FailureTrap, Err: err, Stderr: stderr}
+	var tr *Trap
+	if errors.As(err, &tr) {
+		f.Err = tr // without wazero's wrapping and stack trace
+	}
 	var exit *sys.ExitError
 	var hostErr *hostError
 	switch {
@@ -367,6 +378,13 @@ func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 		f.Kind, f.Err = FailureOutput, fmt.Errorf("the component wrote more than %d bytes to stdout or stderr", 2*st.sb.maxOutput())
 	case st.quotaHit():
 		f.Kind = FailureQuota
+		b, e := st.sb.Quota.Exceeded()
+		switch {
+		case b:
+			f.Err = fmt.Errorf("the component wrote more than its write quota allows: %w", err)
+		case e:
+			f.Err = fmt.Errorf("the component created more files than its quota allows: %w", err)
+		}
 	case errors.Is(err, errResultTooLarge):
 		f.Kind = FailureResult
 	case errors.As(err, &exit):

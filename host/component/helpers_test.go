@@ -1,0 +1,213 @@
+package component
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/agenthost/agenthost/internal/npmtest"
+)
+
+// componentizeVersion is the ComponentizeJS release the tests build their
+// JavaScript components with; jco (for the text format) comes with it.
+const componentizeVersion = "0.23.0"
+
+func newRuntime(t testing.TB, cacheDir string) wazero.Runtime {
+	t.Helper()
+	ctx := context.Background()
+	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	if cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	t.Cleanup(func() { rt.Close(ctx) })
+	return rt
+}
+
+func readTestdata(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func loadTestdata(t testing.TB, name string, opts Options) *Component {
+	t.Helper()
+	ctx := context.Background()
+	k, err := Load(ctx, newRuntime(t, ""), readTestdata(t, name), opts)
+	if err != nil {
+		t.Fatalf("Load %s: %v", name, err)
+	}
+	t.Cleanup(func() { k.Close(ctx) })
+	return k
+}
+
+// call runs a tool with a timeout and returns its outcome or failure.
+func callTool(t testing.TB, k *Component, tool, args string, sb *Sandbox) (*Outcome, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return k.Call(ctx, tool, []byte(args), sb)
+}
+
+func mustCall(t testing.TB, k *Component, tool, args string, sb *Sandbox) *Outcome {
+	t.Helper()
+	out, err := callTool(t, k, tool, args, sb)
+	if err != nil {
+		t.Fatalf("%s(%s): %v", tool, args, err)
+	}
+	return out
+}
+
+func failure(t testing.TB, err error, kind FailureKind) *Failure {
+	t.Helper()
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("err = %v (%T), want a *Failure of kind %s", err, err, kind)
+	}
+	if f.Kind != kind {
+		t.Fatalf("failure kind = %s (%v), want %s", f.Kind, f.Err, kind)
+	}
+	return f
+}
+
+// componentizeBin installs ComponentizeJS (and jco) from npm, once.
+func componentizeBin(t testing.TB) string {
+	t.Helper()
+	return npmtest.Install(t, "building JavaScript components", "componentize-js-"+componentizeVersion,
+		"@bytecodealliance/componentize-js@"+componentizeVersion, "@bytecodealliance/wizer@10.0.0")
+}
+
+// buildCache is where built components are kept, by a hash of their
+// sources and the toolchain's version.
+func buildCache(t testing.TB) string {
+	t.Helper()
+	root := os.Getenv("AGENTHOST_NPM_CACHE")
+	if root == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			t.Skipf("no cache directory for built components (%v): set AGENTHOST_NPM_CACHE", err)
+		}
+		root = filepath.Join(c, "agenthost-tests", "npm")
+	}
+	dir := filepath.Join(root, "components")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+var buildMu sync.Mutex
+
+// jsComponent builds testdata/js/<name> with ComponentizeJS, or takes the
+// component built from the same sources before. The WASI 0.2 WIT packages
+// the world uses come from jco's copy.
+func jsComponent(t testing.TB, name string) []byte {
+	t.Helper()
+	src := filepath.Join("testdata", "js", name)
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	bin := componentizeBin(t)
+	out := filepath.Join(buildCache(t), name+"-"+sourceHash(t, src)+".wasm")
+	if b, err := os.ReadFile(out); err == nil {
+		return b
+	}
+	work := t.TempDir()
+	if err := os.CopyFS(work, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	wasi := filepath.Join(filepath.Dir(bin), "@bytecodealliance", "jco", "lib", "wit", "builtin", "0.2.12")
+	ents, err := os.ReadDir(wasi)
+	if err != nil {
+		t.Skipf("jco's WASI WIT files are not where expected (%v)", err)
+	}
+	for _, e := range ents {
+		if err := os.CopyFS(filepath.Join(work, "wit", "deps", e.Name()), os.DirFS(filepath.Join(wasi, e.Name()))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	tmp := filepath.Join(work, "out.wasm")
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "componentize-js"), "app.js", "--wit", "wit", "-o", tmp)
+	cmd.Dir = work
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("componentize-js %s: %v\n%s", name, err, b)
+	}
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out+".tmp", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(out+".tmp", out); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sourceHash hashes a component's sources and the toolchain's version.
+func sourceHash(t testing.TB, src string) string {
+	t.Helper()
+	h := sha256.New()
+	h.Write([]byte("componentize-js " + componentizeVersion + "\n"))
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		h.Write([]byte(filepath.ToSlash(rel) + "\n"))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// watToWasm turns a component in the text format into a binary with jco
+// (wasm-tools parse).
+func watToWasm(t testing.TB, wat string) []byte {
+	t.Helper()
+	bin := componentizeBin(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.wat")
+	if err := os.WriteFile(in, []byte(wat), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.wasm")
+	cmd := exec.Command(filepath.Join(bin, "jco"), "parse", in, "-o", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("jco parse: %v\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
