@@ -184,3 +184,12 @@ func TestToolName(t *testing.T) {
 		}
 	}
 }
+
+// TestFixup links the way wit-component's output does: a table filled by
+// a fixup module that imports from the module named "".
+func TestFixup(t *testing.T) {
+	k := loadTestdata(t, "fixup.wasm", Options{})
+	if out := mustCall(t, k, "answer", `{}`, nil); string(out.JSON) != `{"result":42}` {
+		t.Fatalf("answer = %s", out.JSON)
+	}
+}

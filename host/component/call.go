@@ -242,7 +242,11 @@ func (st *call) instantiate() error {
 			cm = k.compiled[ci.module]
 			args := map[string]api.Module{}
 			for _, a := range ci.args {
-				args[a.name] = st.mods[a.inst]
+				name := a.name
+				if name == "" {
+					name = k.mods[ci.module].emptyName
+				}
+				args[name] = st.mods[a.inst]
 			}
 			resolve = func(name string) api.Module { return args[name] }
 		} else {

@@ -150,6 +150,9 @@ func (k *Component) link(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("core module %d: %w", i, err)
 		}
+		if c.modules[i], m.emptyName, err = renameEmptyModule(b, m); err != nil {
+			return fmt.Errorf("core module %d: %w", i, err)
+		}
 		k.mods = append(k.mods, m)
 	}
 	// The types of every core instance's exports, checking each
@@ -160,7 +163,11 @@ func (k *Component) link(ctx context.Context) error {
 			m := k.mods[ci.module]
 			args := map[string]int{}
 			for _, a := range ci.args {
-				args[a.name] = a.inst
+				if a.name == "" {
+					args[m.emptyName] = a.inst
+				} else {
+					args[a.name] = a.inst
+				}
 			}
 			for _, im := range m.imports {
 				src, ok := args[im.module]

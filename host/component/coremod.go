@@ -13,6 +13,9 @@ type coreModule struct {
 	// initialPages and hasMemory describe a memory the module defines.
 	hasMemory    bool
 	initialPages uint64
+	// emptyName replaces the module name "" in imports (see
+	// renameEmptyModule).
+	emptyName string
 }
 
 type coreImport struct {
@@ -502,4 +505,79 @@ func bundleModule(items []bundleImport) []byte {
 type bundleImport struct {
 	module, field, export string
 	item                  coreItem
+}
+
+// renameEmptyModule returns the module with imports from the module named
+// "" renamed to a name it does not otherwise use (wazero refuses empty
+// module names; wit-component's fixup module uses one), and that name.
+// A module without such imports is returned as it is, with "".
+func renameEmptyModule(b []byte, m *coreModule) ([]byte, string, error) {
+	used := map[string]bool{}
+	empty := false
+	for _, im := range m.imports {
+		used[im.module] = true
+		empty = empty || im.module == ""
+	}
+	if !empty {
+		return b, "", nil
+	}
+	name := "agenthost:empty"
+	for used[name] {
+		name += "_"
+	}
+	secs, err := sections(b[8:], 8)
+	if err != nil {
+		return nil, "", err
+	}
+	out := append([]byte(nil), b[:8]...)
+	var types []coreSig
+	for _, s := range secs {
+		body := s.data
+		switch s.id {
+		case 1:
+			// Only counted so that import descriptions can be read.
+			r := &reader{b: s.data, off: s.off}
+			n, err := r.count()
+			if err != nil {
+				return nil, "", err
+			}
+			types = make([]coreSig, n)
+		case 2:
+			r := &reader{b: s.data, off: s.off}
+			n, err := r.count()
+			if err != nil {
+				return nil, "", err
+			}
+			body = appendU32(nil, uint32(n))
+			for range n {
+				mod, err := r.name()
+				if err != nil {
+					return nil, "", err
+				}
+				field, err := r.name()
+				if err != nil {
+					return nil, "", err
+				}
+				start := r.pos
+				if _, err := readImportDesc(r, types); err != nil {
+					return nil, "", err
+				}
+				if mod == "" {
+					mod = name
+				}
+				body = appendName(body, mod)
+				body = appendName(body, field)
+				body = append(body, r.b[start:r.pos]...)
+			}
+		}
+		out = append(out, s.id)
+		out = appendU32(out, uint32(len(body)))
+		out = append(out, body...)
+	}
+	for i := range m.imports {
+		if m.imports[i].module == "" {
+			m.imports[i].module = name
+		}
+	}
+	return out, name, nil
 }

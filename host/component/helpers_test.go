@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/internal/npmtest"
+	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
 // componentizeVersion is the ComponentizeJS release the tests build their
@@ -211,3 +212,5 @@ func watToWasm(t testing.TB, wat string) []byte {
 	}
 	return b
 }
+
+func newMountFS(dir string) (*rootfs.FS, error) { return rootfs.New(dir, true, nil) }

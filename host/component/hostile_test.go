@@ -2,6 +2,7 @@ package component
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -94,5 +95,47 @@ func TestOutputFlood(t *testing.T) {
 	f := failure(t, err, FailureOutput)
 	if !strings.Contains(f.Err.Error(), "more than 20000 bytes") {
 		t.Errorf("flood: %v", f.Err)
+	}
+}
+
+// TestGrants: the environment, arguments, clock, randomness and config
+// values are what the sandbox grants, and nothing without a grant.
+func TestGrants(t *testing.T) {
+	k := loadTestdata(t, "wasi.wasm", Options{})
+	none := &Sandbox{}
+	want := func(sb *Sandbox, tool, args, json string) {
+		t.Helper()
+		if out := mustCall(t, k, tool, args, sb); string(out.JSON) != json {
+			t.Errorf("%s(%s) = %s, want %s", tool, args, out.JSON, json)
+		}
+	}
+	want(none, "environment", `{}`, `{"result":[]}`)
+	want(none, "arguments", `{}`, `{"result":[]}`)
+	want(none, "wall-now", `{}`, `{"result":{"seconds":1640995200,"nanoseconds":1000000}}`)
+	want(none, "config-get", `{"key":"base_url"}`, `{"result":{"ok":null}}`)
+	// The fake random stream is the same on every call.
+	a := mustCall(t, k, "random-u64", `{}`, none)
+	b := mustCall(t, k, "random-u64", `{}`, none)
+	if string(a.JSON) != string(b.JSON) {
+		t.Errorf("fake random: %s then %s", a.JSON, b.JSON)
+	}
+
+	granted := &Sandbox{Env: []string{"LANG=C", "EMPTY="}, Args: []string{"tool", "--flag"}, RealClock: true, RealRandom: true,
+		Config: map[string]string{"base_url": "http://example.test"}}
+	want(granted, "environment", `{}`, `{"result":[["LANG","C"],["EMPTY",""]]}`)
+	want(granted, "arguments", `{}`, `{"result":["tool","--flag"]}`)
+	want(granted, "config-get", `{"key":"base_url"}`, `{"result":{"ok":"http://example.test"}}`)
+	now := mustCall(t, k, "wall-now", `{}`, granted)
+	var got struct{ Result struct{ Seconds int64 } }
+	if err := json.Unmarshal(now.JSON, &got); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Now().Unix() - got.Result.Seconds; d < 0 || d > 60 {
+		t.Errorf("real wall clock = %s, now is %d", now.JSON, time.Now().Unix())
+	}
+	c := mustCall(t, k, "random-u64", `{}`, granted)
+	d := mustCall(t, k, "random-u64", `{}`, granted)
+	if string(c.JSON) == string(d.JSON) || string(c.JSON) == string(a.JSON) {
+		t.Errorf("real random: %s then %s (fake gives %s)", c.JSON, d.JSON, a.JSON)
 	}
 }

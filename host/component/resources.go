@@ -100,4 +100,3 @@ func (st *call) lowerHandle(v Value, t *Type) uint32 {
 	}
 	return st.handles.add(t.Resource, v)
 }
-

@@ -25,26 +25,59 @@
     (alias outer 1 $input-stream (type $is))
     (export "input-stream" (type $is2 (eq $is)))
     (export "get-stdin" (func (result (own $is2))))))
+  (import "wasi:cli/environment@0.2.3" (instance $environment
+    (export "get-environment" (func (result (list (tuple string string)))))
+    (export "get-arguments" (func (result (list string))))))
+  (import "wasi:clocks/wall-clock@0.2.3" (instance $wall
+    (type $datetime (record (field "seconds" u64) (field "nanoseconds" u32)))
+    (export "datetime" (type $dt (eq $datetime)))
+    (export "now" (func (result $dt)))))
+  (import "wasi:random/random@0.2.3" (instance $random
+    (export "get-random-u64" (func (result u64)))))
+  (import "wasi:config/store@0.2.0-draft" (instance $config
+    (type $error (variant (case "upstream" string) (case "io" string)))
+    (export "error" (type $e (eq $error)))
+    (export "get" (func (param "key" string) (result (result (option string) (error $e)))))))
   (import "wasi:sockets/tcp@0.2.3" (instance $tcp
     (export "connect-somewhere" (func))))
 
-  ;; The memory lives in a module of its own, so that the lowered imports
-  ;; can name it before the main module is instantiated.
-  (core module $memory-module (memory (export "memory") 1))
+  ;; The memory and its allocator live in a module of their own, so that
+  ;; the lowered imports can name them before the main module exists.
+  (core module $memory-module
+    (memory (export "memory") 1)
+    (global $heap (mut i32) (i32.const 8192))
+    (func (export "realloc") (param i32 i32 i32 i32) (result i32)
+      (local $p i32)
+      (local.set $p (i32.and (i32.add (global.get $heap) (i32.sub (local.get 2) (i32.const 1)))
+                             (i32.sub (i32.const 0) (local.get 2))))
+      (global.set $heap (i32.add (local.get $p) (local.get 3)))
+      (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536))) (then unreachable))
+      (local.get $p)))
   (core instance $memory-instance (instantiate $memory-module))
   (alias core export $memory-instance "memory" (core memory $mem))
+  (alias core export $memory-instance "realloc" (core func $realloc))
 
   (core func $get-stdout (canon lower (func $stdout "get-stdout")))
   (core func $get-stdin (canon lower (func $stdin "get-stdin")))
   (core func $write (canon lower (func $streams "[method]output-stream.blocking-write-and-flush") (memory $mem)))
   (core func $drop-output (canon resource.drop $output-stream))
   (core func $connect (canon lower (func $tcp "connect-somewhere")))
+  (core func $get-environment (canon lower (func $environment "get-environment") (memory $mem) (realloc $realloc)))
+  (core func $get-arguments (canon lower (func $environment "get-arguments") (memory $mem) (realloc $realloc)))
+  (core func $wall-now (canon lower (func $wall "now") (memory $mem)))
+  (core func $random-u64 (canon lower (func $random "get-random-u64")))
+  (core func $config-get (canon lower (func $config "get") (memory $mem) (realloc $realloc)))
   (core instance $host
     (export "get-stdout" (func $get-stdout))
     (export "get-stdin" (func $get-stdin))
     (export "write" (func $write))
     (export "drop-output" (func $drop-output))
-    (export "connect" (func $connect)))
+    (export "connect" (func $connect))
+    (export "get-environment" (func $get-environment))
+    (export "get-arguments" (func $get-arguments))
+    (export "wall-now" (func $wall-now))
+    (export "random-u64" (func $random-u64))
+    (export "config-get" (func $config-get)))
   (core instance $env (export "memory" (memory $mem)))
 
   (core module $m
@@ -53,6 +86,11 @@
     (import "host" "write" (func $write (param i32 i32 i32 i32)))
     (import "host" "drop-output" (func $drop-output (param i32)))
     (import "host" "connect" (func $connect))
+    (import "host" "get-environment" (func $get-environment (param i32)))
+    (import "host" "get-arguments" (func $get-arguments (param i32)))
+    (import "host" "wall-now" (func $wall-now (param i32)))
+    (import "host" "random-u64" (func $random-u64 (result i64)))
+    (import "host" "config-get" (func $config-get (param i32 i32 i32)))
     (import "env" "memory" (memory 1))
     (data (i32.const 100) "hello from wat\n")
     (func (export "hello")
@@ -83,6 +121,17 @@
     (func (export "bad-contents")
       (call $write (call $get-stdout) (i32.const 0xfffffff0) (i32.const 100) (i32.const 200)))
     (func (export "missing-import") (call $connect))
+    ;; The imports' lists and records come back through memory: these
+    ;; hand them on as the export's result (same layout).
+    (func (export "environment") (result i32)
+      (call $get-environment (i32.const 300)) (i32.const 300))
+    (func (export "arguments") (result i32)
+      (call $get-arguments (i32.const 300)) (i32.const 300))
+    (func (export "wall-now") (result i32)
+      (call $wall-now (i32.const 320)) (i32.const 320))
+    (func (export "random-u64") (result i64) (call $random-u64))
+    (func (export "config-get") (param i32 i32) (result i32)
+      (call $config-get (local.get 0) (local.get 1) (i32.const 336)) (i32.const 336))
     (func (export "spin") (loop $forever (br $forever)))
     (func (export "bomb")
       (loop $more
@@ -101,6 +150,12 @@
   (func (export "wrong-type") (canon lift (core func $i "wrong-type")))
   (func (export "bad-contents") (canon lift (core func $i "bad-contents")))
   (func (export "missing-import") (canon lift (core func $i "missing-import")))
+  (func (export "environment") (result (list (tuple string string))) (canon lift (core func $i "environment") (memory $mem)))
+  (func (export "arguments") (result (list string)) (canon lift (core func $i "arguments") (memory $mem)))
+  (func (export "wall-now") (result (record (field "seconds" u64) (field "nanoseconds" u32))) (canon lift (core func $i "wall-now") (memory $mem)))
+  (func (export "random-u64") (result u64) (canon lift (core func $i "random-u64")))
+  (func (export "config-get") (param "key" string) (result (result (option string) (error (variant (case "upstream" string) (case "io" string)))))
+    (canon lift (core func $i "config-get") (memory $mem) (realloc $realloc)))
   (func (export "spin") (canon lift (core func $i "spin")))
   (func (export "bomb") (canon lift (core func $i "bomb")))
 )
