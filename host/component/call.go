@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"github.com/tetratelabs/wazero"
@@ -350,7 +351,7 @@ func (st *call) invokeHost(lw *lowering, stack []uint64) {
 			i += len(p.Type.flat)
 		}
 	}
-	res := lw.impl(st, args)
+	res := st.runImpl(lw, args)
 	if ft.Result == nil {
 		return
 	}
@@ -362,6 +363,29 @@ func (st *call) invokeHost(lw *lowering, stack []uint64) {
 	}
 	out := a.lowerFlat(nil, ft.Result, res)
 	stack[0] = out[0]
+}
+
+// runImpl runs a host function. The host implements WASI's signatures; a
+// component that declares an import with another signature makes the
+// implementation see values of other types, which ends the call with a
+// trap naming the import rather than with a Go panic's message.
+func (st *call) runImpl(lw *lowering, args []Value) (res Value) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		var rt runtime.Error
+		if he, ok := r.(*hostError); ok || (func() bool { e, isErr := r.(error); return isErr && errors.As(e, &rt) })() {
+			detail := fmt.Sprint(r)
+			if ok {
+				detail = he.msg
+			}
+			panic(&Trap{fmt.Sprintf("the component imports %s as %s, which is not the signature agenthost implements (%s)", lw.label, lw.fn.ft, detail)})
+		}
+		panic(r)
+	}()
+	return lw.impl(st, args)
 }
 
 // classify turns the error of a call into a *Failure.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,6 +60,46 @@ func TestMissingImport(t *testing.T) {
 	if provided["wasi:sockets/tcp@0.2.3"] || !provided["wasi:io/streams@0.2.3"] || !provided["wasi:cli/stdout@0.2.3"] {
 		t.Errorf("imports = %+v", k.Imports())
 	}
+}
+
+// TestBadSignature: an import declared with another signature than the
+// one agenthost implements traps when called, naming it; the host does
+// not panic.
+func TestBadSignature(t *testing.T) {
+	k := loadTestdata(t, "wasi.wasm", Options{})
+	_, err := callTool(t, k, "bad-signature", `{}`, nil)
+	f := failure(t, err, FailureTrap)
+	want := "the component imports wasi:random/insecure@0.2.3#get-insecure-random-bytes as func(len: string) -> list<u8>, which is not the signature agenthost implements"
+	if !strings.HasPrefix(f.Err.Error(), want) {
+		t.Errorf("bad-signature: %v", f.Err)
+	}
+}
+
+// TestConcurrentCalls: calls of one component run in parallel, each in
+// its own instances.
+func TestConcurrentCalls(t *testing.T) {
+	k := loadTestdata(t, "abi.wasm", Options{})
+	w := loadTestdata(t, "wasi.wasm", Options{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				s := fmt.Sprintf("g%d-%d", g, i)
+				out, err := callTool(t, k, "echo-string", `{"s":"`+s+`"}`, nil)
+				if err != nil || string(out.JSON) != `{"result":"`+s+`"}` {
+					t.Errorf("echo-string(%s) = %v, %v", s, out, err)
+					return
+				}
+				if out, err := callTool(t, w, "hello", `{}`, nil); err != nil || string(out.Stdout) != "hello from wat\n" {
+					t.Errorf("hello = %v, %v", out, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // TestSpin: a guest that never returns is stopped at the call's deadline.

@@ -38,6 +38,9 @@
     (type $error (variant (case "upstream" string) (case "io" string)))
     (export "error" (type $e (eq $error)))
     (export "get" (func (param "key" string) (result (result (option string) (error $e)))))))
+  ;; Declared with a signature other than WASI's.
+  (import "wasi:random/insecure@0.2.3" (instance $insecure
+    (export "get-insecure-random-bytes" (func (param "len" string) (result (list u8))))))
   (import "wasi:sockets/tcp@0.2.3" (instance $tcp
     (export "connect-somewhere" (func))))
 
@@ -66,6 +69,7 @@
   (core func $get-arguments (canon lower (func $environment "get-arguments") (memory $mem) (realloc $realloc)))
   (core func $wall-now (canon lower (func $wall "now") (memory $mem)))
   (core func $random-u64 (canon lower (func $random "get-random-u64")))
+  (core func $bad-signature (canon lower (func $insecure "get-insecure-random-bytes") (memory $mem) (realloc $realloc)))
   (core func $config-get (canon lower (func $config "get") (memory $mem) (realloc $realloc)))
   (core instance $host
     (export "get-stdout" (func $get-stdout))
@@ -77,6 +81,7 @@
     (export "get-arguments" (func $get-arguments))
     (export "wall-now" (func $wall-now))
     (export "random-u64" (func $random-u64))
+    (export "bad-signature" (func $bad-signature))
     (export "config-get" (func $config-get)))
   (core instance $env (export "memory" (memory $mem)))
 
@@ -90,6 +95,7 @@
     (import "host" "get-arguments" (func $get-arguments (param i32)))
     (import "host" "wall-now" (func $wall-now (param i32)))
     (import "host" "random-u64" (func $random-u64 (result i64)))
+    (import "host" "bad-signature" (func $bad-signature (param i32 i32 i32)))
     (import "host" "config-get" (func $config-get (param i32 i32 i32)))
     (import "env" "memory" (memory 1))
     (data (i32.const 100) "hello from wat\n")
@@ -130,6 +136,7 @@
     (func (export "wall-now") (result i32)
       (call $wall-now (i32.const 320)) (i32.const 320))
     (func (export "random-u64") (result i64) (call $random-u64))
+    (func (export "bad-signature") (call $bad-signature (i32.const 100) (i32.const 5) (i32.const 352)))
     (func (export "config-get") (param i32 i32) (result i32)
       (call $config-get (local.get 0) (local.get 1) (i32.const 336)) (i32.const 336))
     (func (export "spin") (loop $forever (br $forever)))
@@ -154,6 +161,7 @@
   (func (export "arguments") (result (list string)) (canon lift (core func $i "arguments") (memory $mem)))
   (func (export "wall-now") (result (record (field "seconds" u64) (field "nanoseconds" u32))) (canon lift (core func $i "wall-now") (memory $mem)))
   (func (export "random-u64") (result u64) (canon lift (core func $i "random-u64")))
+  (func (export "bad-signature") (canon lift (core func $i "bad-signature")))
   (func (export "config-get") (param "key" string) (result (result (option string) (error (variant (case "upstream" string) (case "io" string)))))
     (canon lift (core func $i "config-get") (memory $mem) (realloc $realloc)))
   (func (export "spin") (canon lift (core func $i "spin")))
