@@ -234,6 +234,22 @@ func TestJSFetch(t *testing.T) {
 	if !out.IsError {
 		t.Errorf("without a grant: %s", out.JSON)
 	}
+	// A server that never answers: the call ends at its deadline.
+	stuck := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-stuck }))
+	defer hang.Close()
+	defer close(stuck)
+	hu, _ := url.Parse(hang.URL)
+	hsb := &Sandbox{HTTP: &HTTPGrant{Allow: func(u *url.URL) bool { return u.Host == hu.Host }}}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := k.Call(ctx, "fetch-url", []byte(fmt.Sprintf(`{"url":%q}`, hang.URL+"/slow")), hsb)
+	failure(t, err, FailureTimeout)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the stuck request ended the call after %v", d)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range seen {
