@@ -29,6 +29,9 @@ func TestABIEcho(t *testing.T) {
 			  "o":null,"r":{"ok":"fine"},"t":["b",1e3,2e0]}`,
 			`{"result":[false,0,0,0,0,0,0,0,0,"NaN","-inf","a","",[],[],{"x":0,"y":0,"label":null},[],{"tag":"none"},"red",["read"],null,{"ok":"fine"},["b",1000,2]]}`},
 		{"echo-string", `{"s":"héllo \"wörld\"\n\u0001"}`, `{"result":"héllo \"wörld\"\n\u0001"}`},
+		{"echo-utf16", `{"s":"héllo 😀 wörld"}`, `{"result":"héllo 😀 wörld"}`},
+		{"echo-compact", `{"s":"héllo wörld"}`, `{"result":"héllo wörld"}`},
+		{"echo-compact", `{"s":"héllo 😀"}`, `{"result":"héllo 😀"}`},
 		{"add", `{"a":4294967295,"b":2}`, `{"result":1}`},
 		{"next-char", `{"c":"z"}`, `{"result":"{"}`},
 		{"flip-flags", `{"f":["read","a8"]}`, `{"result":["write","exec","a3","a4","a5","a6","a7"]}`},
@@ -130,8 +133,14 @@ func TestTools(t *testing.T) {
 			add = tl
 		}
 	}
-	if add.Description != "Auto-generated schema for function 'add'" {
-		t.Errorf("description = %q", add.Description)
+	if add.Description != "Adds two numbers, wrapping." {
+		t.Errorf("description of add = %q, want its package-docs", add.Description)
+	}
+	if d := k.Func("nothing").Tool().Description; d != "Does nothing." {
+		t.Errorf("description of nothing = %q, want its package-docs", d)
+	}
+	if d := k.Func("next-char").Tool().Description; d != "Auto-generated schema for function 'next-char'" {
+		t.Errorf("description without docs = %q", d)
 	}
 	var in, out any
 	json.Unmarshal(add.InputSchema, &in)

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -189,28 +191,42 @@ func sourceHash(t testing.TB, src string) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// watToWasm turns a component in the text format into a binary with jco
-// (wasm-tools parse).
-func watToWasm(t testing.TB, wat string) []byte {
+// watToWasm turns components in the text format into binaries with jco
+// (wasm-tools parse), in one Node process.
+func watToWasm(t testing.TB, wats ...string) [][]byte {
 	t.Helper()
 	bin := componentizeBin(t)
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in.wat")
-	if err := os.WriteFile(in, []byte(wat), 0o644); err != nil {
+	api := filepath.Join(filepath.Dir(bin), "@bytecodealliance", "jco", "dist", "api.js")
+	script := "import { parse } from " + strconv.Quote((&url.URL{Scheme: "file", Path: filepath.ToSlash(api)}).String()) + ";\n" +
+		"import { readFileSync, writeFileSync } from 'node:fs';\n" +
+		"for (let i = 2; i < process.argv.length; i += 2) writeFileSync(process.argv[i + 1], await parse(readFileSync(process.argv[i], 'utf8')));\n"
+	if err := os.WriteFile(filepath.Join(dir, "parse.mjs"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join(dir, "out.wasm")
-	cmd := exec.Command(filepath.Join(bin, "jco"), "parse", in, "-o", out)
+	args := []string{filepath.Join(dir, "parse.mjs")}
+	for i, w := range wats {
+		in := filepath.Join(dir, strconv.Itoa(i)+".wat")
+		if err := os.WriteFile(in, []byte(w), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, in, filepath.Join(dir, strconv.Itoa(i)+".wasm"))
+	}
+	cmd := exec.Command("node", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("jco parse: %v\n%s", err, strings.TrimSpace(stderr.String()))
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	out := make([][]byte, len(wats))
+	for i := range wats {
+		b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(i)+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = b
 	}
-	return b
+	return out
 }
 
 func newMountFS(dir string) (*rootfs.FS, error) { return rootfs.New(dir, true, nil) }

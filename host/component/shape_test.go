@@ -92,12 +92,17 @@ func TestTestdataUpToDate(t *testing.T) {
 	if len(wats) == 0 {
 		t.Fatal("no testdata/*.wat")
 	}
-	for _, w := range wats {
-		src, err := os.ReadFile(w)
+	srcs := make([]string, len(wats))
+	for i, w := range wats {
+		b, err := os.ReadFile(w)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := watToWasm(t, string(src))
+		srcs[i] = string(b)
+	}
+	bins := watToWasm(t, srcs...)
+	for i, w := range wats {
+		got := bins[i]
 		bin := strings.TrimSuffix(w, ".wat") + ".wasm"
 		if os.Getenv("AGENTHOST_UPDATE") != "" {
 			if err := os.WriteFile(bin, got, 0o644); err != nil {

@@ -84,6 +84,14 @@
   (func $echo-string (param "s" string) (result string)
     (canon lift (core func $i "echo-string") (memory $mem) (realloc $realloc) string-encoding=utf8))
   (export "echo-string" (func $echo-string))
+  ;; The same echo with the other string encodings: the host stores the
+  ;; argument in the encoding and reads the result back from it.
+  (func $echo-utf16 (param "s" string) (result string)
+    (canon lift (core func $i "echo-string") (memory $mem) (realloc $realloc) string-encoding=utf16))
+  (export "echo-utf16" (func $echo-utf16))
+  (func $echo-compact (param "s" string) (result string)
+    (canon lift (core func $i "echo-string") (memory $mem) (realloc $realloc) string-encoding=latin1+utf16))
+  (export "echo-compact" (func $echo-compact))
   (func $add (param "a" u32) (param "b" u32) (result u32) (canon lift (core func $i "add")))
   (export "add" (func $add))
   (func $next-char (param "c" char) (result char) (canon lift (core func $i "next-char")))
@@ -109,4 +117,6 @@
   (export "fail" (func $fail))
   (func $nothing (canon lift (core func $i "nothing")))
   (export "nothing" (func $nothing))
+  ;; Documentation as wit-component writes it: a version byte, then JSON.
+  (@custom "package-docs" "\00{\"worlds\":{\"abi\":{\"func_exports\":{\"add\":{\"docs\":\"Adds two numbers, wrapping.\"},\"nothing\":\"Does nothing.\"}}}}")
 )
