@@ -128,7 +128,11 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	st := &call{k: k, sb: sb, mems: map[int]api.Memory{}, fns: map[int]api.Function{}}
 	st.wasi = newWasiState(sb)
 	defer st.close()
-	st.ctx = context.WithValue(ctx, callKey{}, st)
+	// Whatever the call started (an HTTP request the guest did not wait
+	// for) ends with it.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st.ctx = context.WithValue(cctx, callKey{}, st)
 	res, err := st.run(f, vals)
 	out := st.wasi.stdout
 	errOut := st.wasi.stderr
