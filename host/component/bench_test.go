@@ -7,7 +7,7 @@ import (
 )
 
 // The benchmarks measure what loading and calling costs for a component
-// built by ComponentizeJS (testdata/js/rich), and, when
+// built by ComponentizeJS (testdata/js/tools), and, when
 // AGENTHOST_BENCH_COMPONENT names one, any other component: set
 // AGENTHOST_BENCH_TOOL and AGENTHOST_BENCH_ARGS for its call, and
 // AGENTHOST_BENCH_MOUNT to mount a directory at /data.
@@ -26,7 +26,7 @@ func benchComponent(b *testing.B) (wasm []byte, tool, args string, sb *Sandbox) 
 		}
 		return w, os.Getenv("AGENTHOST_BENCH_TOOL"), os.Getenv("AGENTHOST_BENCH_ARGS"), sb
 	}
-	return jsComponent(b, "rich"), "hello", `{"name":"bench"}`, &Sandbox{}
+	return jsComponent(b, "tools"), "hello", `{"name":"bench"}`, &Sandbox{}
 }
 
 // BenchmarkColdCompile loads the component with an empty compilation

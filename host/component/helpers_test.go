@@ -23,8 +23,12 @@ import (
 )
 
 // componentizeVersion is the ComponentizeJS release the tests build their
-// JavaScript components with; jco (for the text format) comes with it.
-const componentizeVersion = "0.23.0"
+// JavaScript components with; jcoVersion the jco release that turns the
+// text format into binaries (testdata/*.wat).
+const (
+	componentizeVersion = "0.23.0"
+	jcoVersion          = "1.35.0"
+)
 
 func newRuntime(t testing.TB, cacheDir string) wazero.Runtime {
 	t.Helper()
@@ -94,8 +98,8 @@ func failure(t testing.TB, err error, kind FailureKind) *Failure {
 // componentizeBin installs ComponentizeJS (and jco) from npm, once.
 func componentizeBin(t testing.TB) string {
 	t.Helper()
-	return npmtest.Install(t, "building JavaScript components", "componentize-js-"+componentizeVersion,
-		"@bytecodealliance/componentize-js@"+componentizeVersion, "@bytecodealliance/wizer@10.0.0")
+	return npmtest.Install(t, "building JavaScript components", "componentize-js-"+componentizeVersion+"-jco-"+jcoVersion,
+		"@bytecodealliance/componentize-js@"+componentizeVersion, "@bytecodealliance/jco@"+jcoVersion, "@bytecodealliance/wizer@10.0.0")
 }
 
 // buildCache is where built components are kept, by a hash of their

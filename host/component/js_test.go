@@ -35,25 +35,25 @@ func loadJS(t testing.TB, name string, opts Options) *Component {
 // variants, flags, tuples, chars and floats through a component built by
 // ComponentizeJS.
 func TestJSRich(t *testing.T) {
-	k := loadJS(t, "rich", Options{})
+	k := loadJS(t, "tools", Options{})
 	names := []string{}
 	for _, f := range k.Funcs() {
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, " "); got != "hello spin bomb flood test_rich_shapes_0_1_0_echo test_rich_shapes_0_1_0_area test_rich_shapes_0_1_0_mix test_rich_shapes_0_1_0_points" {
+	if got := strings.Join(names, " "); got != "hello spin bomb flood read-file write-file list-dir mounts fetch-url fetch-configured test_tools_shapes_0_1_0_echo test_tools_shapes_0_1_0_area test_tools_shapes_0_1_0_mix test_tools_shapes_0_1_0_points" {
 		t.Errorf("tools = %s", got)
 	}
 	cases := []struct{ tool, args, want string }{
 		{"hello", `{"name":"wörld"}`, `{"result":"hello wörld"}`},
-		{"test_rich_shapes_0_1_0_echo", `{"p":{"x":1,"y":-2,"label":"L"}}`, `{"result":{"x":1,"y":-2,"label":"L"}}`},
-		{"test_rich_shapes_0_1_0_echo", `{"p":{"x":2147483647,"y":-2147483648,"label":null}}`, `{"result":{"x":2147483647,"y":-2147483648,"label":null}}`},
-		{"test_rich_shapes_0_1_0_area", `{"s":{"tag":"square","val":3}}`, `{"result":{"ok":9}}`},
-		{"test_rich_shapes_0_1_0_area", `{"s":{"tag":"circle","val":1}}`, `{"result":{"ok":3.141592653589793}}`},
-		{"test_rich_shapes_0_1_0_mix", `{"c":"green","f":["read","exec"],"t":["é",1.5],"l":[1,2,250],"o":18446744073709551614}`,
+		{"test_tools_shapes_0_1_0_echo", `{"p":{"x":1,"y":-2,"label":"L"}}`, `{"result":{"x":1,"y":-2,"label":"L"}}`},
+		{"test_tools_shapes_0_1_0_echo", `{"p":{"x":2147483647,"y":-2147483648,"label":null}}`, `{"result":{"x":2147483647,"y":-2147483648,"label":null}}`},
+		{"test_tools_shapes_0_1_0_area", `{"s":{"tag":"square","val":3}}`, `{"result":{"ok":9}}`},
+		{"test_tools_shapes_0_1_0_area", `{"s":{"tag":"circle","val":1}}`, `{"result":{"ok":3.141592653589793}}`},
+		{"test_tools_shapes_0_1_0_mix", `{"c":"green","f":["read","exec"],"t":["é",1.5],"l":[1,2,250],"o":18446744073709551614}`,
 			`{"result":["green",["write"],"read+exec:é:1.5:3:253",18446744073709551615]}`},
-		{"test_rich_shapes_0_1_0_mix", `{"c":"red","f":[],"t":["😀",-0.25],"l":[],"o":null}`,
+		{"test_tools_shapes_0_1_0_mix", `{"c":"red","f":[],"t":["😀",-0.25],"l":[],"o":null}`,
 			`{"result":["red",["read","write","exec"],":😀:-0.25:0:0",42]}`},
-		{"test_rich_shapes_0_1_0_points", `{"n":3}`,
+		{"test_tools_shapes_0_1_0_points", `{"n":3}`,
 			`{"result":[{"x":0,"y":0,"label":null},{"x":1,"y":-1,"label":"p1"},{"x":2,"y":-2,"label":null}]}`},
 	}
 	for _, c := range cases {
@@ -62,7 +62,7 @@ func TestJSRich(t *testing.T) {
 			t.Errorf("%s(%s)\n got %s (error %v)\nwant %s", c.tool, c.args, out.JSON, out.IsError, c.want)
 		}
 	}
-	out := mustCall(t, k, "test_rich_shapes_0_1_0_area", `{"s":{"tag":"none"}}`, nil)
+	out := mustCall(t, k, "test_tools_shapes_0_1_0_area", `{"s":{"tag":"none"}}`, nil)
 	if !out.IsError || string(out.JSON) != `{"result":{"err":"no shape"}}` {
 		t.Errorf("area(none) = %s, error %v", out.JSON, out.IsError)
 	}
@@ -71,7 +71,7 @@ func TestJSRich(t *testing.T) {
 		t.Errorf("hello's stdout = %q", out.Stdout)
 	}
 	// Many values through memory.
-	out = mustCall(t, k, "test_rich_shapes_0_1_0_points", `{"n":20000}`, nil)
+	out = mustCall(t, k, "test_tools_shapes_0_1_0_points", `{"n":20000}`, nil)
 	if !strings.HasSuffix(string(out.JSON), `{"x":19999,"y":-19999,"label":"p19999"}]}`) {
 		t.Errorf("points(20000) ends %s", out.JSON[len(out.JSON)-60:])
 	}
@@ -80,7 +80,7 @@ func TestJSRich(t *testing.T) {
 // TestJSHostile: a JavaScript guest that spins, allocates without end or
 // floods stdout is stopped.
 func TestJSHostile(t *testing.T) {
-	k := loadJS(t, "rich", Options{})
+	k := loadJS(t, "tools", Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := k.Call(ctx, "spin", nil, nil)
@@ -89,7 +89,7 @@ func TestJSHostile(t *testing.T) {
 	_, err = callTool(t, k, "flood", `{}`, &Sandbox{MaxOutput: 100000})
 	failure(t, err, FailureOutput)
 
-	small := loadJS(t, "rich", Options{MemoryLimitPages: 1024})
+	small := loadJS(t, "tools", Options{MemoryLimitPages: 1024})
 	_, err = callTool(t, small, "bomb", `{}`, nil)
 	failure(t, err, FailureMemory)
 }
@@ -131,7 +131,7 @@ func filesSandbox(t *testing.T, readOnly bool) (*Sandbox, string) {
 // TestJSFiles reads, writes and lists files under a mount through
 // wasi:filesystem; ".." and symbolic links out of the mount are refused.
 func TestJSFiles(t *testing.T) {
-	k := loadJS(t, "files", Options{})
+	k := loadJS(t, "tools", Options{})
 	sb, dir := filesSandbox(t, false)
 	want := func(tool, args, json string, isErr bool) {
 		t.Helper()
@@ -187,7 +187,7 @@ func TestJSFiles(t *testing.T) {
 // loopback server: an allowed origin answers, any other is refused, and a
 // redirect to an origin not allowed is refused too.
 func TestJSFetch(t *testing.T) {
-	k := loadJS(t, "fetch", Options{})
+	k := loadJS(t, "tools", Options{})
 	var mu sync.Mutex
 	var seen []string
 	handler := func(name string) http.Handler {

@@ -1,6 +1,51 @@
-// File access through wasi:filesystem, built by the tests with
-// ComponentizeJS. Errors come back as the error-code's name.
+// The components the JavaScript tests call, built by the tests with
+// ComponentizeJS: rich types, hostile loops, files and fetch.
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';
+import { get } from 'wasi:config/store@0.2.0-draft';
+
+export const shapes = {
+  echo(p) {
+    return p;
+  },
+  area(s) {
+    switch (s.tag) {
+      case 'circle':
+        return Math.PI * s.val * s.val;
+      case 'square':
+        return s.val * s.val;
+      default:
+        throw 'no shape';
+    }
+  },
+  mix(c, f, t, l, o) {
+    const set = Object.keys(f).filter((k) => f[k]).join('+');
+    return [c, { read: !f.read, write: !f.write, exec: !f.exec }, `${set}:${t[0]}:${t[1]}:${l.length}:${l.reduce((a, b) => a + b, 0)}`, o === undefined ? 42n : o + 1n];
+  },
+  points(n) {
+    const out = [];
+    for (let i = 0; i < n; i++) out.push({ x: i, y: -i, label: i % 2 ? `p${i}` : undefined });
+    return out;
+  },
+};
+
+export function hello(name) {
+  console.log(`greeting ${name}`);
+  return `hello ${name}`;
+}
+
+export function spin() {
+  for (;;) {}
+}
+
+export function bomb() {
+  const keep = [];
+  for (;;) keep.push(new Float64Array(1 << 20).fill(keep.length));
+}
+
+export function flood() {
+  const line = 'x'.repeat(1000);
+  for (;;) console.log(line);
+}
 
 function mount() {
   const dirs = getDirectories();
@@ -76,4 +121,24 @@ export function listDir(path) {
   } catch (e) {
     throw reason(e);
   }
+}
+
+async function show(url) {
+  let r;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    throw `fetch failed: ${e.message || e}`;
+  }
+  return `${r.status} ${await r.text()}`;
+}
+
+export async function fetchUrl(url) {
+  return show(url);
+}
+
+export async function fetchConfigured(path) {
+  const base = get('base_url');
+  if (base === undefined) throw 'base_url is not configured';
+  return show(base + path);
 }
