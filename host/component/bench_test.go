@@ -3,16 +3,20 @@ package component
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 // The benchmarks measure what loading and calling costs for a component
-// built by ComponentizeJS (testdata/js/tools), and, when
-// AGENTHOST_BENCH_COMPONENT names one, any other component: set
-// AGENTHOST_BENCH_TOOL and AGENTHOST_BENCH_ARGS for its call, and
-// AGENTHOST_BENCH_MOUNT to mount a directory at /data.
+// built by ComponentizeJS (testdata/js/tools, calling hello); with
+// AGENTHOST_BENCH_KIND=rust for the one built from Rust (testdata/rust,
+// reading a file through std::fs); and, when AGENTHOST_BENCH_COMPONENT
+// names one, any other component: set AGENTHOST_BENCH_TOOL and
+// AGENTHOST_BENCH_ARGS for its call, and AGENTHOST_BENCH_MOUNT to mount a
+// directory at /data.
 //
 //	go test ./host/component -run '^$' -bench . -benchtime 5x
+//	AGENTHOST_BENCH_KIND=rust go test ./host/component -run '^$' -bench . -benchtime 20x
 
 func benchComponent(b *testing.B) (wasm []byte, tool, args string, sb *Sandbox) {
 	if p := os.Getenv("AGENTHOST_BENCH_COMPONENT"); p != "" {
@@ -25,6 +29,13 @@ func benchComponent(b *testing.B) (wasm []byte, tool, args string, sb *Sandbox) 
 			sb = mountDir(b, dir)
 		}
 		return w, os.Getenv("AGENTHOST_BENCH_TOOL"), os.Getenv("AGENTHOST_BENCH_ARGS"), sb
+	}
+	if os.Getenv("AGENTHOST_BENCH_KIND") == "rust" {
+		dir := b.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a file to read\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		return rustComponent(b), "read-file", `{"path":"/data/a.txt"}`, mountDir(b, dir)
 	}
 	return jsComponent(b, "tools"), "hello", `{"name":"bench"}`, &Sandbox{}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
@@ -234,3 +235,78 @@ func watToWasm(t testing.TB, wats ...string) [][]byte {
 }
 
 func newMountFS(dir string) (*rootfs.FS, error) { return rootfs.New(dir, true, nil) }
+
+// rustCandidates are the rustc commands and WASI targets tried, newest
+// first (Debian's rustc has the older wasm32-wasi).
+var rustCandidates = [][2]string{{"rustc", "wasm32-wasip1"}, {"rustc", "wasm32-wasi"}, {"/usr/bin/rustc", "wasm32-wasi"}}
+
+// rustComponent builds testdata/rust into a component: rustc makes a WASI
+// preview 1 module, jco embeds the WIT and adapts it to WASI 0.2 with its
+// preview 1 reactor adapter. The result is cached like jsComponent's.
+func rustComponent(t testing.TB) []byte {
+	t.Helper()
+	src := filepath.Join("testdata", "rust")
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	bin := componentizeBin(t)
+	work := t.TempDir()
+	core := filepath.Join(work, "core.wasm")
+	var used [2]string
+	var tried []string
+	for _, c := range rustCandidates {
+		cmd := exec.Command(c[0], "--target", c[1], "--crate-type", "cdylib", "-O", "-C", "strip=symbols",
+			"-o", core, filepath.Join(src, "lib.rs"))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			tried = append(tried, fmt.Sprintf("%s --target %s: %v %s", c[0], c[1], err, firstLine(b)))
+			continue
+		}
+		used = c
+		break
+	}
+	if used[0] == "" {
+		t.Skipf("no rustc with a WASI target (Debian: apt-get install rustc libstd-rust-dev-wasm32): %s", strings.Join(tried, "; "))
+	}
+	version, _ := exec.Command(used[0], "--version").Output()
+	h := sha256.New()
+	for _, p := range []string{"lib.rs", "world.wit"} {
+		b, err := os.ReadFile(filepath.Join(src, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	fmt.Fprintf(h, "%s %s jco %s", version, used[1], jcoVersion)
+	out := filepath.Join(buildCache(t), "rust-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
+	if b, err := os.ReadFile(out); err == nil {
+		return b
+	}
+	jco := filepath.Join(filepath.Dir(bin), "@bytecodealliance", "jco")
+	script := "import { componentEmbed, componentNew } from " +
+		strconv.Quote((&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(jco, "dist", "api.js"))}).String()) + ";\n" +
+		"import { readFileSync, writeFileSync } from 'node:fs';\n" +
+		"const [core, wit, world, adapter, out] = process.argv.slice(2);\n" +
+		"const embedded = await componentEmbed({ binary: readFileSync(core), witSource: readFileSync(wit, 'utf8'), world });\n" +
+		"writeFileSync(out, await componentNew(embedded, [['wasi_snapshot_preview1', readFileSync(adapter)]]));\n"
+	if err := os.WriteFile(filepath.Join(work, "build.mjs"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(work, "component.wasm")
+	cmd := exec.Command("node", filepath.Join(work, "build.mjs"), core, filepath.Join(src, "world.wit"), "rust-tools",
+		filepath.Join(jco, "lib", "wasi_snapshot_preview1.reactor.wasm"), tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("jco embed/new: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	return s
+}
