@@ -162,17 +162,14 @@ func (st *call) randomU64() uint64 {
 // blocking; wait returns a channel closed when it may have become ready
 // (nil: ready is final and waiting cannot change it).
 type pollable struct {
-	ready  func() bool
-	wait   func() <-chan struct{}
-	parent any
+	ready func() bool
+	wait  func() <-chan struct{}
 }
-
-func (p *pollable) parentObj() any { return p.parent }
 
 var readyPollable = func() bool { return true }
 
-func newReadyPollable(parent any) *pollable {
-	return &pollable{ready: readyPollable, parent: parent}
+func newReadyPollable() *pollable {
+	return &pollable{ready: readyPollable}
 }
 
 // block waits until one of ps is ready, or the call's context ends.
@@ -202,11 +199,11 @@ func (st *call) block(ps []*pollable) {
 // timer makes a pollable ready at the monotonic instant at (ns).
 func (st *call) timer(at uint64) *pollable {
 	if !st.sb.RealClock {
-		return newReadyPollable(nil)
+		return newReadyPollable()
 	}
 	now := st.monoNow()
 	if at <= now {
-		return newReadyPollable(nil)
+		return newReadyPollable()
 	}
 	ch := make(chan struct{})
 	t := time.AfterFunc(time.Duration(at-now), func() { close(ch) })
@@ -258,7 +255,7 @@ type stdoutStream struct{ c *capture }
 
 func (s *stdoutStream) checkWrite(*call) (uint64, *Var) { return maxIO, nil }
 func (s *stdoutStream) write(_ *call, b []byte) *Var    { s.c.write(b); return nil }
-func (s *stdoutStream) pollable() *pollable             { return newReadyPollable(s) }
+func (s *stdoutStream) pollable() *pollable             { return newReadyPollable() }
 
 type stdinStream struct{ r *bytes.Reader }
 
@@ -270,7 +267,7 @@ func (s *stdinStream) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
 	k, _ := s.r.Read(b)
 	return b[:k], Var{}, true
 }
-func (s *stdinStream) pollable() *pollable { return newReadyPollable(s) }
+func (s *stdinStream) pollable() *pollable { return newReadyPollable() }
 
 func inputOf(a Value) inputStream {
 	s, ok := a.(inputStream)
@@ -480,7 +477,7 @@ func init() {
 		"subscribe-duration": func(st *call, args []Value) Value {
 			d := argU64(args[0])
 			if !st.sb.RealClock {
-				return newReadyPollable(nil)
+				return newReadyPollable()
 			}
 			now := st.monoNow()
 			return st.timer(now + min(d, 1<<62))

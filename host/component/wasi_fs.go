@@ -222,7 +222,7 @@ func (s *fileInput) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
 	s.off += int64(k)
 	return b[:k], Var{}, true
 }
-func (s *fileInput) pollable() *pollable { return newReadyPollable(s) }
+func (s *fileInput) pollable() *pollable { return newReadyPollable() }
 func (s *fileInput) drop()               { s.of.release() }
 
 // fileOutput writes a file from an offset, or at its end.
@@ -257,7 +257,7 @@ func (s *fileOutput) write(_ *call, b []byte) *Var {
 	}
 	return nil
 }
-func (s *fileOutput) pollable() *pollable { return newReadyPollable(s) }
+func (s *fileOutput) pollable() *pollable { return newReadyPollable() }
 func (s *fileOutput) drop()               { s.of.release() }
 
 // dirStream lists a directory in batches.

@@ -51,10 +51,7 @@ type fields struct {
 	values    [][]byte
 	size      int
 	immutable bool
-	parent    any
 }
-
-func (f *fields) parentObj() any { return f.parent }
 
 func validFieldName(n string) bool {
 	if n == "" {
@@ -125,8 +122,8 @@ func (f *fields) entries() Value {
 	return out
 }
 
-func fieldsFrom(h http.Header, parent any) *fields {
-	f := &fields{immutable: true, parent: parent}
+func fieldsFrom(h http.Header) *fields {
+	f := &fields{immutable: true}
 	for k, vs := range h {
 		for _, v := range vs {
 			f.names = append(f.names, strings.ToLower(k))
@@ -173,7 +170,6 @@ func (b *outgoingBody) drop() {
 // bodyWriter is the output stream of an outgoing body.
 type bodyWriter struct{ b *outgoingBody }
 
-func (w *bodyWriter) parentObj() any { return w.b }
 func (w *bodyWriter) checkWrite(*call) (uint64, *Var) {
 	if w.b.closed {
 		v := streamClosed()
@@ -190,7 +186,7 @@ func (w *bodyWriter) write(_ *call, p []byte) *Var {
 	w.b.buf.Write(p)
 	return nil
 }
-func (w *bodyWriter) pollable() *pollable { return newReadyPollable(w) }
+func (w *bodyWriter) pollable() *pollable { return newReadyPollable() }
 
 type requestOptions struct{ connect, firstByte, between Var }
 
@@ -230,7 +226,6 @@ type bodyReader struct {
 	err  *Var
 }
 
-func (r *bodyReader) parentObj() any { return r.b }
 func (r *bodyReader) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
 	if len(r.data) == 0 {
 		if r.err != nil {
@@ -245,7 +240,7 @@ func (r *bodyReader) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
 	r.data = r.data[k:]
 	return out, Var{}, true
 }
-func (r *bodyReader) pollable() *pollable { return newReadyPollable(r) }
+func (r *bodyReader) pollable() *pollable { return newReadyPollable() }
 
 type futureTrailers struct{ taken bool }
 
@@ -479,7 +474,7 @@ func init() {
 		"[method]outgoing-request.authority":       func(_ *call, args []Value) Value { return args[0].(*outgoingRequest).authority },
 		"[method]outgoing-request.headers": func(_ *call, args []Value) Value {
 			r := args[0].(*outgoingRequest)
-			return &fields{names: r.headers.names, values: r.headers.values, immutable: true, parent: r}
+			return &fields{names: r.headers.names, values: r.headers.values, immutable: true}
 		},
 		"[method]outgoing-request.set-method": func(_ *call, args []Value) Value {
 			m := args[1].(Var)
@@ -537,7 +532,7 @@ func init() {
 		},
 		"[method]future-incoming-response.subscribe": func(_ *call, args []Value) Value {
 			f := args[0].(*futureResponse)
-			return &pollable{ready: f.isDone, wait: func() <-chan struct{} { return f.done }, parent: f}
+			return &pollable{ready: f.isDone, wait: func() <-chan struct{} { return f.done }}
 		},
 		"[method]future-incoming-response.get": func(_ *call, args []Value) Value {
 			f := args[0].(*futureResponse)
@@ -558,7 +553,7 @@ func init() {
 		},
 		"[method]incoming-response.headers": func(_ *call, args []Value) Value {
 			r := args[0].(*incomingResponse)
-			return fieldsFrom(r.headers, r)
+			return fieldsFrom(r.headers)
 		},
 		"[method]incoming-response.consume": func(_ *call, args []Value) Value {
 			r := args[0].(*incomingResponse)
@@ -578,7 +573,7 @@ func init() {
 		},
 		"[static]incoming-body.finish": func(_ *call, args []Value) Value { return &futureTrailers{} },
 		"[method]future-trailers.subscribe": func(_ *call, args []Value) Value {
-			return newReadyPollable(args[0])
+			return newReadyPollable()
 		},
 		"[method]future-trailers.get": func(_ *call, args []Value) Value {
 			t := args[0].(*futureTrailers)
