@@ -44,8 +44,8 @@ func Builtin(name string) ([]byte, bool) {
 
 // BuiltinShared is Builtin without the copy: the embedded bytes
 // themselves, read-only memory (writing to it faults). The plugin runtime,
-// which only reads them, uses it: a start-up checked a builtin's existence
-// and read it for compiling, 4 MB copied each time for core.
+// which only reads them, uses it, so that checking that a builtin exists
+// and compiling it copy none of its megabytes.
 func BuiltinShared(name string) ([]byte, bool) {
 	b, ok := builtins[name]
 	return b[:len(b):len(b)], ok
