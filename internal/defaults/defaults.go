@@ -6,6 +6,11 @@
 // docs/configuration.md and the starter agents.hcl show these values; a
 // test in host/config checks that they agree.
 //
+// One rule holds in every package: a zero value means the default. Where
+// a setting's own zero means something else (max_depth = 0 allows no
+// subagents), the package names that meaning with a value of its own
+// (loop.NoSubagents) and the host translates it.
+//
 // It is a leaf: it imports only the standard library, so config, which may
 // not import the loop or the sandbox, and loop, which may not import config,
 // can both use it.
