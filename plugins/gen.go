@@ -4,16 +4,23 @@
 //
 //	go generate ./plugins/...   (from the repository root)
 //
-// For each plugin it runs, in plugins/NAME,
+// Each plugin is a Rust crate in plugins/NAME, built offline with Debian's
+// toolchain and packaged crates (apt-get install cargo librust-regex-dev
+// libstd-rust-dev-wasm32 lld-14; NAME/.cargo/config.toml points cargo at
+// /usr/share/cargo/registry):
 //
-//	GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 GOFLAGS= GOWORK=off \
-//	  go build -trimpath -buildvcs=false -ldflags=-s -o NAME.wasm .
+//	cargo build --release --offline --locked --target wasm32-wasi
 //
-// and appends a custom section "agenthost.manifest" holding NAME/manifest.json
-// (compacted), so the host reads the manifest without a describe run. The
-// output depends only on the sources and the Go toolchain version, so two
-// runs with the same toolchain give byte-identical files; .ci/check-generate
-// relies on that.
+// with RUSTC=/usr/bin/rustc, the stack size below, and the source and
+// registry directories remapped so that no path of this machine gets into
+// the module. gen then appends a custom section "agenthost.manifest"
+// holding NAME/manifest.json (compacted), so the host reads the manifest
+// without a describe run. The output depends only on the sources and the
+// toolchain (Debian's rustc 1.63 and crates), so two runs give
+// byte-identical files; .ci/check-generate relies on that.
+//
+// CARGO and RUSTC name other binaries; the cargo build directory is kept
+// under the user's cache directory between runs.
 package main
 
 import (
@@ -23,10 +30,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // builtins are the plugin directories under plugins/.
 var builtins = []string{"core"}
+
+// stackSize is the guest's stack in bytes (rustc's default is 1 MiB, most
+// of it zero pages that every instance would start with). The stack sits
+// below the data (wasm-ld's --stack-first, rustc's default), so an
+// overflow traps instead of overwriting data.
+const stackSize = 256 << 10
 
 func main() {
 	for _, name := range builtins {
@@ -37,26 +51,53 @@ func main() {
 	}
 }
 
-func build(name string) error {
-	tmp, err := os.CreateTemp(".", name+".*.wasm.tmp")
-	if err != nil {
-		return err
+// tool is the binary the environment variable env names, else Debian's
+// /usr/bin/NAME when it exists (a rustup toolchain on $PATH may lack the
+// WASI standard library), else NAME on $PATH.
+func tool(env, name string) string {
+	if v := os.Getenv(env); v != "" {
+		return v
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
+	if _, err := os.Stat("/usr/bin/" + name); err == nil {
+		return "/usr/bin/" + name
+	}
+	return name
+}
 
-	out, err := filepath.Abs(tmp.Name())
+func build(name string) error {
+	src, err := filepath.Abs(name)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s", "-o", out, ".")
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	target := filepath.Join(cache, "agenthost", "cargo-target", name)
+
+	cargo := tool("CARGO", "cargo")
+	cmd := exec.Command(cargo, "build", "--release", "--offline", "--locked", "--target", "wasm32-wasi")
 	cmd.Dir = name
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	// The build sees none of the caller's cargo or rustc settings.
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "CARGO") && !strings.HasPrefix(k, "RUST") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env,
+		"RUSTC="+tool("RUSTC", "rustc"),
+		"CARGO_TARGET_DIR="+target,
+		"RUSTFLAGS="+strings.Join([]string{
+			"--remap-path-prefix=" + src + "=/plugins/" + name,
+			"--remap-path-prefix=/usr/share/cargo/registry=/cargo/registry",
+			fmt.Sprintf("-Clink-arg=-zstack-size=%d", stackSize),
+		}, " "),
+	)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build in plugins/%s: %w", name, err)
+		return fmt.Errorf("%s build in plugins/%s: %w (Debian: apt-get install cargo librust-regex-dev libstd-rust-dev-wasm32 lld-14)", cargo, name, err)
 	}
-	wasm, err := os.ReadFile(out)
+	wasm, err := os.ReadFile(filepath.Join(target, "wasm32-wasi", "release", name+".wasm"))
 	if err != nil {
 		return err
 	}
@@ -71,13 +112,22 @@ func build(name string) error {
 	}
 	wasm = appendCustomSection(wasm, "agenthost.manifest", compact.Bytes())
 
-	if err := os.WriteFile(out, wasm, 0o644); err != nil {
+	tmp, err := os.CreateTemp(".", name+".*.wasm.tmp")
+	if err != nil {
 		return err
 	}
-	if err := os.Chmod(out, 0o644); err != nil { // go build made it executable
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(wasm); err != nil {
+		tmp.Close()
 		return err
 	}
-	return os.Rename(out, name+".wasm")
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name+".wasm")
 }
 
 // appendCustomSection appends a custom section (id 0) to a wasm module:

@@ -2,14 +2,16 @@
 // WebAssembly. It is a leaf: the host loads these bytes for plugin blocks
 // with source = "builtin:NAME".
 //
-// The sources live in plugins/NAME (each its own Go module, built with
-// GOOS=wasip1 GOARCH=wasm). Rebuild the committed .wasm files with
+// The sources live in plugins/NAME (a Rust crate, built for wasm32-wasi
+// with Debian's toolchain and packaged crates). Rebuild the committed .wasm
+// files with
 //
 //	go generate ./plugins/...
 //
 // from the repository root; see gen.go for the exact recipe. The build is
-// reproducible with a given Go toolchain, and CI (.ci/check-generate) fails
-// when the committed files differ from a rebuild.
+// reproducible with a given toolchain, and CI (.ci/check-generate) fails
+// when the committed files differ from a rebuild. core_test.go tests the
+// committed core.wasm in wazero.
 package plugins
 
 //go:generate go run gen.go
@@ -45,7 +47,7 @@ func Builtin(name string) ([]byte, bool) {
 // BuiltinShared is Builtin without the copy: the embedded bytes
 // themselves, read-only memory (writing to it faults). The plugin runtime,
 // which only reads them, uses it: a start-up checked a builtin's existence
-// and read it for compiling, 4 MB copied each time for core.
+// and read it for compiling, the whole module copied each time.
 func BuiltinShared(name string) ([]byte, bool) {
 	b, ok := builtins[name]
 	return b[:len(b):len(b)], ok
