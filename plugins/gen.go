@@ -15,7 +15,8 @@
 // registry directories remapped so that no path of this machine gets into
 // the module. gen then appends a custom section "agenthost.manifest"
 // holding NAME/manifest.json (compacted), so the host reads the manifest
-// without a describe run. The output depends only on the sources and the
+// without a describe run (and drops the export "main", which rustc adds
+// beside _start). The output depends only on the sources and the
 // toolchain (Debian's rustc 1.63 and crates), so two runs give
 // byte-identical files; .ci/check-generate relies on that.
 //
@@ -102,6 +103,12 @@ func build(name string) error {
 		return err
 	}
 
+	// rustc exports main from a WASI command too; agenthost's entry point
+	// is _start alone.
+	if wasm, err = dropExport(wasm, "main"); err != nil {
+		return fmt.Errorf("%s.wasm: %w", name, err)
+	}
+
 	manifest, err := os.ReadFile(filepath.Join(name, "manifest.json"))
 	if err != nil {
 		return err
@@ -128,6 +135,73 @@ func build(name string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name+".wasm")
+}
+
+// dropExport returns wasm without the export called name; the other
+// sections are copied as they are.
+func dropExport(wasm []byte, name string) ([]byte, error) {
+	if len(wasm) < 8 {
+		return nil, fmt.Errorf("not a wasm module")
+	}
+	out := append([]byte(nil), wasm[:8]...)
+	p := wasm[8:]
+	for len(p) > 0 {
+		id := p[0]
+		n, k := readULEB128(p[1:])
+		if k == 0 || uint64(len(p)-1-k) < n {
+			return nil, fmt.Errorf("section %d: bad size", id)
+		}
+		raw, body := p[:1+k+int(n)], p[1+k:1+k+int(n)]
+		p = p[len(raw):]
+		if id != 7 { // not the export section
+			out = append(out, raw...)
+			continue
+		}
+		count, k := readULEB128(body)
+		if k == 0 {
+			return nil, fmt.Errorf("export section: bad count")
+		}
+		rest := body[k:]
+		var kept []byte
+		var nkept uint64
+		for range count {
+			nl, k := readULEB128(rest)
+			if k == 0 || uint64(len(rest)-k) <= nl { // the name and the kind byte
+				return nil, fmt.Errorf("export section: bad name")
+			}
+			_, ik := readULEB128(rest[k+int(nl)+1:])
+			if ik == 0 {
+				return nil, fmt.Errorf("export section: bad index")
+			}
+			entry := rest[:k+int(nl)+1+ik]
+			rest = rest[len(entry):]
+			if string(entry[k:k+int(nl)]) != name {
+				kept = append(kept, entry...)
+				nkept++
+			}
+		}
+		section := append(appendULEB128(nil, nkept), kept...)
+		out = append(out, id)
+		out = appendULEB128(out, uint64(len(section)))
+		out = append(out, section...)
+	}
+	return out, nil
+}
+
+// readULEB128 decodes an unsigned LEB128 number: its value and length
+// (0 when b does not hold one).
+func readULEB128(b []byte) (uint64, int) {
+	var v uint64
+	for i, c := range b {
+		if i == 10 {
+			return 0, 0
+		}
+		v |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
 }
 
 // appendCustomSection appends a custom section (id 0) to a wasm module:
