@@ -371,7 +371,7 @@ pub fn for_utf8_runs(mut b: &[u8], mut f: impl FnMut(Result<&str, usize>)) {
             Err(e) => {
                 let n = e.valid_up_to();
                 if n > 0 {
-                    // SAFETY-free: from_utf8 said the prefix is valid.
+                    // from_utf8 said the prefix is valid UTF-8.
                     f(Ok(std::str::from_utf8(&b[..n]).unwrap_or("")));
                 }
                 let bad = e.error_len().unwrap_or(b.len() - n);
