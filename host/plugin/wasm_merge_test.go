@@ -192,14 +192,14 @@ func FuzzMergeData(f *testing.F) {
 // of what the load left and ends with one of the garbage its decoding left
 // (a run's peak RSS is there); a small one has neither.
 func TestCompileCollects(t *testing.T) {
-	core, _ := plugins.BuiltinShared("core")
+	large, _ := parsedLarge(t)
 	small := dataModule(segments(segment(10, "ab")))
 	r := newRuntime(t)
 	for _, c := range []struct {
 		name    string
 		wasm    []byte
 		collect bool
-	}{{"core", core, true}, {"small", small, false}} {
+	}{{"echo", large, true}, {"small", small, false}} {
 		bin, err := parseBinary(c.wasm)
 		if err != nil {
 			t.Fatal(err)
@@ -244,6 +244,21 @@ func parsedCore(t testing.TB) ([]byte, *binary) {
 	t.Helper()
 	core, _ := plugins.BuiltinShared("core")
 	wasm := []byte(core)
+	bin, err := parseBinary(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wasm, bin
+}
+
+// parsedLarge returns a module over a megabyte and its parse: the echo
+// test guest, built with Go (core.wasm is smaller).
+func parsedLarge(t testing.TB) ([]byte, *binary) {
+	t.Helper()
+	wasm := bytes.Clone(guests["echo"])
+	if len(wasm) < collectAfter {
+		t.Fatalf("the echo guest is %d bytes; the test needs a module of %d bytes or more", len(wasm), collectAfter)
+	}
 	bin, err := parseBinary(wasm)
 	if err != nil {
 		t.Fatal(err)
