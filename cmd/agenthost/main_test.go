@@ -40,6 +40,11 @@ func TestMain(m *testing.M) {
 		// peakrss MAX_MIB CMD ARGS... runs CMD and prints (and bounds) its
 		// peak resident memory (peakrss_test.go).
 		"peakrss": func() { os.Exit(peakRSS()) },
+		// mcpconformance URL is the client command of the MCP
+		// conformance suite; browserget URL the browser of logins
+		// (mcpconformance_test.go).
+		"mcpconformance": func() { os.Exit(mcpConformance()) },
+		"browserget":     func() { os.Exit(browserGet()) },
 	})
 }
 

@@ -1,0 +1,61 @@
+package mcpuse
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// clientOptions are the SDK client's handlers of what a server asks or
+// tells: elicitation (Spec.Elicit, else declined), roots (Spec.Roots, else
+// none advertised) and tools/list_changed (the tools are listed again).
+func (s *Server) clientOptions() *mcp.ClientOptions {
+	caps := &mcp.ClientCapabilities{}
+	if len(s.spec.Roots) > 0 {
+		caps.RootsV2 = &mcp.RootCapabilities{}
+	}
+	return &mcp.ClientOptions{
+		Capabilities:       caps,
+		ElicitationHandler: s.elicit,
+		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+			s.toolsChanged()
+		},
+	}
+}
+
+// elicit answers an elicitation/create through Spec.Elicit; without one, it
+// declines.
+func (s *Server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if s.spec.Elicit == nil || req.Params == nil {
+		s.log.Info().Msg("MCP server asked the user a question (elicitation): declined, nobody can answer")
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	res, err := s.spec.Elicit.Elicit(ctx, s.spec.Name, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info().Str("action", res.Action).Msg("MCP server asked the user a question (elicitation)")
+	return res, nil
+}
+
+// roots are the root directories of Spec.Roots as file URIs.
+func (s *Server) roots() []*mcp.Root {
+	var out []*mcp.Root
+	for _, d := range s.spec.Roots {
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(d)}
+		out = append(out, &mcp.Root{URI: u.String(), Name: filepath.Base(d)})
+	}
+	return out
+}
+
+// toolsChanged forgets the listed tools, so that the next Tools or Call
+// lists them again.
+func (s *Server) toolsChanged() {
+	s.mu.Lock()
+	s.tools, s.toolsErr = nil, nil
+	s.stale = true
+	s.mu.Unlock()
+	s.log.Info().Msg("MCP server's tools changed (notifications/tools/list_changed): listing them again")
+}
