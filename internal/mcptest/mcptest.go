@@ -154,7 +154,9 @@ func StartHTTPWith(o HTTPOptions) (*HTTPServer, error) {
 // value of an HTTP request header, over HTTP), block (waits until the
 // call is cancelled), gather (waits until n calls of it are in flight),
 // big (a text of n bytes, "x" repeated), many (n texts of size bytes
-// each) and drop (over HTTP, see StartHTTPWith).
+// each), drop (over HTTP, see StartHTTPWith), ask (asks the user a
+// question: elicitation), roots (the client's roots) and swap (replaces
+// echo by echo2, and tells the client its tools changed).
 //
 // The server appends lines to the file record (when not ""), so that a
 // test sees from outside what it saw: "block started";
@@ -240,6 +242,43 @@ func newServer(record string) *mcp.Server {
 	})
 	srv.AddTool(&mcp.Tool{Name: "drop", Description: "Over HTTP: no answer, the connection is closed.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("not over HTTP"), nil
+	})
+	// ask and roots ask the client through multi round-trip requests: the
+	// call's result names what the server needs, and the client calls
+	// again with the answers.
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user for a colour (elicitation) and say the answer.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult); ok {
+			b, _ := json.Marshal(r.Content)
+			return text(fmt.Sprintf("action=%s content=%s", r.Action, b)), nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{
+			Mode:    "form",
+			Message: "Which colour? " + Hostile,
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"colour": map[string]any{"type": "string", "description": "a colour", "default": "blue"},
+				"count":  map[string]any{"type": "integer", "description": "how many"},
+			}},
+		}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "roots", Description: "The client's roots.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["r"].(*mcp.ListRootsResult); ok {
+			var uris []string
+			for _, root := range r.Roots {
+				uris = append(uris, root.URI)
+			}
+			return text(fmt.Sprintf("roots (%d): %s", len(uris), strings.Join(uris, " "))), nil
+		}
+		if req.Session.InitializeParams() == nil || req.Session.InitializeParams().Capabilities == nil || req.Session.InitializeParams().Capabilities.RootsV2 == nil {
+			return text("roots: the client has no roots capability"), nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "swap", Description: "Replace the tool echo by echo2 (the client is told its tools changed).", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		srv.RemoveTools("echo")
+		srv.AddTool(&mcp.Tool{Name: "echo2", Description: "Echo text.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo2"), nil
+		})
+		return text("swapped"), nil
 	})
 	var gmu sync.Mutex
 	arrived := 0
