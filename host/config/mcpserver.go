@@ -54,10 +54,7 @@ type MCPServer struct {
 	OAuth *MCPOAuth
 	// Roots are the directories (absolute) the server may see, told to it
 	// as roots; none by default.
-	Roots []string
-	// Sampling lets the server ask the model of the agent whose call it
-	// serves for completions (sampling/createMessage); off by default.
-	Sampling bool
+	Roots    []string
 	DefRange hcl.Range
 }
 
@@ -138,7 +135,6 @@ type rawMCPServer struct {
 	OAuth           *rawMCPOAuth      `hcl:"oauth,block"`
 	Roots           []string          `hcl:"roots,optional"`
 	RootsRange      hcl.Range         `hcl:"roots,attr_value_range"`
-	Sampling        bool              `hcl:"sampling,optional"`
 	DefRange        hcl.Range         `hcl:",def_range"`
 }
 
@@ -195,7 +191,6 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		s.MaxOutput = int64(out)
 	}
 	b.toolNames(&s.ToolNames, rs.ToolPrefix, rs.ToolPrefixRange, rs.Rename, rs.RenameRange)
-	s.Sampling = rs.Sampling
 	for _, r := range rs.Roots {
 		if strings.TrimSpace(r) == "" {
 			b.errorf(rs.RootsRange, "Invalid roots", "roots are directories the server may see, like [\"./workspace\"] (relative to the config's directory); an empty one names nothing.")
