@@ -147,6 +147,9 @@ func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog
 		Roots:     s.Roots,
 		Elicit:    h.mcpOpts.MCPElicit,
 	}
+	if s.Sampling {
+		spec.Sample = mcpSampler{}
+	}
 	if o := s.OAuth; o != nil {
 		spec.OAuth = &mcpuse.OAuth{
 			Grant:             o.Grant,

@@ -54,7 +54,11 @@ type MCPServer struct {
 	OAuth *MCPOAuth
 	// Roots are the directories (absolute) the server may see, told to it
 	// as roots; none by default.
-	Roots    []string
+	Roots []string
+	// Sampling lets the server ask the model of the agent whose call it
+	// serves for completions (sampling/createMessage), counted in that
+	// run's limits; off by default.
+	Sampling bool
 	DefRange hcl.Range
 }
 
@@ -134,6 +138,7 @@ type rawMCPServer struct {
 	RenameRange     hcl.Range         `hcl:"rename,attr_value_range"`
 	OAuth           *rawMCPOAuth      `hcl:"oauth,block"`
 	Roots           []string          `hcl:"roots,optional"`
+	Sampling        bool              `hcl:"sampling,optional"`
 	RootsRange      hcl.Range         `hcl:"roots,attr_value_range"`
 	DefRange        hcl.Range         `hcl:",def_range"`
 }
@@ -198,6 +203,7 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		}
 		s.Roots = append(s.Roots, b.abs(r))
 	}
+	s.Sampling = rs.Sampling
 	s.OAuth = b.mcpOAuth(rs, s)
 	if present(rs.ToolsRange) {
 		names, ranges := b.nameList(rs.Tools, rs.ToolsRange, "tools", "tool")

@@ -9,20 +9,32 @@ import (
 )
 
 // clientOptions are the SDK client's handlers of what a server asks or
-// tells: elicitation (Spec.Elicit, else declined), roots (Spec.Roots, else
-// none advertised) and tools/list_changed (the tools are listed again).
+// tells: elicitation (Spec.Elicit, else declined), sampling (Spec.Sample,
+// else not advertised), roots (Spec.Roots, else none advertised) and
+// tools/list_changed (the tools are listed again).
 func (s *Server) clientOptions() *mcp.ClientOptions {
 	caps := &mcp.ClientCapabilities{}
 	if len(s.spec.Roots) > 0 {
 		caps.RootsV2 = &mcp.RootCapabilities{}
 	}
-	return &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		Capabilities:       caps,
 		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
 			s.toolsChanged()
 		},
 	}
+	if s.spec.Sample != nil {
+		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			res, err := s.spec.Sample.Sample(ctx, s.spec.Name, req.Params)
+			if err != nil {
+				s.log.Info().Str("error", err.Error()).Msg("MCP server's sampling request refused")
+				return nil, err
+			}
+			return res, nil
+		}
+	}
+	return opts
 }
 
 // elicit answers an elicitation/create through Spec.Elicit; without one, it

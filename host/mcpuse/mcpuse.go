@@ -78,6 +78,16 @@ type Spec struct {
 	// see (roots/list); none by default, and then no roots capability is
 	// advertised.
 	Roots []string
+	// Sample serves the server's sampling requests (sampling/createMessage)
+	// with the model of the agent whose call the server is serving; nil
+	// advertises no sampling and refuses them.
+	Sample Sampler
+}
+
+// Sampler serves an MCP server's sampling request. ctx is the tool call's
+// when the request comes with the call (a multi round-trip request).
+type Sampler interface {
+	Sample(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 }
 
 // Elicitor answers an MCP server's elicitation/create: it asks the user

@@ -155,7 +155,8 @@ func StartHTTPWith(o HTTPOptions) (*HTTPServer, error) {
 // call is cancelled), gather (waits until n calls of it are in flight),
 // big (a text of n bytes, "x" repeated), many (n texts of size bytes
 // each), drop (over HTTP, see StartHTTPWith), ask (asks the user a
-// question: elicitation), roots (the client's roots) and swap (replaces
+// question: elicitation), sample (asks the client's model: sampling),
+// roots (the client's roots) and swap (replaces
 // echo by echo2, and tells the client its tools changed).
 //
 // The server appends lines to the file record (when not ""), so that a
@@ -272,6 +273,28 @@ func newServer(record string) *mcp.Server {
 			return text("roots: the client has no roots capability"), nil
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model to summarise a text (sampling).", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["s"].(*mcp.CreateMessageWithToolsResult); ok {
+			var t *mcp.TextContent
+			if len(r.Content) == 1 {
+				t, _ = r.Content[0].(*mcp.TextContent)
+			}
+			if t == nil {
+				return text("sampled: not one text"), nil
+			}
+			return text(fmt.Sprintf("sampled: %s (model %s)", t.Text, r.Model)), nil
+		}
+		if req.Session.InitializeParams() == nil || req.Session.InitializeParams().Capabilities == nil || req.Session.InitializeParams().Capabilities.Sampling == nil {
+			r := text("sample: the client has no sampling capability")
+			r.IsError = true
+			return r, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{
+			MaxTokens:    100,
+			SystemPrompt: "You summarise.",
+			Messages:     []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Summarise: the quick brown fox jumps over the lazy dog."}}},
+		}}}, nil
 	})
 	srv.AddTool(&mcp.Tool{Name: "swap", Description: "Replace the tool echo by echo2 (the client is told its tools changed).", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		srv.RemoveTools("echo")
