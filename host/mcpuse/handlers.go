@@ -62,12 +62,35 @@ func (s *Server) roots() []*mcp.Root {
 	return out
 }
 
-// toolsChanged forgets the listed tools, so that the next Tools or Call
-// lists them again.
+// toolsChanged lists the tools again, at once (on another goroutine, one
+// listing at a time: the handler must not hold up the connection); a call
+// made before that listing is done lists them itself (relist).
 func (s *Server) toolsChanged() {
 	s.mu.Lock()
-	s.tools, s.toolsErr = nil, nil
-	s.stale = true
+	s.stale, s.changed = true, true
+	busy := s.refreshing
+	s.refreshing = true
 	s.mu.Unlock()
 	s.log.Info().Msg("MCP server's tools changed (notifications/tools/list_changed): listing them again")
+	if busy {
+		return
+	}
+	go func() {
+		for {
+			s.mu.Lock()
+			if !s.stale || s.closed {
+				s.refreshing = false
+				s.mu.Unlock()
+				return
+			}
+			s.stale = false
+			s.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), s.spec.Timeout)
+			tools, err := s.listTools(ctx)
+			cancel()
+			s.mu.Lock()
+			s.tools, s.toolsErr = tools, err
+			s.mu.Unlock()
+		}
+	}()
 }

@@ -122,9 +122,11 @@ type Server struct {
 	closed   bool
 	tools    []*mcp.Tool
 	toolsErr error
-	// stale is set by notifications/tools/list_changed: a call lists the
-	// tools again first.
-	stale bool
+	// stale is set by notifications/tools/list_changed until the tools are
+	// listed again (at once, by toolsChanged; by a call that comes first);
+	// changed, from then on, makes each call check its tool is still
+	// offered. refreshing is set while toolsChanged lists them.
+	stale, changed, refreshing bool
 	// ended is closed once the current session's end has been noticed.
 	ended chan struct{}
 	// http is the HTTP transport of a url server (nil for a stdio one): it
@@ -467,23 +469,25 @@ func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
-// relist lists the tools again after the server said they changed, and
-// says why tool cannot be called when it is no longer offered; "" when it
-// can be.
+// relist lists the tools again when the server said they changed and they
+// were not listed since, and says why tool cannot be called when the
+// server no longer offers it; "" when it can be.
 func (s *Server) relist(ctx context.Context, tool string) string {
 	s.mu.Lock()
-	stale := s.stale
+	stale, changed, tools, terr := s.stale, s.changed, s.tools, s.toolsErr
 	s.stale = false
 	s.mu.Unlock()
-	if !stale {
+	if !changed {
 		return ""
 	}
-	tools, err := s.listTools(ctx)
-	s.mu.Lock()
-	s.tools, s.toolsErr = tools, err
-	s.mu.Unlock()
-	if err != nil {
-		return err.Error()
+	if stale {
+		tools, terr = s.listTools(ctx)
+		s.mu.Lock()
+		s.tools, s.toolsErr = tools, terr
+		s.mu.Unlock()
+	}
+	if terr != nil {
+		return terr.Error()
 	}
 	var names []string
 	for _, t := range tools {

@@ -173,8 +173,16 @@ func newServer(record string) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
 	rec := func(line string) { appendLine(record, line) }
+	// listed is sent a value at each tools/list (swap waits for one).
+	listed := make(chan struct{}, 1)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				select {
+				case listed <- struct{}{}:
+				default:
+				}
+			}
 			if method == "notifications/cancelled" {
 				if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
 					rec(fmt.Sprintf("notifications/cancelled: %s", p.Reason))
@@ -296,12 +304,23 @@ func newServer(record string) *mcp.Server {
 			Messages:     []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Summarise: the quick brown fox jumps over the lazy dog."}}},
 		}}}, nil
 	})
-	srv.AddTool(&mcp.Tool{Name: "swap", Description: "Replace the tool echo by echo2 (the client is told its tools changed).", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	srv.AddTool(&mcp.Tool{Name: "swap", Description: "Replace the tool echo by echo2 (the client is told its tools changed), and wait (at most 5s) until the client lists them again.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-listed:
+		default:
+		}
 		srv.RemoveTools("echo")
 		srv.AddTool(&mcp.Tool{Name: "echo2", Description: "Echo text.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text("echo2"), nil
 		})
-		return text("swapped"), nil
+		select {
+		case <-listed:
+			return text("swapped; the client listed the tools again"), nil
+		case <-time.After(5 * time.Second):
+			return text("swapped; the client did not list the tools again within 5s"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	})
 	var gmu sync.Mutex
 	arrived := 0
