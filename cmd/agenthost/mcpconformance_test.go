@@ -53,9 +53,15 @@ var conformanceClientScenarios = []string{
 // suite 0.1.13, gives an issuer without the tenant path its metadata URL
 // has: RFC 8414 section 3.3 says such metadata must not be used, and
 // agenthost (with the SDK) refuses it. The suite fixed its server in
-// 0.1.15 ("include tenant path in auth server issuer claim"), which needs
-// Node 22. The test asserts that agenthost refuses, for that reason.
+// 0.1.15 ("include tenant path in auth server issuer claim"). The test
+// asserts that agenthost refuses them on 0.1.13, for that reason, and
+// passes them on conformanceFixed, which runs on Node 22 (installed from
+// npm as the node package).
 var conformanceIssuerBug = map[string]bool{"auth/metadata-var2": true, "auth/metadata-var3": true}
+
+// conformanceFixed is the suite version whose authorization server gives
+// the issuer with its tenant path.
+const conformanceFixed = "0.1.16"
 
 // TestMCPConformanceClient runs every client scenario of the official MCP
 // conformance suite (npm @modelcontextprotocol/conformance) with agenthost
@@ -79,39 +85,17 @@ func TestMCPConformanceClient(t *testing.T) {
 	for _, sc := range conformanceClientScenarios {
 		t.Run(sc, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(out, strings.ReplaceAll(sc, "/", "_"))
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, bin, "client", "--command", driver, "--scenario", sc, "--timeout", "60000", "-o", dir)
-			cmd.Env = append(os.Environ(), "MCPCONFORMANCE_WORK="+t.TempDir())
-			log, _ := cmd.CombinedOutput()
-			var failed []string
-			n := 0
-			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-				if err != nil || d.Name() != "checks.json" {
-					return nil
-				}
-				b, err := os.ReadFile(p)
-				if err != nil {
-					return nil
-				}
-				var checks []struct {
-					ID, Status, Description, ErrorMessage string
-				}
-				if json.Unmarshal(b, &checks) != nil {
-					return nil
-				}
-				n += len(checks)
-				for _, c := range checks {
-					if c.Status == "FAILURE" || c.Status == "WARNING" {
-						failed = append(failed, fmt.Sprintf("%s %s: %s %s", c.Status, c.ID, c.Description, c.ErrorMessage))
-					}
-				}
-				return nil
-			})
+			failed, n, log := runConformance(t, bin, driver, sc, filepath.Join(out, strings.ReplaceAll(sc, "/", "_")), nil)
 			if conformanceIssuerBug[sc] {
-				if len(failed) == 0 || !strings.Contains(string(log), "does not match issuer URL") {
-					t.Errorf("scenario %s: want agenthost to refuse the authorization server's metadata, whose issuer lacks the tenant path; failed checks: %q\n%s", sc, failed, log)
+				if len(failed) == 0 || !strings.Contains(log, "does not match issuer URL") {
+					t.Errorf("scenario %s (suite %s): want agenthost to refuse the authorization server's metadata, whose issuer lacks the tenant path; failed checks: %q\n%s", sc, conformanceVersion, failed, log)
+				}
+				fixed := npmtest.Install(t, "the MCP conformance test's fixed scenarios", "conformance-"+conformanceFixed+"-node22",
+					"node@22", "@modelcontextprotocol/conformance@"+conformanceFixed)
+				env := []string{"PATH=" + fixed + string(os.PathListSeparator) + os.Getenv("PATH")}
+				failed, n, log = runConformance(t, filepath.Join(fixed, "conformance"), driver, sc, filepath.Join(out, "fixed-"+strings.ReplaceAll(sc, "/", "_")), env)
+				if n == 0 || len(failed) > 0 {
+					t.Errorf("scenario %s (suite %s): %d checks, failed: %s\n%s", sc, conformanceFixed, n, strings.Join(failed, "\n  "), log)
 				}
 				return
 			}
@@ -120,6 +104,43 @@ func TestMCPConformanceClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runConformance runs scenario sc of the suite's program bin with driver
+// as the client, its results in dir, env added to the environment. It
+// returns the checks that failed or warned, the number of checks, and the
+// suite's output.
+func runConformance(t *testing.T, bin, driver, sc, dir string, env []string) ([]string, int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "client", "--command", driver, "--scenario", sc, "--timeout", "60000", "-o", dir)
+	cmd.Env = append(append(os.Environ(), "MCPCONFORMANCE_WORK="+t.TempDir()), env...)
+	log, _ := cmd.CombinedOutput()
+	var failed []string
+	n := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "checks.json" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		var checks []struct {
+			ID, Status, Description, ErrorMessage string
+		}
+		if json.Unmarshal(b, &checks) != nil {
+			return nil
+		}
+		n += len(checks)
+		for _, c := range checks {
+			if c.Status == "FAILURE" || c.Status == "WARNING" {
+				failed = append(failed, fmt.Sprintf("%s %s: %s %s", c.Status, c.ID, c.Description, c.ErrorMessage))
+			}
+		}
+		return nil
+	})
+	return failed, n, string(log)
 }
 
 // mcpConformance is the "mcpconformance" program: the client command the
