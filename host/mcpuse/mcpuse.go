@@ -404,6 +404,9 @@ func (s *Server) refusal() string {
 	if code == 0 {
 		return ""
 	}
+	if s.oauth != nil {
+		return fmt.Sprintf(" (the server answered %d %s to %s)", code, http.StatusText(code), redact.URL(s.spec.URL))
+	}
 	return fmt.Sprintf(" (the server answered %d %s to %s: it wants other credentials; check the headers of the mcp_server block, Authorization for example)",
 		code, http.StatusText(code), redact.URL(s.spec.URL))
 }

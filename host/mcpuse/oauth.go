@@ -106,6 +106,10 @@ type oauthHandler struct {
 	granted []string // the scopes asked for so far (step-up adds to them)
 	cc      auth.OAuthHandler
 	logins  int // logins done (tokens got) by this handler
+
+	// loginMu makes logins one at a time: calls refused together start
+	// one login, and those that waited retry with its token.
+	loginMu sync.Mutex
 }
 
 func newOAuthHandler(s *Server, cfg *OAuth) *oauthHandler {
@@ -176,6 +180,18 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.cfg.Grant == "client_credentials" {
 		return h.clientCredentials(ctx, req, resp)
+	}
+	h.mu.Lock()
+	before := h.logins
+	h.mu.Unlock()
+	h.loginMu.Lock()
+	defer h.loginMu.Unlock()
+	h.mu.Lock()
+	done := h.logins != before
+	h.mu.Unlock()
+	if done && resp.StatusCode == http.StatusUnauthorized {
+		resp.Body.Close()
+		return nil // another request logged in while this one waited: retry with its token
 	}
 	if h.cfg.User == nil {
 		resp.Body.Close()
