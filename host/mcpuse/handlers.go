@@ -64,10 +64,11 @@ func (s *Server) roots() []*mcp.Root {
 
 // toolsChanged lists the tools again, at once (on another goroutine, one
 // listing at a time: the handler must not hold up the connection); a call
-// made before that listing is done lists them itself (relist).
+// made before that listing is stored lists them itself (relist).
 func (s *Server) toolsChanged() {
 	s.mu.Lock()
-	s.stale, s.changed = true, true
+	s.gen++
+	s.changed = true
 	busy := s.refreshing
 	s.refreshing = true
 	s.mu.Unlock()
@@ -78,19 +79,28 @@ func (s *Server) toolsChanged() {
 	go func() {
 		for {
 			s.mu.Lock()
-			if !s.stale || s.closed {
+			g := s.gen
+			if s.listedGen == g || s.closed {
 				s.refreshing = false
 				s.mu.Unlock()
 				return
 			}
-			s.stale = false
 			s.mu.Unlock()
 			ctx, cancel := context.WithTimeout(context.Background(), s.spec.Timeout)
 			tools, err := s.listTools(ctx)
 			cancel()
-			s.mu.Lock()
-			s.tools, s.toolsErr = tools, err
-			s.mu.Unlock()
+			s.storeTools(g, tools, err)
 		}
 	}()
+}
+
+// storeTools keeps tools (or err), listed after change g, unless a later
+// listing was stored already.
+func (s *Server) storeTools(g int, tools []*mcp.Tool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g < s.listedGen {
+		return
+	}
+	s.tools, s.toolsErr, s.listedGen = tools, err, g
 }

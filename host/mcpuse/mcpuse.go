@@ -122,11 +122,13 @@ type Server struct {
 	closed   bool
 	tools    []*mcp.Tool
 	toolsErr error
-	// stale is set by notifications/tools/list_changed until the tools are
-	// listed again (at once, by toolsChanged; by a call that comes first);
-	// changed, from then on, makes each call check its tool is still
-	// offered. refreshing is set while toolsChanged lists them.
-	stale, changed, refreshing bool
+	// gen counts the server's notifications/tools/list_changed, listedGen
+	// is the gen the stored tools were listed after: they are listed again
+	// at once (toolsChanged), or by a call that comes before that listing
+	// is stored. changed makes each call check that its tool is still
+	// offered; refreshing is set while toolsChanged lists them.
+	gen, listedGen      int
+	changed, refreshing bool
 	// ended is closed once the current session's end has been noticed.
 	ended chan struct{}
 	// http is the HTTP transport of a url server (nil for a stdio one): it
@@ -477,18 +479,18 @@ func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 // server no longer offers it; "" when it can be.
 func (s *Server) relist(ctx context.Context, tool string) string {
 	s.mu.Lock()
-	stale, changed, tools, terr := s.stale, s.changed, s.tools, s.toolsErr
-	s.stale = false
+	changed, g, stale := s.changed, s.gen, s.listedGen != s.gen
 	s.mu.Unlock()
 	if !changed {
 		return ""
 	}
 	if stale {
-		tools, terr = s.listTools(ctx)
-		s.mu.Lock()
-		s.tools, s.toolsErr = tools, terr
-		s.mu.Unlock()
+		tools, err := s.listTools(ctx)
+		s.storeTools(g, tools, err)
 	}
+	s.mu.Lock()
+	tools, terr := s.tools, s.toolsErr
+	s.mu.Unlock()
 	if terr != nil {
 		return terr.Error()
 	}
