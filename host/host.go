@@ -42,6 +42,16 @@ type Options struct {
 	Getenv func(string) string
 	// Version is agenthost's version, recorded in traces.
 	Version string
+	// MCPLoginDir keeps the OAuth logins of url mcp_servers; "" means
+	// mcpuse.DefaultTokenDir.
+	MCPLoginDir string
+	// MCPLogin shows a person the login URL of an MCP server that asks
+	// for one; nil when nobody can log in (a server that asks then fails,
+	// saying to run `agenthost mcp login NAME`).
+	MCPLogin mcpuse.LoginUser
+	// MCPElicit answers MCP servers' questions to the user
+	// (elicitation); nil declines them.
+	MCPElicit mcpuse.Elicitor
 }
 
 // Host is the runtime built from a config. Close it when done.
@@ -59,6 +69,7 @@ type Host struct {
 	// (mcptools.go).
 	mcpServers []*mcpuse.Server
 	mcpTools   []Tool
+	mcpOpts    Options
 	// slots bound the tool calls that run at once in this process, across
 	// all its runs and CallTool (host.max_parallel_tools).
 	slots *loop.Slots
@@ -101,7 +112,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	rt.SetProtected(Protected(cfg, cache, opts))
 	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache,
-		getenv: opts.Getenv, version: opts.Version, slots: loop.NewSlots(cfg.Host.MaxParallelTools)}
+		getenv: opts.Getenv, version: opts.Version, slots: loop.NewSlots(cfg.Host.MaxParallelTools), mcpOpts: opts}
 	if h.getenv == nil {
 		h.getenv = os.Getenv
 	}
@@ -193,6 +204,9 @@ func Protected(cfg *config.Config, cacheDir string, opts Options) []rootfs.Prote
 		if p.Path != "" {
 			ps = append(ps, rootfs.Protected{Path: p.Path, What: fmt.Sprintf("the file of plugin %q", p.Name)})
 		}
+	}
+	if store, err := MCPLoginStore(opts); err == nil {
+		ps = append(ps, rootfs.Protected{Path: store.Dir, What: "the MCP servers' logins (OAuth tokens)"})
 	}
 	if opts.Record != "" {
 		ps = append(ps, rootfs.Protected{Path: opts.Record, What: "the cassette being recorded"})

@@ -46,19 +46,7 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 	errs := make([]error, len(cfg.MCPServers))
 	var wg sync.WaitGroup
 	for i, s := range cfg.MCPServers {
-		slog := log.With().Str("mcp_server", s.Name).Logger()
-		servers[i] = mcpuse.New(mcpuse.Spec{
-			Name:      s.Name,
-			Command:   s.Command,
-			Env:       s.Env,
-			Dir:       cfg.Dir,
-			URL:       s.URL,
-			Headers:   s.Headers,
-			Tools:     s.Tools,
-			Timeout:   s.Timeout,
-			MaxOutput: s.MaxOutput,
-			Stderr:    stderrLog(slog),
-		}, log)
+		servers[i] = h.newMCPServer(cfg, s, log)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -114,6 +102,73 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 		}
 	}
 	return diags
+}
+
+// MCPServer returns a client of the config's mcp_server name, not started,
+// with the options' logins and user: `agenthost mcp login` logs in with it
+// without loading the rest of the config. nil when there is no such block.
+func MCPServer(cfg *config.Config, name string, opts Options, log zerolog.Logger) *mcpuse.Server {
+	for _, s := range cfg.MCPServers {
+		if s.Name == name {
+			h := &Host{mcpOpts: opts}
+			return h.newMCPServer(cfg, s, log)
+		}
+	}
+	return nil
+}
+
+// MCPLoginStore is where the OAuth logins of url mcp_servers are kept:
+// opts.MCPLoginDir, else mcpuse.DefaultTokenDir.
+func MCPLoginStore(opts Options) (*mcpuse.TokenStore, error) {
+	if opts.MCPLoginDir != "" {
+		return &mcpuse.TokenStore{Dir: opts.MCPLoginDir}, nil
+	}
+	d, err := mcpuse.DefaultTokenDir(opts.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpuse.TokenStore{Dir: d}, nil
+}
+
+// newMCPServer makes the client of block s.
+func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog.Logger) *mcpuse.Server {
+	slog := log.With().Str("mcp_server", s.Name).Logger()
+	spec := mcpuse.Spec{
+		Name:      s.Name,
+		Command:   s.Command,
+		Env:       s.Env,
+		Dir:       cfg.Dir,
+		URL:       s.URL,
+		Headers:   s.Headers,
+		Tools:     s.Tools,
+		Timeout:   s.Timeout,
+		MaxOutput: s.MaxOutput,
+		Stderr:    stderrLog(slog),
+		Roots:     s.Roots,
+		Elicit:    h.mcpOpts.MCPElicit,
+	}
+	if s.Sampling {
+		spec.Sample = mcpSampler{}
+	}
+	if o := s.OAuth; o != nil {
+		spec.OAuth = &mcpuse.OAuth{
+			Grant:             o.Grant,
+			ClientID:          o.ClientID,
+			ClientSecret:      o.ClientSecret,
+			PrivateKey:        o.PrivateKey,
+			SigningAlg:        o.SigningAlg,
+			ClientMetadataURL: o.ClientMetadataURL,
+			Scopes:            o.Scopes,
+			RedirectPort:      o.RedirectPort,
+			User:              h.mcpOpts.MCPLogin,
+		}
+		if store, err := MCPLoginStore(h.mcpOpts); err != nil {
+			slog.Warn().Str("error", err.Error()).Msg("MCP logins kept in memory only")
+		} else {
+			spec.OAuth.Store = store
+		}
+	}
+	return mcpuse.New(spec, log)
 }
 
 // closeMCPServers stops every MCP server (concurrently: a stdio server

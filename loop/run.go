@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/rs/zerolog"
 )
@@ -43,6 +44,9 @@ type run struct {
 	lastText string // last non-empty assistant text
 
 	spent spend // tokens and cost (spend.go)
+	// sampleMu, on the top run, makes the tools' Sample requests one at a
+	// time (they run beside each other, and charge this run's spend).
+	sampleMu sync.Mutex
 
 	// slots bound this run's parallel calls when Runner.Slots is nil; made
 	// at the first response with several calls.

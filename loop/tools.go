@@ -254,7 +254,7 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 			defer slots.Release()
 		}
 		t0 := ru.r.now()
-		res, err := ru.a.Tools.Call(ctx, calls[i])
+		res, err := ru.a.Tools.Call(context.WithValue(ctx, runKey{}, ru), calls[i])
 		return done{i, res, err, ru.r.now().Sub(t0)}
 	}
 	end := func(d done) {

@@ -47,6 +47,27 @@ func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.Tool
 	// The terminal shows the model's call: escaped.
 	fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ",
 		termtext.Escape(agent), termtext.Escape(call.Name), termtext.Escape(args), count)
+	line, err := a.readLine(ctx)
+	if err != nil {
+		return loop.AnswerStop
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "o", "once", "c", "continue":
+		return loop.AnswerOnce
+	case "a", "always":
+		return loop.AnswerAlways
+	default:
+		return loop.AnswerStop
+	}
+}
+
+// errNoAnswer is a question left without an answer: the run was aborted,
+// or the input ended.
+var errNoAnswer = errors.New("no answer")
+
+// readLine reads one line of the person's answer, while ctx lasts; end of
+// input with nothing typed and an abort are errNoAnswer.
+func (a *ttyAsker) readLine(ctx context.Context) (string, error) {
 	type reply struct {
 		line string
 		err  error
@@ -69,17 +90,10 @@ func (a *ttyAsker) AskDoomLoop(ctx context.Context, agent string, call loop.Tool
 			a.tty.SetReadDeadline(time.Time{})
 		}
 		fmt.Fprintln(a.out)
-		return loop.AnswerStop
+		return "", errNoAnswer
 	}
-	if r.err != nil && !errors.Is(r.err, io.EOF) {
-		return loop.AnswerStop
+	if r.err != nil && (!errors.Is(r.err, io.EOF) || r.line == "") {
+		return "", errNoAnswer
 	}
-	switch strings.ToLower(strings.TrimSpace(r.line)) {
-	case "o", "once", "c", "continue":
-		return loop.AnswerOnce
-	case "a", "always":
-		return loop.AnswerAlways
-	default:
-		return loop.AnswerStop
-	}
+	return r.line, nil
 }

@@ -63,7 +63,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 	}
 	ctx = logger.WithContext(ctx)
 	path := configPath(*cfgFlag, e)
-	h, code := loadHost(ctx, path, hostOptions(e), e)
+	h, code := loadHost(ctx, path, mcpUsers(hostOptions(e), e), e)
 	if code != exitOK {
 		return code
 	}

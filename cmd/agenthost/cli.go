@@ -102,6 +102,8 @@ Usage:
                       [--token-env VAR] [--max-conns N] [--max-sessions N]
                       [--session-timeout D] [--read-timeout D] [--log-level L]
                       [--log-file FILE]
+  agenthost mcp call [-c FILE] [--json] NAME TOOL [ARGS-JSON]
+  agenthost mcp login | logout [-c FILE] NAME
   agenthost worker   [-c FILE] --temporal HOST:PORT [--namespace NS] [--task-queue Q]
                      [--concurrency N] [--heartbeat D] [--log-level L]
   agenthost runs     [-c FILE] --temporal HOST:PORT [--json] [list | show ID | cancel ID]

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -22,6 +23,9 @@ type doctorReport struct {
 	OK      bool            `json:"ok"`
 	Models  []doctor.Model  `json:"models"`
 	Plugins []doctor.Plugin `json:"plugins"`
+	// MCPServers are the logins of the url mcp_servers that log in with
+	// OAuth.
+	MCPServers []doctor.MCPServer `json:"mcp_servers"`
 }
 
 // cmdDoctor checks the providers, models and plugins the agents use: see
@@ -51,7 +55,7 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 		}
 		agents = withSubagents(cfg, a, nil)
 	}
-	rep := doctorReport{Config: cfg.File, Agents: []string{}, Models: []doctor.Model{}, Plugins: []doctor.Plugin{}}
+	rep := doctorReport{OK: true, Config: cfg.File, Agents: []string{}, Models: []doctor.Model{}, Plugins: []doctor.Plugin{}}
 	var models []*config.Model
 	var tools []string
 	for _, a := range agents {
@@ -94,8 +98,19 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 		h.Close(ctx)
 	}
 	wg.Wait()
+	store, serr := host.MCPLoginStore(hostOptions(e))
+	if serr != nil {
+		store = nil
+	}
+	rep.MCPServers = doctor.CheckMCPLogins(cfg, store, time.Now())
+	if rep.MCPServers == nil {
+		rep.MCPServers = []doctor.MCPServer{}
+	}
+	for _, s := range rep.MCPServers {
+		rep.OK = rep.OK && s.OK()
+	}
 
-	rep.OK = err == nil && !diags.HasErrors()
+	rep.OK = rep.OK && err == nil && !diags.HasErrors()
 	for _, m := range rep.Models {
 		rep.OK = rep.OK && m.OK()
 	}
@@ -140,6 +155,11 @@ func writeDoctorTable(w io.Writer, rep doctorReport, esc func(string) string) {
 	for _, p := range rep.Plugins {
 		for _, c := range p.Checks {
 			row("plugin "+p.Plugin, c)
+		}
+	}
+	for _, s := range rep.MCPServers {
+		for _, c := range s.Checks {
+			row(fmt.Sprintf("mcp_server %s (%s)", s.Server, s.URL), c)
 		}
 	}
 	tw.Flush()

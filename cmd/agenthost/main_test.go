@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -40,6 +41,11 @@ func TestMain(m *testing.M) {
 		// peakrss MAX_MIB CMD ARGS... runs CMD and prints (and bounds) its
 		// peak resident memory (peakrss_test.go).
 		"peakrss": func() { os.Exit(peakRSS()) },
+		// mcpconformance URL is the client command of the MCP
+		// conformance suite; browserget URL the browser of logins
+		// (mcpconformance_test.go).
+		"mcpconformance": func() { os.Exit(mcpConformance()) },
+		"browserget":     func() { os.Exit(browserGet()) },
 	})
 }
 
@@ -86,6 +92,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p.Cmds["rustwasm"] = cmdRustWasm
 	p.Cmds["otlprecv"] = cmdOTLPRecv
 	p.Cmds["mcphttp"] = cmdMCPHTTP
+	p.Cmds["mcpoauth"] = cmdMCPOAuth
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p
@@ -136,4 +143,36 @@ func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Defer(r.Close)
 		ts.Setenv("MCPHTTP_REDIRECT_URL", r.URL+"/mcp")
 	}
+}
+
+// cmdMCPOAuth serves the test MCP server behind OAuth, with its
+// authorization server (internal/mcptest.StartOAuth), in the test process,
+// for the script's life:
+//
+//	mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET]
+//
+// It sets MCPOAUTH_URL to http://127.0.0.1:PORT/mcp. -record is the file of
+// what the servers saw (a line per token request: "token GRANT"); tokens
+// expire after -expires-in seconds; -client is the client the client
+// credentials grant accepts.
+func cmdMCPOAuth(ts *testscript.TestScript, neg bool, args []string) {
+	fs := flag.NewFlagSet("mcpoauth", flag.ContinueOnError)
+	record := fs.String("record", "", "")
+	expires := fs.Int("expires-in", 0, "")
+	client := fs.String("client", "", "")
+	if neg || fs.Parse(args) != nil || fs.NArg() != 0 {
+		ts.Fatalf("usage: mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET]")
+	}
+	o := mcptest.OAuthOptions{ExpiresIn: *expires}
+	if *record != "" {
+		o.Record = ts.MkAbs(*record)
+	}
+	if *client != "" {
+		id, secret, _ := strings.Cut(*client, ":")
+		o.ClientID, o.ClientSecret = id, secret
+	}
+	s, err := mcptest.StartOAuth(o)
+	ts.Check(err)
+	ts.Defer(func() { s.Close() })
+	ts.Setenv("MCPOAUTH_URL", s.URL)
 }

@@ -17,19 +17,31 @@ const mcpUsage = `Usage:
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents]
                       [--http ADDR] [--token-env VAR] [--max-conns N] [--max-sessions N]
                       [--session-timeout D] [--read-timeout D] [--log-level L] [--log-file FILE]
+  agenthost mcp call  [-c FILE] [--json] NAME TOOL [ARGS-JSON]
+  agenthost mcp login [-c FILE] NAME
+  agenthost mcp logout [-c FILE] NAME
 `
 
-// cmdMCP is `agenthost mcp`: only `serve` for now.
+// cmdMCP is `agenthost mcp`: serve (agenthost as an MCP server), call,
+// login and logout (the mcp_server blocks it uses).
 func cmdMCP(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 || args[0] != "serve" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+	if len(args) > 0 {
+		switch args[0] {
+		case "serve":
+			return cmdMCPServe(ctx, args[1:], e)
+		case "call":
+			return cmdMCPCall(ctx, args[1:], e)
+		case "login":
+			return cmdMCPLogin(ctx, args[1:], e)
+		case "logout":
+			return cmdMCPLogout(ctx, args[1:], e)
+		case "-h", "--help", "help":
 			fmt.Fprint(e.stdout, mcpUsage)
 			return exitOK
 		}
-		fmt.Fprint(e.stderr, mcpUsage)
-		return exitUsage
 	}
-	return cmdMCPServe(ctx, args[1:], e)
+	fmt.Fprint(e.stderr, mcpUsage)
+	return exitUsage
 }
 
 // cmdMCPServe serves plugin tools and agents over MCP: on stdin/stdout by

@@ -60,7 +60,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		}
 		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events}, e)
 	}
-	opts := hostOptions(e)
+	opts := mcpUsers(hostOptions(e), e)
 	opts.Record, opts.Replay = *record, *replay
 	h, code := loadHost(ctx, path, opts, e)
 	if code != exitOK {

@@ -48,7 +48,57 @@ type MCPServer struct {
 	// ToolNames (tool_prefix, rename) give the server's tools other names
 	// than SERVER__TOOL; see ToolName.
 	ToolNames
+	// OAuth is how agenthost logs in to a url server that asks for it; nil
+	// for a command server, and for a url server whose headers set
+	// Authorization (a token given by hand).
+	OAuth *MCPOAuth
+	// Roots are the directories (absolute) the server may see, told to it
+	// as roots; none by default.
+	Roots []string
+	// Sampling lets the server ask the model of the agent whose call it
+	// serves for completions (sampling/createMessage), counted in that
+	// run's limits; off by default.
+	Sampling bool
 	DefRange hcl.Range
+}
+
+// MCPOAuth is the oauth block of a url mcp_server (docs/mcp.md, "Logging
+// in to servers").
+type MCPOAuth struct {
+	// Grant is "authorization_code" (default) or "client_credentials".
+	Grant             string
+	ClientID          string
+	ClientSecret      string
+	PrivateKey        string
+	SigningAlg        string
+	ClientMetadataURL string
+	Scopes            []string
+	RedirectPort      int
+}
+
+// OAuth grants of an mcp_server's oauth block.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+type rawMCPOAuth struct {
+	Grant             string    `hcl:"grant,optional"`
+	GrantRange        hcl.Range `hcl:"grant,attr_value_range"`
+	ClientID          string    `hcl:"client_id,optional"`
+	ClientIDRange     hcl.Range `hcl:"client_id,attr_value_range"`
+	ClientSecret      string    `hcl:"client_secret,optional"`
+	PrivateKey        string    `hcl:"private_key,optional"`
+	PrivateKeyRange   hcl.Range `hcl:"private_key,attr_value_range"`
+	SigningAlg        string    `hcl:"signing_alg,optional"`
+	SigningAlgRange   hcl.Range `hcl:"signing_alg,attr_value_range"`
+	ClientMetadataURL string    `hcl:"client_metadata_url,optional"`
+	CMURange          hcl.Range `hcl:"client_metadata_url,attr_value_range"`
+	Scopes            []string  `hcl:"scopes,optional"`
+	ScopesRange       hcl.Range `hcl:"scopes,attr_value_range"`
+	RedirectPort      *int      `hcl:"redirect_port,optional"`
+	RedirectPortRange hcl.Range `hcl:"redirect_port,attr_value_range"`
+	DefRange          hcl.Range `hcl:",def_range"`
 }
 
 // ToolName is the model-facing name of the server's tool: its rename when
@@ -86,6 +136,10 @@ type rawMCPServer struct {
 	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`
 	Rename          map[string]string `hcl:"rename,optional"`
 	RenameRange     hcl.Range         `hcl:"rename,attr_value_range"`
+	OAuth           *rawMCPOAuth      `hcl:"oauth,block"`
+	Roots           []string          `hcl:"roots,optional"`
+	Sampling        bool              `hcl:"sampling,optional"`
+	RootsRange      hcl.Range         `hcl:"roots,attr_value_range"`
 	DefRange        hcl.Range         `hcl:",def_range"`
 }
 
@@ -142,6 +196,15 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		s.MaxOutput = int64(out)
 	}
 	b.toolNames(&s.ToolNames, rs.ToolPrefix, rs.ToolPrefixRange, rs.Rename, rs.RenameRange)
+	for _, r := range rs.Roots {
+		if strings.TrimSpace(r) == "" {
+			b.errorf(rs.RootsRange, "Invalid roots", "roots are directories the server may see, like [\"./workspace\"] (relative to the config's directory); an empty one names nothing.")
+			continue
+		}
+		s.Roots = append(s.Roots, b.abs(r))
+	}
+	s.Sampling = rs.Sampling
+	s.OAuth = b.mcpOAuth(rs, s)
 	if present(rs.ToolsRange) {
 		names, ranges := b.nameList(rs.Tools, rs.ToolsRange, "tools", "tool")
 		if names == nil {
@@ -156,4 +219,73 @@ func (b *builder) mcpServer(rs *rawMCPServer) *MCPServer {
 		}
 	}
 	return s
+}
+
+// mcpOAuth checks the oauth block of rs. A url server gets the default
+// OAuth settings without one, unless its headers set Authorization.
+func (b *builder) mcpOAuth(rs *rawMCPServer, s *MCPServer) *MCPOAuth {
+	ro := rs.OAuth
+	if s.URL == "" {
+		if ro != nil && s.Command != nil {
+			b.errorf(ro.DefRange, "oauth without url", "OAuth is how agenthost logs in to an HTTP server (url); a command server gets its credentials through env.")
+		}
+		return nil
+	}
+	for k := range rs.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			if ro != nil {
+				b.errorf(ro.DefRange, "oauth and an Authorization header", "headers already set Authorization (a token given by hand); remove the header to log in with OAuth, or the oauth block to keep the header.")
+			}
+			return nil
+		}
+	}
+	o := &MCPOAuth{Grant: GrantAuthorizationCode}
+	if ro == nil {
+		return o
+	}
+	o.ClientID, o.ClientSecret, o.PrivateKey, o.SigningAlg = ro.ClientID, ro.ClientSecret, ro.PrivateKey, ro.SigningAlg
+	o.ClientMetadataURL, o.Scopes = ro.ClientMetadataURL, ro.Scopes
+	switch ro.Grant {
+	case "", GrantAuthorizationCode:
+		if present(ro.PrivateKeyRange) {
+			b.errorf(ro.PrivateKeyRange, "private_key without client credentials", "private_key authenticates the client in the client credentials grant; set grant = \"client_credentials\", or remove it.")
+		}
+	case GrantClientCredentials:
+		o.Grant = GrantClientCredentials
+		switch {
+		case ro.ClientID == "":
+			b.errorf(ro.DefRange, "client_id missing", "the client credentials grant needs the client registered with the authorization server: client_id, and client_secret or private_key.")
+		case (ro.ClientSecret == "") == (ro.PrivateKey == ""):
+			b.errorf(ro.ClientIDRange, "client_secret or private_key", "the client credentials grant authenticates the client with client_secret (e.g. env(\"MCP_CLIENT_SECRET\")) or private_key (a PEM key, e.g. file(\"key.pem\")): set one of them.")
+		}
+	default:
+		b.errorf(ro.GrantRange, "Invalid grant", "grant is \"authorization_code\" (a person logs in with a browser; the default) or \"client_credentials\" (a client registered beforehand, for CI), not %q.", ro.Grant)
+	}
+	if present(ro.SigningAlgRange) && ro.PrivateKey == "" {
+		b.errorf(ro.SigningAlgRange, "signing_alg without private_key", "signing_alg is the algorithm of private_key; remove it.")
+	}
+	switch ro.SigningAlg {
+	case "", "ES256", "ES384", "ES512", "RS256":
+	default:
+		b.errorf(ro.SigningAlgRange, "Invalid signing_alg", "signing_alg is ES256, ES384, ES512 (EC keys) or RS256 (RSA keys), not %q; without it, it follows the key.", ro.SigningAlg)
+	}
+	if ro.ClientMetadataURL != "" {
+		u, err := url.Parse(ro.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+			b.errorf(ro.CMURange, "Invalid client_metadata_url", "client_metadata_url is the https URL, with a path, where agenthost's client ID metadata document is published, like \"https://example.com/agenthost/client.json\"; got %q.", ro.ClientMetadataURL)
+		}
+	}
+	if ro.RedirectPort != nil {
+		if *ro.RedirectPort < 1 || *ro.RedirectPort > 65535 {
+			b.errorf(ro.RedirectPortRange, "Invalid redirect_port", "redirect_port is the loopback port of the login's redirect URI (http://127.0.0.1:PORT/callback), 1 to 65535; remove it for any free port.")
+		} else {
+			o.RedirectPort = *ro.RedirectPort
+		}
+	}
+	for _, sc := range ro.Scopes {
+		if sc == "" || strings.ContainsAny(sc, " \t\"\\") {
+			b.errorf(ro.ScopesRange, "Invalid scope", "a scope is a word without spaces or quotes, like \"repo\"; got %q.", sc)
+		}
+	}
+	return o
 }

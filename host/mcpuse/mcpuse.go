@@ -68,7 +68,40 @@ type Spec struct {
 	MaxOutput int64
 	// Stderr receives the server process's stderr; nil discards it.
 	Stderr io.Writer
+	// OAuth, for a url server, gets tokens when the server asks for them
+	// (a 401); nil sends requests with Headers only.
+	OAuth *OAuth
+	// Elicit answers the server's questions to the user
+	// (elicitation/create); nil declines every one.
+	Elicit Elicitor
+	// Roots are the directories (absolute paths) the server is told it may
+	// see (roots/list); none by default, and then no roots capability is
+	// advertised.
+	Roots []string
+	// Sample serves the server's sampling requests (sampling/createMessage)
+	// with the model of the agent whose call the server is serving; nil
+	// advertises no sampling and refuses them.
+	Sample Sampler
 }
+
+// Sampler serves an MCP server's sampling request. ctx is the tool call's
+// when the request comes with the call (a multi round-trip request).
+type Sampler interface {
+	Sample(ctx context.Context, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
+}
+
+// Elicitor answers an MCP server's elicitation/create: it asks the user
+// (on a terminal), or passes the question on (to the client of an
+// agenthost that is itself serving MCP). What the server sends is
+// untrusted: its text is escaped and bounded where it is shown.
+type Elicitor interface {
+	Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
+}
+
+// maxRetries bounds the reconnections of a url server's event stream that
+// closed (the SDK waits the server's retry delay, else a growing backoff,
+// between them); each request is bounded by Spec.Timeout besides.
+const maxRetries = 5
 
 // Server is a connection to one MCP server, made at first use. It is safe
 // for concurrent use: calls are sent concurrently on one connection.
@@ -89,11 +122,20 @@ type Server struct {
 	closed   bool
 	tools    []*mcp.Tool
 	toolsErr error
+	// gen counts the server's notifications/tools/list_changed, listedGen
+	// is the gen the stored tools were listed after: they are listed again
+	// at once (toolsChanged), or by a call that comes before that listing
+	// is stored. changed makes each call check that its tool is still
+	// offered; refreshing is set while toolsChanged lists them.
+	gen, listedGen      int
+	changed, refreshing bool
 	// ended is closed once the current session's end has been noticed.
 	ended chan struct{}
 	// http is the HTTP transport of a url server (nil for a stdio one): it
 	// remembers a refusal (401, 403) to explain it.
 	http *headerTransport
+	// oauth gets the tokens of a url server with Spec.OAuth.
+	oauth *oauthHandler
 }
 
 // New returns the server of spec; nothing is started yet.
@@ -105,7 +147,14 @@ func New(spec Spec, log zerolog.Logger) *Server {
 		spec.MaxOutput = defaults.MCPMaxOutput
 	}
 	s := &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
-	s.scrub = redact.NewURLReplacer(spec.URL, redact.HeaderSecrets(spec.Headers)...)
+	secrets := redact.HeaderSecrets(spec.Headers)
+	if spec.OAuth != nil && spec.OAuth.ClientSecret != "" {
+		secrets = append(secrets, spec.OAuth.ClientSecret)
+	}
+	s.scrub = redact.NewURLReplacer(spec.URL, secrets...)
+	if spec.URL != "" && spec.OAuth != nil {
+		s.oauth = newOAuthHandler(s, spec.OAuth)
+	}
 	if spec.URL != "" {
 		o := ""
 		if u, err := url.Parse(spec.URL); err == nil {
@@ -197,9 +246,17 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct
 		s.log.Warn().Str("cause", s.errorf("%v", s.dead).Error()).Msg("restarting MCP server")
 	}
 	s.tooBig.Store(nil)
-	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
+	timeout := s.spec.Timeout
+	if s.oauth != nil && s.oauth.mayLogin() {
+		// A person logs in at the first request: give them the time.
+		timeout = max(timeout, LoginTimeout)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agenthost", Version: "1"}, s.clientOptions())
+	if roots := s.roots(); len(roots) > 0 {
+		client.AddRoots(roots...)
+	}
 	t, err := s.transport()
 	if err != nil {
 		return nil, nil, err
@@ -208,7 +265,7 @@ func (s *Server) session(ctx context.Context) (*mcp.ClientSession, <-chan struct
 	if err != nil {
 		s.dead = err
 		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, nil, s.errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, s.spec.Timeout, err, s.refusal())
+			return nil, nil, s.errorf("MCP server %q did not start within %s: %v%s", s.spec.Name, timeout, err, s.refusal())
 		}
 		return nil, nil, s.errorf("MCP server %q did not start: %v%s%s", s.spec.Name, err, s.refusal(), s.why(nil, err.Error()))
 	}
@@ -248,8 +305,12 @@ func (s *Server) transport() (mcp.Transport, error) {
 		return noteTransport{&stdioTransport{cmd: cmd, server: s, terminate: 2 * time.Second}}, nil
 	case s.http != nil:
 		hc := &http.Client{Transport: s.http, CheckRedirect: s.http.checkRedirect}
-		return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: -1,
-			MaxEventSize: int(messageLimit(s.spec.MaxOutput) + 1<<20)}, nil
+		t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: maxRetries,
+			MaxEventSize: int(messageLimit(s.spec.MaxOutput) + 1<<20)}
+		if s.oauth != nil {
+			t.OAuthHandler = s.oauth
+		}
+		return t, nil
 	}
 	return nil, fmt.Errorf("MCP server %q has neither a command nor a URL", s.spec.Name)
 }
@@ -345,6 +406,9 @@ func (s *Server) refusal() string {
 	if code == 0 {
 		return ""
 	}
+	if s.oauth != nil {
+		return fmt.Sprintf(" (the server answered %d %s to %s)", code, http.StatusText(code), redact.URL(s.spec.URL))
+	}
 	return fmt.Sprintf(" (the server answered %d %s to %s: it wants other credentials; check the headers of the mcp_server block, Authorization for example)",
 		code, http.StatusText(code), redact.URL(s.spec.URL))
 }
@@ -410,6 +474,36 @@ func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	return out, nil
 }
 
+// relist lists the tools again when the server said they changed and they
+// were not listed since, and says why tool cannot be called when the
+// server no longer offers it; "" when it can be.
+func (s *Server) relist(ctx context.Context, tool string) string {
+	s.mu.Lock()
+	changed, g, stale := s.changed, s.gen, s.listedGen != s.gen
+	s.mu.Unlock()
+	if !changed {
+		return ""
+	}
+	if stale {
+		tools, err := s.listTools(ctx)
+		s.storeTools(g, tools, err)
+	}
+	s.mu.Lock()
+	tools, terr := s.tools, s.toolsErr
+	s.mu.Unlock()
+	if terr != nil {
+		return terr.Error()
+	}
+	var names []string
+	for _, t := range tools {
+		if t.Name == tool {
+			return ""
+		}
+		names = append(names, t.Name)
+	}
+	return fmt.Sprintf("MCP server %q no longer offers tool %q (its tools changed); it offers: %s", s.spec.Name, tool, strings.Join(names, ", "))
+}
+
 // Call calls the server's tool call.Name (without any prefix) within
 // Spec.Timeout. The server's error results are error results; a server
 // that does not answer in time, dies or answers garbage gives an error
@@ -428,6 +522,9 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 			return loop.ToolResult{}, ctx.Err()
 		}
 		return s.errResult("%v", err), nil
+	}
+	if msg := s.relist(ctx, call.Name); msg != "" {
+		return s.errResult("%s", msg), nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.spec.Timeout)
 	defer cancel()

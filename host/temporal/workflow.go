@@ -351,9 +351,24 @@ type wctx struct{ workflow.Context }
 
 func (c wctx) Done() <-chan struct{} { return nil }
 
-// unwrap returns the workflow.Context a wctx carries.
+// wctxKey finds the wctx a context derived from one was made from (the loop
+// adds values to the contexts of tool calls).
+type wctxKey struct{}
+
+func (c wctx) Value(key any) any {
+	if key == (wctxKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// unwrap returns the workflow.Context a wctx carries, or the one a context
+// derived from a wctx by context.WithValue carries.
 func unwrap(c context.Context) workflow.Context {
 	if w, ok := c.(wctx); ok {
+		return w.Context
+	}
+	if w, ok := c.Value(wctxKey{}).(wctx); ok {
 		return w.Context
 	}
 	panic("host/temporal: loop called back with a context that is not the workflow's")

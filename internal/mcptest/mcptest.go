@@ -154,7 +154,10 @@ func StartHTTPWith(o HTTPOptions) (*HTTPServer, error) {
 // value of an HTTP request header, over HTTP), block (waits until the
 // call is cancelled), gather (waits until n calls of it are in flight),
 // big (a text of n bytes, "x" repeated), many (n texts of size bytes
-// each) and drop (over HTTP, see StartHTTPWith).
+// each), drop (over HTTP, see StartHTTPWith), ask (asks the user a
+// question: elicitation), sample (asks the client's model: sampling),
+// roots (the client's roots) and swap (replaces
+// echo by echo2, and tells the client its tools changed).
 //
 // The server appends lines to the file record (when not ""), so that a
 // test sees from outside what it saw: "block started";
@@ -170,8 +173,16 @@ func newServer(record string) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
 	rec := func(line string) { appendLine(record, line) }
+	// listed is sent a value at each tools/list (swap waits for one).
+	listed := make(chan struct{}, 1)
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				select {
+				case listed <- struct{}{}:
+				default:
+				}
+			}
 			if method == "notifications/cancelled" {
 				if p, ok := req.GetParams().(*mcp.CancelledParams); ok {
 					rec(fmt.Sprintf("notifications/cancelled: %s", p.Reason))
@@ -240,6 +251,76 @@ func newServer(record string) *mcp.Server {
 	})
 	srv.AddTool(&mcp.Tool{Name: "drop", Description: "Over HTTP: no answer, the connection is closed.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("not over HTTP"), nil
+	})
+	// ask and roots ask the client through multi round-trip requests: the
+	// call's result names what the server needs, and the client calls
+	// again with the answers.
+	srv.AddTool(&mcp.Tool{Name: "ask", Description: "Ask the user for a colour (elicitation) and say the answer.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["q"].(*mcp.ElicitResult); ok {
+			b, _ := json.Marshal(r.Content)
+			return text(fmt.Sprintf("action=%s content=%s", r.Action, b)), nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{
+			Mode:    "form",
+			Message: "Which colour? " + Hostile,
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+				"colour": map[string]any{"type": "string", "description": "a colour", "default": "blue"},
+				"count":  map[string]any{"type": "integer", "description": "how many"},
+			}},
+		}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "roots", Description: "The client's roots.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["r"].(*mcp.ListRootsResult); ok {
+			var uris []string
+			for _, root := range r.Roots {
+				uris = append(uris, root.URI)
+			}
+			return text(fmt.Sprintf("roots (%d): %s", len(uris), strings.Join(uris, " "))), nil
+		}
+		if req.Session.InitializeParams() == nil || req.Session.InitializeParams().Capabilities == nil || req.Session.InitializeParams().Capabilities.RootsV2 == nil {
+			return text("roots: the client has no roots capability"), nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model to summarise a text (sampling).", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["s"].(*mcp.CreateMessageWithToolsResult); ok {
+			var t *mcp.TextContent
+			if len(r.Content) == 1 {
+				t, _ = r.Content[0].(*mcp.TextContent)
+			}
+			if t == nil {
+				return text("sampled: not one text"), nil
+			}
+			return text(fmt.Sprintf("sampled: %s (model %s)", t.Text, r.Model)), nil
+		}
+		if req.Session.InitializeParams() == nil || req.Session.InitializeParams().Capabilities == nil || req.Session.InitializeParams().Capabilities.Sampling == nil {
+			r := text("sample: the client has no sampling capability")
+			r.IsError = true
+			return r, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageParams{
+			MaxTokens:    100,
+			SystemPrompt: "You summarise.",
+			Messages:     []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Summarise: the quick brown fox jumps over the lazy dog."}}},
+		}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "swap", Description: "Replace the tool echo by echo2 (the client is told its tools changed), and wait (at most 5s) until the client lists them again.", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-listed:
+		default:
+		}
+		srv.RemoveTools("echo")
+		srv.AddTool(&mcp.Tool{Name: "echo2", Description: "Echo text.", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo2"), nil
+		})
+		select {
+		case <-listed:
+			return text("swapped; the client listed the tools again"), nil
+		case <-time.After(5 * time.Second):
+			return text("swapped; the client did not list the tools again within 5s"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	})
 	var gmu sync.Mutex
 	arrived := 0

@@ -53,7 +53,7 @@ func Setup(env *testscript.Env) error {
 	for k, v := range goEnv() {
 		env.Setenv(k, v)
 	}
-	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR"} {
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY", "AGENTHOST_CONFIG", "AGENTHOST_MODEL", "AGENTHOST_DATA_DIR", "XDG_STATE_HOME", "BROWSER"} {
 		env.Setenv(k, "")
 	}
 	// $REPO is the agenthost checkout the tests run in (empty outside one),
