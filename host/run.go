@@ -105,8 +105,8 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 		sink.tracer = tr
 	}
 	r := &loop.Runner{
-		Sink:   sink,
-		OnText: req.OnText,
+		Sink:     sink,
+		OnText:   req.OnText,
 		Approver: h.approver(req.Approver),
 		// The calls of every run of this host share its slots, so a
 		// process serving many runs holds at most max_parallel_tools

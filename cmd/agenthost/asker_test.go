@@ -104,7 +104,9 @@ func TestTTYAskerAbort(t *testing.T) {
 	a := &ttyAsker{in: bufio.NewReader(r), out: io.Discard}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan loop.Decision, 1)
-	go func() { done <- a.Decide(ctx, loop.Question{Kind: loop.AskApproval, Agent: "main", Call: loop.ToolCall{Name: "x"}}) }()
+	go func() {
+		done <- a.Decide(ctx, loop.Question{Kind: loop.AskApproval, Agent: "main", Call: loop.ToolCall{Name: "x"}})
+	}()
 	cancel()
 	select {
 	case got := <-done:
