@@ -183,7 +183,9 @@ func deniedResult(c ToolCall, d Decision) string {
 		}
 		return s + ". Do without it, or say in your answer what you would have done."
 	}
-	s := fmt.Sprintf("tool call %s not executed: it was denied (by %s)", c.Name, d.By)
+	// The text does not name who denied it: a replay, which decides as
+	// recorded, must send the requests the recording sent.
+	s := fmt.Sprintf("tool call %s not executed: the user denied it", c.Name)
 	if reason != "" {
 		s += ". Reason: " + reason
 	}

@@ -52,7 +52,7 @@ func TestApprove(t *testing.T) {
 		t.Errorf("ToolCalls = %d, want 5", res.ToolCalls)
 	}
 	for _, tm := range toolMsgs(res.Messages) {
-		if tm.ToolCallID == "2" && (!tm.IsError || !strings.Contains(tm.Content, "denied (by test). Reason: not that file")) {
+		if tm.ToolCallID == "2" && (!tm.IsError || !strings.Contains(tm.Content, "the user denied it. Reason: not that file")) {
 			t.Errorf("denied call's result = %q (error %v)", tm.Content, tm.IsError)
 		}
 	}

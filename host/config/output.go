@@ -91,10 +91,10 @@ func CompileOutputSchema(schema []byte) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{}) // no file or network access
-	if err := c.AddResource("output_schema.json", doc); err != nil {
+	if err := c.AddResource("urn:agenthost:output_schema", doc); err != nil {
 		return nil, err
 	}
-	return c.Compile("output_schema.json")
+	return c.Compile("urn:agenthost:output_schema")
 }
 
 var errSchemaShape = errors.New("a JSON Schema is an object (or true or false)")

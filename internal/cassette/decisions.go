@@ -17,7 +17,8 @@ import (
 // the refusal with the person's reason), so a replay must decide the same
 // way to find it: Player.Approver answers from these lines, without asking
 // anyone. A question is matched by its agent, kind, tool and canonical
-// arguments, and gets the recorded decisions for it in order; one the
+// arguments, and gets the recorded decisions for it in order (By
+// loop.ByReplay, or loop.ByNone for a refusal nobody was asked about); one the
 // cassette does not hold is denied (By loop.ByReplay), and the next
 // request then misses with the usual explanation.
 
@@ -88,7 +89,11 @@ func (p *Player) Approver() loop.Approver {
 		}
 		p.decisions.served[key] = n + 1
 		d := recorded[n]
-		return loop.Decision{Verdict: d.Verdict, Reason: d.Reason, By: loop.ByReplay}
+		by := loop.ByReplay
+		if d.By == loop.ByNone {
+			by = loop.ByNone // nobody was asked then, nor now: the same refusal
+		}
+		return loop.Decision{Verdict: d.Verdict, Reason: d.Reason, By: by}
 	})
 }
 
