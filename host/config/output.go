@@ -91,10 +91,14 @@ func CompileOutputSchema(schema []byte) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.UseLoader(jsonschema.SchemeURLLoader{}) // no file or network access
-	if err := c.AddResource("urn:agenthost:output_schema", doc); err != nil {
+	if err := c.AddResource(outputSchemaURL, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile("urn:agenthost:output_schema")
+	return c.Compile(outputSchemaURL)
 }
 
 var errSchemaShape = errors.New("a JSON Schema is an object (or true or false)")
+
+// outputSchemaURL names an output schema while it compiles: a relative
+// $ref resolves against it to a URL nothing loads, so it fails.
+const outputSchemaURL = "https://agenthost.invalid/output_schema.json"
