@@ -59,7 +59,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		case *record != "" || *replay != "":
 			return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
 		}
-		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events}, e)
+		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
 	}
 	opts := hostOptions(e)
 	opts.Record, opts.Replay = *record, *replay
