@@ -353,6 +353,8 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 		Prompts:         agentPrompts(a),
 		MaxDepth:        loopDepth(cfg.Host.MaxDepth),
 		MaxCallsPerStep: cfg.Host.MaxCallsPerStep,
+		Approve:         a.Approve,
+		Output:          outputSpec(a.OutputSchema, prov.StructuredOutput),
 	}
 	if a.Budget != nil {
 		la.Budget = *a.Budget

@@ -33,8 +33,11 @@ type RunRequest struct {
 	// OnText receives the text of the agents' answers as it streams (see
 	// loop.Runner.OnText); nil discards it.
 	OnText func(agent string, depth int, text string)
-	// Asker answers doom-loop questions; nil makes "ask" act as "stop".
-	Asker loop.Asker
+	// Approver decides the calls of the agents' approve tools and doom-loop
+	// "ask" questions; nil denies the former and makes the latter stop.
+	// With Options.Replay the cassette's recorded decisions answer instead;
+	// with Options.Record the decisions are recorded.
+	Approver loop.Approver
 }
 
 // UsageError is a run refused for what was asked: an agent that does not
@@ -102,9 +105,9 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 		sink.tracer = tr
 	}
 	r := &loop.Runner{
-		Sink:   sink,
-		OnText: req.OnText,
-		Asker:  req.Asker,
+		Sink:     sink,
+		OnText:   req.OnText,
+		Approver: h.approver(req.Approver),
 		// The calls of every run of this host share its slots, so a
 		// process serving many runs holds at most max_parallel_tools
 		// plugin instances for them.
@@ -199,3 +202,16 @@ func (s *runSink) Emit(ev loop.Event) {
 }
 
 func (s *runSink) Flush() { s.sess.Flush() }
+
+// approver is the Approver of a run: the cassette's recorded decisions on
+// a replay (nobody is asked), inner with each decision recorded when
+// recording, else inner.
+func (h *Host) approver(inner loop.Approver) loop.Approver {
+	switch {
+	case h.player != nil:
+		return h.player.Approver()
+	case h.recorder != nil:
+		return h.recorder.WrapApprover(inner)
+	}
+	return inner
+}

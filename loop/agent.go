@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/agenthost/agenthost/internal/defaults"
@@ -21,6 +22,9 @@ const (
 	StopAborted       StopReason = "aborted"
 	StopProviderError StopReason = "provider_error"
 	StopError         StopReason = "error"
+	// StopInvalidOutput: the final answer did not satisfy Agent.Output,
+	// even after a repair request (output.go).
+	StopInvalidOutput StopReason = "invalid_output"
 )
 
 // Prompts are the texts the loop injects into a run (see prompts.Set). A
@@ -80,6 +84,13 @@ type Agent struct {
 	// (host.max_calls_per_step); the calls past it get an error result
 	// without running. 0 means defaults.MaxCallsPerStep.
 	MaxCallsPerStep int
+	// Approve lists the tools whose calls wait for Runner.Approver's
+	// decision before they run: names or path.Match patterns ("gh__*").
+	// Subagent tools count too.
+	Approve []string
+	// Output, when set, is the schema the run's final answer must
+	// satisfy (output.go).
+	Output *Output
 }
 
 // NoSubagents is the Agent.MaxDepth that allows no subagent call.
@@ -132,7 +143,10 @@ type Result struct {
 	// Budget is the tool-call budget; nil when unlimited.
 	Budget *int   `json:"budget"`
 	Output string `json:"output"`
-	Usage  Usage  `json:"usage"`
+	// OutputJSON is Output parsed, when the agent has an Output schema and
+	// the output satisfies it (compact JSON); nil otherwise.
+	OutputJSON json.RawMessage `json:"output_json,omitempty"`
+	Usage      Usage           `json:"usage"`
 	// Cost is the run's cost in USD, subagents included; nil when a request
 	// of the run was made by an agent without a price.
 	Cost   *float64 `json:"cost"`
@@ -148,8 +162,8 @@ type Result struct {
 	Messages []Message `json:"-"`
 }
 
-// Runner runs agents. The zero value is usable: no events, real sleeping, and
-// doom-loop "ask" acting as "stop".
+// Runner runs agents. The zero value is usable: no events, real sleeping,
+// doom-loop "ask" acting as "stop" and calls that need approval denied.
 //
 // Its function fields and Sequential are the loop's only contact with time,
 // randomness and concurrency, so the same rules can run in another
@@ -163,8 +177,10 @@ type Runner struct {
 	Sink Sink
 	// Sleep waits between retries; nil uses a real timer honouring ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Asker answers doom-loop questions; nil means no terminal.
-	Asker Asker
+	// Approver decides the calls of Agent.Approve tools and, under
+	// DoomAsk, doom loops (approve.go); nil denies the former and makes
+	// the latter stop, as when nobody can be asked.
+	Approver Approver
 	// Jitter returns a random factor in [0,1) for backoff jitter; nil uses
 	// math/rand/v2.
 	Jitter func() float64

@@ -3,7 +3,7 @@
 // subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
-// only on small interfaces (Model, Toolset, Sink, Asker) and on two leaves,
+// only on small interfaces (Model, Toolset, Sink, Approver) and on two leaves,
 // prompts and internal/defaults, for its default texts and values: never on
 // wazero, go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
 // it with in-memory fakes. Agent.Prompts holds an agent's own prompts; a
@@ -127,9 +127,29 @@
 // call (Agent.DoomThreshold) is not executed under DoomWarn (answered with
 // Prompts.DoomWarn; a second doom loop in the run acts as DoomStop) and
 // DoomStop (answered with an error; the next request is the final step).
-// Under DoomAsk, Runner.Asker decides: AnswerOnce runs the call, AnswerAlways
-// runs it and turns detection off for the run, AnswerStop stops; without an
-// Asker, DoomAsk acts as DoomStop. Every verdict emits doom_loop.
+// Under DoomAsk, Runner.Approver decides (an AskDoomLoop question, with
+// approval.request and approval.decision around it): Allow runs the call,
+// AllowAlways runs it and turns detection off for the run, Deny stops;
+// without an Approver, DoomAsk acts as DoomStop. Every verdict emits
+// doom_loop.
+//
+// # Approval
+//
+// The calls of the tools Agent.Approve names wait for Runner.Approver
+// (approve.go). The question is put once every other check passed (the
+// abort, the budget, the doom loop, the tool's existence and arguments),
+// so the calls of one response are asked one after the other, in call
+// order, before any of them runs. A denied call gets an error result and,
+// like every refused call, emits no tool event and does not count toward
+// the budget; the run goes on. "Always" holds for the tool for the rest of
+// the agent's run (a subagent's run asks on its own).
+//
+// # Structured output
+//
+// Agent.Output is a JSON Schema the final answer must satisfy (output.go):
+// the schema in the system message, response_format on the requests that
+// offer no tools, one repair request for an invalid answer, then
+// StopInvalidOutput.
 //
 // # Retries
 //

@@ -19,23 +19,11 @@ const (
 	DoomWarn DoomAction = "warn"
 	// DoomStop refuses the call and makes the next request the final step.
 	DoomStop DoomAction = "stop"
-	// DoomAsk lets Runner.Asker decide; without an Asker it acts as DoomStop.
+	// DoomAsk lets Runner.Approver decide (an AskDoomLoop question):
+	// Allow runs the call once, AllowAlways runs it and turns detection
+	// off for the run, Deny stops; without an Approver it acts as
+	// DoomStop.
 	DoomAsk DoomAction = "ask"
-)
-
-// Asker asks the user what to do about a doom loop on an interactive terminal.
-type Asker interface {
-	// AskDoomLoop returns AnswerOnce, AnswerAlways or AnswerStop.
-	AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer
-}
-
-// Answer to a doom-loop question.
-type Answer int
-
-const (
-	AnswerStop Answer = iota
-	AnswerOnce
-	AnswerAlways
 )
 
 // doomDetector finds doom loops in the calls of one run. It counts identical
@@ -46,7 +34,7 @@ type doomDetector struct {
 	action    DoomAction
 	sig       string // signature of the last call seen
 	count     int    // identical calls in a row, the last one included
-	off       bool   // AnswerAlways given: detection is off for the run
+	off       bool   // AllowAlways given: detection is off for the run
 	warned    bool   // a DoomWarn warning was given: the next loop stops
 }
 
@@ -88,19 +76,19 @@ func (d *doomDetector) observe(c ToolCall) bool {
 
 // decide escalates the doom loop observe just reported and returns the
 // verdict with a note for the doom_loop event. Under DoomWarn the first loop
-// warns and any later one stops; under DoomAsk, ask (nil without a terminal,
-// which stops) answers, and AnswerAlways turns detection off for the run;
-// any other action stops.
-func (d *doomDetector) decide(ask func() Answer) (doomVerdict, string) {
+// warns and any later one stops; under DoomAsk, ask (nil without an
+// Approver, which stops) answers, and AllowAlways turns detection off for
+// the run; any other action stops.
+func (d *doomDetector) decide(ask func() Verdict) (doomVerdict, string) {
 	switch {
 	case d.action == DoomWarn && !d.warned:
 		d.warned = true
 		return verdictWarn, fmt.Sprintf("warn: call %d in a row with the same arguments not executed", d.count)
 	case d.action == DoomAsk && ask != nil:
 		switch ask() {
-		case AnswerOnce:
+		case Allow:
 			return verdictOnce, fmt.Sprintf("ask: continue once (call %d in a row)", d.count)
-		case AnswerAlways:
+		case AllowAlways:
 			d.off = true
 			return verdictAlways, fmt.Sprintf("ask: continue always (call %d in a row); detection off for this run", d.count)
 		}
@@ -119,11 +107,11 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content str
 	if !d.observe(c) {
 		return true, "", false
 	}
-	var ask func() Answer
-	if d.action == DoomAsk && ru.r.Asker != nil {
-		ask = func() Answer {
-			ru.r.flush()
-			return ru.r.Asker.AskDoomLoop(ctx, ru.a.Name, c, d.count)
+	var ask func() Verdict
+	if d.action == DoomAsk && ru.r.Approver != nil {
+		ask = func() Verdict {
+			why := fmt.Sprintf("doom loop: call %d in a row with the same arguments", d.count)
+			return ru.ask(ctx, Question{Kind: AskDoomLoop, Call: c, Count: d.count}, why).Verdict
 		}
 	}
 	verdict, note := d.decide(ask)

@@ -10,20 +10,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// asker answers doom-loop questions from a list and records them.
+// asker answers questions from a list and records them.
 type asker struct {
-	answers []Answer
+	answers []Verdict
 	asked   []string
 }
 
-func (a *asker) AskDoomLoop(ctx context.Context, agent string, call ToolCall, count int) Answer {
-	a.asked = append(a.asked, fmt.Sprintf("%s %s %d", agent, call.ID, count))
+func (a *asker) Decide(ctx context.Context, q Question) Decision {
+	if q.Kind == AskDoomLoop {
+		a.asked = append(a.asked, fmt.Sprintf("%s %s %d", q.Agent, q.Call.ID, q.Count))
+	} else {
+		a.asked = append(a.asked, fmt.Sprintf("%s %s %s", q.Agent, q.Call.ID, q.Pattern))
+	}
 	if len(a.answers) == 0 {
-		return AnswerStop
+		return Decision{Verdict: Deny, By: "test"}
 	}
 	ans := a.answers[0]
 	a.answers = a.answers[1:]
-	return ans
+	return Decision{Verdict: ans, By: "test"}
 }
 
 func TestDoomLoop(t *testing.T) {
@@ -82,14 +86,14 @@ func TestDoomLoop(t *testing.T) {
 			wantErr: map[string]string{"3": "doom loop"},
 		},
 		{
-			name: "ask once, then stop", action: DoomAsk, asker: &asker{answers: []Answer{AnswerOnce, AnswerStop}},
+			name: "ask once, then stop", action: DoomAsk, asker: &asker{answers: []Verdict{Allow, Deny}},
 			script:    []reply{calls("", same("1"), same("2"), same("3")), calls("", same("4")), text("stopped")},
 			wantCalls: []string{"1", "2", "3"}, wantStop: StopDoomLoop, wantDoomEv: 2,
 			wantErr: map[string]string{"4": "doom loop"},
 			wantAsk: []string{"main 3 3", "main 4 4"},
 		},
 		{
-			name: "ask always disables detection", action: DoomAsk, asker: &asker{answers: []Answer{AnswerAlways}},
+			name: "ask always disables detection", action: DoomAsk, asker: &asker{answers: []Verdict{AllowAlways}},
 			script:    []reply{calls("", same("1"), same("2"), same("3")), calls("", same("4"), same("5")), text("done")},
 			wantCalls: []string{"1", "2", "3", "4", "5"}, wantStop: StopCompleted, wantDoomEv: 1,
 			wantAsk: []string{"main 3 3"},
@@ -103,7 +107,7 @@ func TestDoomLoop(t *testing.T) {
 			a.DoomAction, a.DoomThreshold = tt.action, tt.threshold
 			r, rec, _ := testRunner()
 			if tt.asker != nil {
-				r.Asker = tt.asker
+				r.Approver = tt.asker
 			}
 			res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 			want := slices.Clone(tt.wantCalls)
@@ -167,13 +171,13 @@ var verdictNames = map[doomVerdict]string{verdictWarn: "warn", verdictStop: "sto
 // count of identical calls in a row, then, for a call that completes a doom
 // loop, the verdict and the event note. answers are given, in order, when the
 // detector asks (nil: no terminal).
-func doomTrace(d doomDetector, answers []Answer, calls ...ToolCall) (trace []string, asked int) {
-	var ask func() Answer
+func doomTrace(d doomDetector, answers []Verdict, calls ...ToolCall) (trace []string, asked int) {
+	var ask func() Verdict
 	if answers != nil {
-		ask = func() Answer {
+		ask = func() Verdict {
 			asked++
 			if len(answers) == 0 {
-				return AnswerStop
+				return Deny
 			}
 			a := answers[0]
 			answers = answers[1:]
@@ -198,7 +202,7 @@ func TestDoomDetector(t *testing.T) {
 		name      string
 		threshold int
 		action    DoomAction
-		answers   []Answer // nil: no asker
+		answers   []Verdict // nil: no asker
 		calls     []ToolCall
 		want      []string
 		wantAsked int
@@ -236,7 +240,7 @@ func TestDoomDetector(t *testing.T) {
 		},
 		{
 			name: "ask once asks again on the next identical call", threshold: 2, action: DoomAsk,
-			answers: []Answer{AnswerOnce, AnswerStop},
+			answers: []Verdict{Allow, Deny},
 			calls:   []ToolCall{ab, ab, ab},
 			want: []string{"1",
 				"2 once: ask: continue once (call 2 in a row)",
@@ -245,7 +249,7 @@ func TestDoomDetector(t *testing.T) {
 		},
 		{
 			name: "ask always turns detection off for good", threshold: 2, action: DoomAsk,
-			answers: []Answer{AnswerAlways},
+			answers: []Verdict{AllowAlways},
 			calls:   []ToolCall{ab, ab, ab, read(`{}`), read(`{}`), read(`{}`)},
 			want: []string{"1",
 				"2 always: ask: continue always (call 2 in a row); detection off for this run",

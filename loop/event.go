@@ -19,6 +19,11 @@ const (
 	EventSubagentStart   = "subagent.start"
 	EventSubagentEnd     = "subagent.end"
 	EventRunEnd          = "run.end"
+	// EventApprovalRequest: a call waits for Runner.Approver (call_id,
+	// tool, arguments; message says why). EventApprovalDecision: its
+	// answer (decision allow, always or deny; by who; message the reason).
+	EventApprovalRequest  = "approval.request"
+	EventApprovalDecision = "approval.decision"
 	// EventMessage carries one message appended to an agent's history. It is
 	// persisted in sessions; the CLI does not print it with --events.
 	EventMessage = "message"
@@ -70,10 +75,16 @@ type Event struct {
 	Replaced int `json:"replaced,omitempty"`
 	Kept     int `json:"kept,omitempty"`
 
+	// approval.decision: the verdict (allow, always, deny) and who gave it
+	// (the By* constants).
+	Decision string `json:"decision,omitempty"`
+	By       string `json:"by,omitempty"`
+
 	// Free text: why a call was dropped (tool.dropped), the failed request's
 	// error (retry), the verdict (doom_loop), the calls used
-	// (budget.exhausted), what was replaced (compaction), or the stop reason
-	// of a step whose request failed (step.end).
+	// (budget.exhausted), what was replaced (compaction), the stop reason
+	// of a step whose request failed (step.end), why a call waits
+	// (approval.request) or the reason of a decision (approval.decision).
 	Message string `json:"message,omitempty"`
 
 	// run.end and subagent.end: the result (on the wire its fields are at

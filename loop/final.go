@@ -54,8 +54,18 @@ func (ru *run) stepTools(final bool) (tools []ToolSpec, choice string, offered [
 	return nil, ToolChoiceAuto, nil
 }
 
-// finalPrompt is the user message that opens a final step stopped by reason.
+// finalPrompt is the user message that opens a final step stopped by
+// reason; an agent with an output schema is asked for the summary in it.
 func (ru *run) finalPrompt(reason StopReason) string {
+	s := ru.limitPrompt(reason)
+	if ru.a.Output != nil {
+		s += outputSummary
+	}
+	return s
+}
+
+// limitPrompt is the agent's prompt for a final step stopped by reason.
+func (ru *run) limitPrompt(reason StopReason) string {
 	p := ru.a.Prompts
 	switch reason {
 	case StopBudget:

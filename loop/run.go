@@ -55,6 +55,8 @@ type run struct {
 	used          int  // executed tool calls counted against the budget
 	budgetEmitted bool // budget.exhausted was emitted
 	doom          doomDetector
+	// always are the tools allowed "always" in this run (approve.go).
+	always map[string]bool
 
 	// final is the limit that makes the next request the final step; empty
 	// while none was hit.
@@ -102,8 +104,8 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent 
 	ru.emit(Event{Type: EventRunStart, StepsMax: ru.stepsMax})
 	ru.log.Info().Str("model", a.ModelID).Int("cap", ru.stepsMax).Int("budget", a.Budget).Strs("tools", ru.names).Msg("run start")
 
-	if a.System != "" {
-		ru.append(Message{Role: RoleSystem, Content: a.System})
+	if sys := a.outputSystem(); sys != "" {
+		ru.append(Message{Role: RoleSystem, Content: sys})
 	}
 	for _, m := range in.History {
 		ru.history = append(ru.history, m)
@@ -118,7 +120,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent 
 		reason = StopError
 		ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("agent %q has no model", a.Name))
 	} else {
-		reason = ru.loop(ctx)
+		reason = ru.checkOutput(ctx, ru.loop(ctx))
 	}
 
 	ru.res.StopReason = reason
@@ -150,6 +152,9 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		var req Request
 		var offered []string
 		req.Tools, req.ToolChoice, offered = ru.stepTools(final)
+		if len(req.Tools) == 0 {
+			req.ResponseFormat = ru.responseFormat()
+		}
 
 		ru.res.Steps = step
 		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Offered: offered})

@@ -86,7 +86,8 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 // SubagentContent formats a subagent's result as the content of the tool
 // message its parent receives: the subagent's output, a blank line, then one
 // line holding the JSON object {"stop_reason", "steps", "steps_max"}. With no
-// output the content is that line alone.
+// output the content is that line alone. The output of a subagent with an
+// output schema that its answer satisfied is that JSON value, compact.
 func SubagentContent(res *Result) string {
 	meta, _ := json.Marshal(struct {
 		StopReason StopReason `json:"stop_reason"`
@@ -94,6 +95,9 @@ func SubagentContent(res *Result) string {
 		StepsMax   int        `json:"steps_max"`
 	}{res.StopReason, res.Steps, res.StepsMax})
 	out := strings.TrimRight(res.Output, "\n")
+	if len(res.OutputJSON) > 0 {
+		out = string(res.OutputJSON)
+	}
 	if out == "" {
 		return string(meta)
 	}

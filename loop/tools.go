@@ -79,7 +79,10 @@ func (ru *run) resolve(name string) (string, bool) {
 // The calls past the first Agent.MaxCallsPerStep are refused. What depends
 // on the calls before (an abort, the budget, the doom loop) and what
 // refuses a call without running it (an unknown tool, bad arguments) is
-// decided next, one call after the other. The calls that pass then run:
+// decided next, one call after the other; a call that needs approval is
+// asked last, once nothing else refuses it (approve.go), so the calls
+// that need approval are asked one after the other in call order. The
+// calls that pass then run:
 // the Toolset's calls concurrently, as many at once as the slots allow (the
 // model sent them as parallel calls of one response, so none waits for
 // another's result), then the subagents one after the other. The answers
@@ -119,6 +122,10 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 			continue
 		}
 		if content, ok := ru.admit(c); !ok {
+			answers[i] = toolMessage(c, content, true)
+			continue
+		}
+		if content, ok := ru.approve(ctx, c); !ok {
 			answers[i] = toolMessage(c, content, true)
 			continue
 		}

@@ -70,6 +70,9 @@ type Request struct {
 	Messages   []Message  `json:"messages"`
 	Tools      []ToolSpec `json:"tools,omitempty"`
 	ToolChoice string     `json:"tool_choice,omitempty"`
+	// ResponseFormat, when set, asks for JSON (Agent.Output); only on
+	// requests that offer no tools.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }
 
 // Usage is token accounting as reported by the provider (0 when not

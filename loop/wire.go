@@ -202,6 +202,8 @@ func (e *Event) appendFields(b []byte, skip int) ([]byte, bool) {
 	}
 	b = appendInt(b, `,"replaced":`, e.Replaced)
 	b = appendInt(b, `,"kept":`, e.Kept)
+	b = appendStr(b, `,"decision":`, e.Decision)
+	b = appendStr(b, `,"by":`, e.By)
 	b = appendStr(b, `,"message":`, e.Message)
 	if e.Result != nil {
 		b = append(b, `,"result":{`...)
@@ -258,6 +260,11 @@ func appendResult(b []byte, r *Result, nested bool) ([]byte, bool) {
 	}
 	b = append(b, `,"output":`...)
 	b = jsonenc.AppendString(b, r.Output)
+	if len(r.OutputJSON) > 0 {
+		// encoding/json compacts and escapes raw JSON: the one result of
+		// a run that has it goes through marshalReflect.
+		return b, false
+	}
 	b = append(b, `,"usage":`...)
 	b = appendUsage(b, &r.Usage)
 	if b, ok = appendCost(b, `,"cost":`, r.Cost); !ok {

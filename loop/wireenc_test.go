@@ -61,7 +61,7 @@ func wireMismatch(e Event) string {
 var allEventTypes = []string{
 	EventRunStart, EventStepStart, EventStepEnd, EventToolStart, EventToolEnd, EventToolDropped,
 	EventRetry, EventDoomLoop, EventBudgetExhausted, EventCompaction, EventSubagentStart,
-	EventSubagentEnd, EventRunEnd, EventMessage,
+	EventSubagentEnd, EventRunEnd, EventMessage, EventApprovalRequest, EventApprovalDecision,
 }
 
 // TestMain runs the tests, then fails when an event a test emitted was

@@ -45,6 +45,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 	agentFlag := fs.String("a", "", "`agent` to talk to (default: the one with default = true, or the only one)")
 	sessionFlag := fs.String("session", "", "continue the session with this `id`")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	af := addApproveFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -77,7 +78,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		tty = f
 		defer f.Close()
 	}
-	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty}
+	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af}
 	keys := &ctrlCKeys{r: tty}
 	c.line = term.NewTerminal(struct {
 		io.Reader
@@ -137,6 +138,7 @@ type chat struct {
 	session string // "" until the first turn of a new session
 	tty     *os.File
 	line    *term.Terminal
+	approve *approveFlags
 }
 
 func (c *chat) loop(ctx context.Context) int {
@@ -296,10 +298,9 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: loop.SinkFunc(out.event), OnText: out.text}
-	if a := terminalAsker(c.e); a != nil {
-		req.Asker = a
-		defer a.close()
-	}
+	approver, release := newApprover(c.e, c.approve)
+	defer release()
+	req.Approver = approver
 	res, err := c.h.Run(tctx, req)
 	if err != nil {
 		code := runError(c.e, err, c.path)

@@ -22,7 +22,7 @@ import (
 // client made with the official Go SDK that connects to a server and runs
 // operations in order, printing what it got on stdout.
 //
-//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] OP... [-- SERVER ARGS...]
+//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] [-elicit ANSWERS] [-protocol V] OP... [-- SERVER ARGS...]
 //
 // With -http it connects to URL (-url-from: the URL that 'agenthost mcp
 // serve --http' logged in LOG) (streamable HTTP; with -token-env, sending
@@ -30,6 +30,7 @@ import (
 // over its stdin and stdout. Operations:
 //
 //	list                     print each tool: "tool NAME: DESCRIPTION" and its input schema
+//	outputs                  print each tool's output schema: "tool NAME output SCHEMA"
 //	call TOOL JSON           call TOOL; print the result (see printResult)
 //	progress TOOL JSON       the same with a progress token; print each notification
 //	parallel N TOOL JSON     N concurrent calls of TOOL; print each result, sorted
@@ -40,6 +41,12 @@ import (
 //	                         without cancelling the call; print "left" and the call's
 //	                         outcome, and stop
 //
+// With -elicit the client declares the elicitation capability and answers
+// each elicitation with the next of ANSWERS (comma-separated): allow,
+// always, deny, deny:REASON (a form accepted with that decision), or
+// decline; it prints "elicit: " and the request's first line. Past the
+// list it declines.
+//
 // The exit code is 0 when every operation got an answer (error results
 // included), 1 otherwise (the error on stderr).
 func mcpClientMain() int {
@@ -48,6 +55,8 @@ func mcpClientMain() int {
 	urlFrom := fs.String("url-from", "", "connect to the URL that 'agenthost mcp serve --http' logged in this `file`")
 	tokenEnv := fs.String("token-env", "", "send the bearer token in this environment `variable`")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this `duration`")
+	elicit := fs.String("elicit", "", "answer elicitations with these comma-separated `answers`")
+	fs.StringVar(&protocolVersion, "protocol", "", "ask for this protocol `version` (default: the SDK's latest)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -70,6 +79,9 @@ func mcpClientMain() int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
+	if *elicit != "" {
+		elicitAnswers = strings.Split(*elicit, ",")
+	}
 	if err := mcpClientRun(ctx, *httpURL, *tokenEnv, args, server); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
 		return 1
@@ -81,14 +93,49 @@ func mcpClientMain() int {
 // them, by token.
 var progressFns sync.Map // token string → func(*mcp.ProgressNotificationParams)
 
+// protocolVersion is -protocol: the version the client asks for.
+var protocolVersion string
+
+// elicitAnswers are -elicit's answers, taken in order.
+var (
+	elicitMu      sync.Mutex
+	elicitAnswers []string
+)
+
+// answerElicit answers one elicitation with the next of elicitAnswers.
+func answerElicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	elicitMu.Lock()
+	defer elicitMu.Unlock()
+	first, _, _ := strings.Cut(req.Params.Message, "\n")
+	fmt.Printf("elicit: %s\n", first)
+	if len(elicitAnswers) == 0 {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	a := elicitAnswers[0]
+	elicitAnswers = elicitAnswers[1:]
+	if a == "decline" {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	decision, reason, _ := strings.Cut(a, ":")
+	content := map[string]any{"decision": decision}
+	if reason != "" {
+		content["reason"] = reason
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
+}
+
 func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []string) error {
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpclient", Version: "test"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if f, ok := progressFns.Load(fmt.Sprint(req.Params.ProgressToken)); ok {
 				f.(func(*mcp.ProgressNotificationParams))(req.Params)
 			}
 		},
-	})
+	}
+	if elicitAnswers != nil {
+		opts.ElicitationHandler = answerElicit
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpclient", Version: "test"}, opts)
 	var t mcp.Transport
 	hc := &http.Client{}
 	switch {
@@ -104,7 +151,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	default:
 		return fmt.Errorf("no server: pass -http URL or -- COMMAND ARGS...")
 	}
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -130,6 +177,15 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 			for _, tl := range res.Tools {
 				schema, _ := json.Marshal(tl.InputSchema)
 				fmt.Printf("tool %s: %s\n  input %s\n", tl.Name, firstLine(tl.Description), schema)
+			}
+		case "outputs":
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+			for _, tl := range res.Tools {
+				out, _ := json.Marshal(tl.OutputSchema)
+				fmt.Printf("tool %s output %s\n", tl.Name, out)
 			}
 		case "call", "progress", "cancel", "leave":
 			a, err := next(2)
@@ -234,6 +290,10 @@ func formatResult(res *mcp.CallToolResult) string {
 	if res.StructuredContent != nil {
 		sc, _ := json.Marshal(res.StructuredContent)
 		fmt.Fprintf(&b, "structured: %s\n", sc)
+	}
+	if run, ok := res.Meta["agenthost/run"]; ok {
+		m, _ := json.Marshal(run)
+		fmt.Fprintf(&b, "meta run: %s\n", m)
 	}
 	return b.String()
 }

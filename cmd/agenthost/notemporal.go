@@ -20,6 +20,7 @@ func temporalFlags(fs *flag.FlagSet) tflags {
 type temporalRun struct {
 	agent, prompt, session string
 	json, events           bool
+	approve                *approveFlags
 }
 
 func noTemporal(e *env) int {

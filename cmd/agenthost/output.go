@@ -159,6 +159,16 @@ func (o *output) progressLine(ev loop.Event) {
 			d = time.Duration(*ev.DelayMS) * time.Millisecond
 		}
 		fmt.Fprintf(w, "%s  retry %d in %s: %s\n", indent, ev.Attempt, d, ev.Message)
+	case loop.EventApprovalDecision:
+		verdict := map[string]string{"allow": "allowed", "always": "allowed for the rest of the run", "deny": "denied"}[ev.Decision]
+		if verdict == "" {
+			verdict = termtext.Escape(ev.Decision)
+		}
+		msg := ""
+		if ev.Message != "" {
+			msg = ": " + ev.Message
+		}
+		fmt.Fprintf(w, "%s  ↳ %s %s (%s)%s\n", indent, ev.Tool, verdict, termtext.Escape(ev.By), msg)
 	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
 		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
 	}

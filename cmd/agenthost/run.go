@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
 	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
 	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	af := addApproveFlags(fs)
 	tf := temporalFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -58,7 +59,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		case *record != "" || *replay != "":
 			return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
 		}
-		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events}, e)
+		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
 	}
 	opts := mcpUsers(hostOptions(e), e)
 	opts.Record, opts.Replay = *record, *replay
@@ -71,10 +72,9 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	out := newOutput(e, *asJSON, *events)
 	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
 	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
-	if a := terminalAsker(e); a != nil {
-		req.Asker = a
-		defer a.close()
-	}
+	approver, release := newApprover(e, af)
+	defer release()
+	req.Approver = approver
 	exepages.Trim()
 	procs.Manage()
 	res, err := h.Run(ctx, req)
@@ -118,6 +118,8 @@ func exitCode(r loop.StopReason) int {
 		return exitLimit
 	case loop.StopAborted:
 		return exitAborted
+	case loop.StopInvalidOutput:
+		return exitError
 	default:
 		return exitError
 	}

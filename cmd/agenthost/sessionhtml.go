@@ -29,6 +29,8 @@ type htmlStep struct {
 	Text      string
 	Reasoning string
 	Calls     []*htmlCall
+	// Approvals are the step's decisions about calls that waited for one.
+	Approvals []htmlApproval
 	start     time.Time
 	modelEnd  time.Time
 }
@@ -44,6 +46,11 @@ type htmlCall struct {
 	Width     float64
 	start     time.Time
 	end       time.Time
+}
+
+// htmlApproval is one decision about a call that waited for a person.
+type htmlApproval struct {
+	Tool, CallID, Decision, By, Reason string
 }
 
 type htmlRun struct {
@@ -126,6 +133,10 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 				if ev.DurationMS != nil {
 					c.MS = *ev.DurationMS
 				}
+			}
+		case loop.EventApprovalDecision:
+			if s := open[k]; s != nil {
+				s.Approvals = append(s.Approvals, htmlApproval{Tool: ev.Tool, CallID: ev.CallID, Decision: ev.Decision, By: ev.By, Reason: ev.Message})
 			}
 		case loop.EventStepEnd:
 			s := open[k]
@@ -217,6 +228,7 @@ td.axis { width: 45%; }
 .tool { background: #5cb85c; }
 .tool.error { background: #d9534f; }
 tr.final td:first-child { font-weight: bold; }
+.approval { font-size: 0.9em; color: #555; }
 .tag { font-size: 0.8em; padding: 0 4px; border-radius: 3px; background: #333; color: #fff; }
 pre { white-space: pre-wrap; word-break: break-word; background: #fafafa; padding: 4px; margin: 2px 0; }
 details summary { cursor: pointer; }
@@ -239,7 +251,8 @@ details summary { cursor: pointer; }
 {{range .Calls}}<div class="track"><div class="bar tool{{if .IsError}} error{{end}}" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} {{.MS}} ms"></div></div>
 {{end}}</td>
 <td>{{if .Text}}<details class="text"><summary>text</summary><pre>{{.Text}}</pre></details>{{end}}
-{{range .Calls}}<details class="call" data-tool="{{.Tool}}"><summary>{{.Tool}} {{.MS}} ms{{if .IsError}} (error){{end}}</summary>
+{{range .Approvals}}<div class="approval" data-decision="{{.Decision}}">{{.Tool}}: <b>{{.Decision}}</b> by {{.By}}{{if .Reason}}: {{.Reason}}{{end}}</div>
+{{end}}{{range .Calls}}<details class="call" data-tool="{{.Tool}}"><summary>{{.Tool}} {{.MS}} ms{{if .IsError}} (error){{end}}</summary>
 <div>arguments</div><pre class="arguments">{{.Arguments}}</pre>
 <div>result</div><pre class="result">{{.Result}}</pre></details>
 {{end}}</td>

@@ -322,3 +322,32 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 		t.Errorf("the browser made elements of the tool output:\n%s", out)
 	}
 }
+
+// TestSessionHTMLApproval: the decisions about calls that waited for
+// approval are shown in their step, who decided and the reason, escaped.
+func TestSessionHTMLApproval(t *testing.T) {
+	t0, evs := twoStepEvents()
+	var out []loop.Event
+	for _, ev := range evs {
+		out = append(out, ev)
+		if ev.Type == loop.EventStepStart && ev.Step == 1 {
+			at := ev.Time.Add(time.Millisecond)
+			out = append(out,
+				loop.Event{Type: loop.EventApprovalRequest, Time: at, Agent: ev.Agent, Step: 1, CallID: "c9", Tool: "write_file", Arguments: `{}`},
+				loop.Event{Type: loop.EventApprovalDecision, Time: at, Agent: ev.Agent, Step: 1, CallID: "c9", Tool: "write_file", Decision: "deny", By: "terminal", Message: hostileHTML})
+		}
+	}
+	var sb strings.Builder
+	if err := writeSessionHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, out); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, sb.String())
+	rows := doc.find("tr", "step")
+	ap := rows[0].find("div", "approval")
+	if len(ap) != 1 || ap[0].attr["data-decision"] != "deny" || !strings.Contains(ap[0].allText(), "write_file:  by terminal: "+hostileHTML) || ap[0].find("b", "")[0].allText() != "deny" {
+		t.Fatalf("approvals of step 1: %d, %q", len(ap), ap[0].allText())
+	}
+	if len(rows[1].find("div", "approval")) != 0 {
+		t.Errorf("step 2 shows an approval")
+	}
+}

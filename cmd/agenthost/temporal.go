@@ -153,6 +153,7 @@ const noWorkerHint = 5 * time.Second
 type temporalRun struct {
 	agent, prompt, session string
 	json, events           bool
+	approve                *approveFlags
 }
 
 // runTemporal is `agenthost run --temporal`: the run is a workflow that the
@@ -188,7 +189,11 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 		return code
 	}
 	id := temporal.NewRunID()
-	run, err := temporal.Start(ctx, c, queue, id, temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID, History: history})
+	in := temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID, History: history}
+	if req.approve != nil {
+		in.Options.Approve, in.Options.ApproveAll = req.approve.patterns, req.approve.yes
+	}
+	run, err := temporal.Start(ctx, c, queue, id, in)
 	if err != nil {
 		sess.Close()
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
@@ -209,6 +214,10 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	res, err := temporal.Follow(ctx, c, run.GetID(), run.GetRunID(), func(ev loop.Event) {
 		once.Do(func() { close(started) })
 		sess.Emit(ev)
+		if ev.Type == loop.EventApprovalRequest {
+			fmt.Fprintf(e.stderr, "agenthost: run %s waits for a decision about %s (call %s): agenthost runs approve %s %s, or runs deny %s %s --reason TEXT\n",
+				id, outText(e, ev.Tool), outText(e, ev.CallID), id, outText(e, ev.CallID), id, outText(e, ev.CallID))
+		}
 		// The text of an answer arrives with its message, not streamed.
 		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
 			out.text(ev.Agent, 0, ev.Msg.Content)
@@ -273,6 +282,8 @@ func cmdRuns(ctx context.Context, args []string, e *env) int {
 	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl), for its temporal block")
 	tf := temporalFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	reason := fs.String("reason", "", "runs deny: the `text` the agent's model reads")
+	always := fs.Bool("always", false, "runs approve: allow every later call of the tool in the agent's run too")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -284,8 +295,12 @@ func cmdRuns(ctx context.Context, args []string, e *env) int {
 	switch {
 	case sub == "list" && len(pos) == 0:
 	case (sub == "show" || sub == "cancel") && len(pos) == 1:
+	case (sub == "approve" || sub == "deny") && (len(pos) == 1 || len(pos) == 2):
 	default:
-		return usageErr(e, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID]")
+		return usageErr(e, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID | approve ID [CALL] [--always] | deny ID [CALL] [--reason TEXT]]")
+	}
+	if *reason != "" && sub != "deny" || *always && sub != "approve" {
+		return usageErr(e, "--reason goes with runs deny, --always with runs approve")
 	}
 	cfg := &config.Config{File: configPath(*cfgFlag, e)}
 	if *tf.address == "" || *cfgFlag != "" {
@@ -308,6 +323,19 @@ func cmdRuns(ctx context.Context, args []string, e *env) int {
 		return runsList(ctx, c, *asJSON, e)
 	case "show":
 		return runsShow(ctx, c, pos[0], *asJSON, e)
+	case "approve", "deny":
+		call := ""
+		if len(pos) == 2 {
+			call = pos[1]
+		}
+		verdict := loop.Deny
+		if sub == "approve" {
+			verdict = loop.Allow
+			if *always {
+				verdict = loop.AllowAlways
+			}
+		}
+		return runsDecide(ctx, c, pos[0], call, temporal.Approval{Verdict: verdict, Reason: *reason}, e)
 	}
 	if err := c.CancelWorkflow(ctx, pos[0], ""); err != nil {
 		return runsErr(e, pos[0], err)
@@ -324,6 +352,66 @@ type runInfo struct {
 	Started time.Time    `json:"started"`
 	Closed  *time.Time   `json:"closed,omitempty"`
 	Result  *loop.Result `json:"result,omitempty"`
+	// Waiting is the call waiting for a decision (runs approve / deny),
+	// in the run's workflow or a subagent's.
+	Waiting *waitingCall `json:"waiting,omitempty"`
+}
+
+// waitingCall is a call waiting for a decision and the workflow it waits
+// in (the run's, or a subagent's child workflow).
+type waitingCall struct {
+	temporal.WaitingCall
+	Workflow string `json:"workflow"`
+}
+
+// maxChildDepth bounds the child workflows followed to find a waiting call.
+const maxChildDepth = 16
+
+// findWaiting returns the call waiting for a decision in run id or the
+// subagent workflows it is running, or nil.
+func findWaiting(ctx context.Context, c client.Client, id string) (*waitingCall, error) {
+	wf := id
+	for range maxChildDepth {
+		v, err := c.QueryWorkflow(ctx, wf, "", temporal.QueryWaiting)
+		if err != nil {
+			return nil, err
+		}
+		var w temporal.Waiting
+		if err := v.Get(&w); err != nil {
+			return nil, err
+		}
+		if w.Call != nil {
+			return &waitingCall{WaitingCall: *w.Call, Workflow: wf}, nil
+		}
+		if w.Child == "" {
+			return nil, nil
+		}
+		wf = w.Child
+	}
+	return nil, nil
+}
+
+// runsDecide is runs approve and runs deny: it sends the decision to the
+// workflow where the call waits. CALL, when given, must be the waiting
+// call's id.
+func runsDecide(ctx context.Context, c client.Client, id, call string, a temporal.Approval, e *env) int {
+	w, err := findWaiting(ctx, c, id)
+	if err != nil {
+		return runsErr(e, id, err)
+	}
+	if w == nil {
+		return usageErr(e, "run %s has no call waiting for a decision (see agenthost runs show %s)", id, id)
+	}
+	if call != "" && call != w.CallID {
+		return usageErr(e, "run %s: call %s does not wait; the waiting call is %s (%s)", id, strconv.Quote(call), w.CallID, outText(e, w.Tool))
+	}
+	a.CallID = w.CallID
+	if err := c.SignalWorkflow(ctx, w.Workflow, "", temporal.SignalApproval, a); err != nil {
+		return runsErr(e, id, err)
+	}
+	fmt.Fprintf(e.stdout, "%s: call %s (%s) of agent %s in run %s\n", map[loop.Verdict]string{loop.Allow: "approved", loop.AllowAlways: "approved (always)", loop.Deny: "denied"}[a.Verdict],
+		w.CallID, outText(e, w.Tool), outText(e, w.Agent), id)
+	return exitOK
 }
 
 // memoAgent reads the agent a run's memo names ("" without one).
@@ -394,6 +482,11 @@ func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *e
 			ri.Result = &res
 		}
 	}
+	if x.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		if w, err := findWaiting(ctx, c, id); err == nil {
+			ri.Waiting = w
+		}
+	}
 	if asJSON {
 		b, _ := json.MarshalIndent(ri, "", "  ")
 		fmt.Fprintf(e.stdout, "%s\n", b)
@@ -407,6 +500,15 @@ func runsShow(ctx context.Context, c client.Client, id string, asJSON bool, e *e
 // answer and the names are escaped when stdout is a terminal.
 func writeRunInfo(e *env, ri runInfo) {
 	fmt.Fprintf(e.stdout, "run %s (agent %s): %s, started %s\n", outText(e, ri.ID), outText(e, ri.Agent), ri.Status, ri.Started.Local().Format(time.DateTime))
+	if w := ri.Waiting; w != nil {
+		what := "approval"
+		if w.Kind == loop.AskDoomLoop {
+			what = "a doom-loop decision"
+		}
+		fmt.Fprintf(e.stdout, "waiting since %s for %s: call %s of agent %s: %s(%s)\n  agenthost runs approve %s %s | agenthost runs deny %s %s --reason TEXT\n",
+			w.Since.Local().Format(time.DateTime), what, outText(e, w.CallID), outText(e, w.Agent), outText(e, w.Tool), outText(e, clip(w.Arguments, 200)),
+			outText(e, ri.ID), outText(e, w.CallID), outText(e, ri.ID), outText(e, w.CallID))
+	}
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %d tool calls%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, r.ToolCalls, spendText(r), r.Session)
 		if r.Output != "" {

@@ -182,6 +182,8 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 	p.FinalStepTools = oneOf(b, rp.FinalStepTools, rp.FinalStepToolsRange, "final_step_tools", defaults.FinalStepTools, FinalToolsOmit, FinalToolsNone)
 	p.IdleTimeout = b.duration(rp.IdleTimeout, rp.IdleTimeoutRange, "idle_timeout", defaults.IdleTimeout)
 	p.RequestTimeout = b.duration(rp.RequestTimeout, rp.RequestTimeoutRange, "request_timeout", defaults.RequestTimeout)
+	p.StructuredOutput = oneOf(b, rp.StructuredOutput, rp.StructuredOutputRange, "structured_output", defaults.StructuredOutput,
+		StructuredJSONSchema, StructuredJSONObject, StructuredPrompt)
 	return p
 }
 
@@ -386,6 +388,10 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 			}
 		}
 		a.DoomLoop.Action = oneOf(b, d.Action, d.ActionRange, "action", defaults.DoomAction, DoomWarn, DoomStop, DoomAsk)
+	}
+	b.approve(a, ra)
+	if present(ra.OutputSchemaRange) {
+		a.OutputSchema = b.outputSchema(ra.OutputSchema, ra.OutputSchemaRange)
 	}
 	return a, ex
 }

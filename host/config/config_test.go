@@ -125,14 +125,15 @@ func TestExampleDecodes(t *testing.T) {
 	p := *cfg.Providers[0]
 	p.DefRange = hcl.Range{}
 	wantP := Provider{
-		Name:           "local",
-		BaseURL:        "http://127.0.0.1:11434/v1",
-		APIKey:         "sk-test",
-		APIKeyEnv:      []string{"OPENAI_API_KEY"},
-		Retry:          Retry{Attempts: 5, Initial: time.Second, MaxDelay: time.Minute},
-		FinalStepTools: "omit",
-		IdleTimeout:    120 * time.Second,
-		RequestTimeout: 10 * time.Minute,
+		Name:             "local",
+		BaseURL:          "http://127.0.0.1:11434/v1",
+		APIKey:           "sk-test",
+		APIKeyEnv:        []string{"OPENAI_API_KEY"},
+		Retry:            Retry{Attempts: 5, Initial: time.Second, MaxDelay: time.Minute},
+		FinalStepTools:   "omit",
+		IdleTimeout:      120 * time.Second,
+		RequestTimeout:   10 * time.Minute,
+		StructuredOutput: "json_schema",
 	}
 	if d := cmp.Diff(wantP, p); d != "" {
 		t.Errorf("provider (-want +got):\n%s", d)

@@ -43,6 +43,7 @@ func TestDefaultsDocumented(t *testing.T) {
 		{"provider retry", split(cell("provider", "retry { attempts initial max_delay }")),
 			[]any{defaults.RetryAttempts, defaults.RetryInitial, defaults.RetryMaxDelay}},
 		{"provider final_step_tools", split(cell("provider", "final_step_tools")), []any{defaults.FinalStepTools}},
+		{"provider structured_output", split(cell("provider", "structured_output")), []any{defaults.StructuredOutput}},
 		{"provider idle_timeout", split(cell("provider", "idle_timeout")), []any{defaults.IdleTimeout}},
 		{"provider request_timeout", split(cell("provider", "request_timeout")), []any{defaults.RequestTimeout}},
 		{"plugin limits", split(cell("plugin", "limits { memory timeout max_output }")),

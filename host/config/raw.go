@@ -54,7 +54,10 @@ type rawProvider struct {
 	IdleTimeoutRange    hcl.Range         `hcl:"idle_timeout,attr_value_range"`
 	RequestTimeout      string            `hcl:"request_timeout,optional"`
 	RequestTimeoutRange hcl.Range         `hcl:"request_timeout,attr_value_range"`
-	DefRange            hcl.Range         `hcl:",def_range"`
+	// StructuredOutput is how requests ask for an agent's output_schema.
+	StructuredOutput      string    `hcl:"structured_output,optional"`
+	StructuredOutputRange hcl.Range `hcl:"structured_output,attr_value_range"`
+	DefRange              hcl.Range `hcl:",def_range"`
 }
 
 type rawRetry struct {
@@ -197,7 +200,13 @@ type rawAgent struct {
 	CostPrompt     string         `hcl:"cost_prompt,optional"`
 	DoomLoopPrompt string         `hcl:"doom_loop_prompt,optional"`
 	DoomLoop       *rawDoomLoop   `hcl:"doom_loop,block"`
-	DefRange       hcl.Range      `hcl:",def_range"`
+	// Approve lists tool names and patterns whose calls wait for a person.
+	Approve      hcl.Expression `hcl:"approve,optional"`
+	ApproveRange hcl.Range      `hcl:"approve,attr_value_range"`
+	// OutputSchema is a JSON Schema as text (file("x.json")) or an object.
+	OutputSchema      cty.Value `hcl:"output_schema,optional"`
+	OutputSchemaRange hcl.Range `hcl:"output_schema,attr_value_range"`
+	DefRange          hcl.Range `hcl:",def_range"`
 }
 
 type rawDoomLoop struct {

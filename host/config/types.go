@@ -88,8 +88,28 @@ type Provider struct {
 	// network error, retryable unless tool calls have streamed (default
 	// defaults.RequestTimeout).
 	RequestTimeout time.Duration
-	DefRange       hcl.Range
+	// StructuredOutput is how requests ask for an agent's output schema:
+	// StructuredJSONSchema, StructuredJSONObject or StructuredPrompt
+	// (default defaults.StructuredOutput).
+	StructuredOutput StructuredOutput
+	DefRange         hcl.Range
 }
+
+// StructuredOutput is the structured_output attribute of a provider block
+// (see loop.OutputMode).
+type StructuredOutput string
+
+// Ways to ask for an output schema.
+const (
+	// StructuredJSONSchema sends response_format json_schema with the schema.
+	StructuredJSONSchema StructuredOutput = "json_schema"
+	// StructuredJSONObject sends response_format json_object (the schema
+	// is in the prompt).
+	StructuredJSONObject StructuredOutput = "json_object"
+	// StructuredPrompt sends no response_format (the schema is in the
+	// prompt).
+	StructuredPrompt StructuredOutput = "prompt"
+)
 
 // Retry is the retry block of a provider (defaults defaults.RetryAttempts,
 // defaults.RetryInitial and defaults.RetryMaxDelay).
@@ -258,7 +278,14 @@ type Agent struct {
 	CostPrompt     string
 	DoomLoopPrompt string
 	DoomLoop       DoomLoop
-	DefRange       hcl.Range
+	// Approve are the tool names and patterns (path.Match: *, ?, [...])
+	// whose calls wait for a person's decision before they run.
+	Approve []string
+	// OutputSchema is the JSON Schema the final answer must satisfy
+	// (compact JSON); nil when unset. It is a valid schema (checked at
+	// load).
+	OutputSchema []byte
+	DefRange     hcl.Range
 }
 
 // DoomLoop is the doom_loop block of an agent (defaults

@@ -278,6 +278,20 @@ func TestValidationRules(t *testing.T) {
 			"Unsupported argument", `An argument named "step" is not expected here. Did you mean "steps"?`, "4:3", false},
 		{"unknown block", "agnet \"a\" {}\nagent \"b\" {}\n", nil,
 			"Unsupported block type", `Did you mean "agent"?`, "3:1", false},
+		{"approve bad pattern", "agent \"a\" {\n  approve = [\"[\"]\n}\n", nil,
+			"Invalid approve pattern", `like "write_file" or "gh__*"`, "4:14", false},
+		{"approve matches no tool", "agent \"a\" {\n  approve = [\"write_*\"]\n}\n", nil,
+			"approve pattern matches no tool", "never asks", "4:14", true},
+		{"output_schema not JSON", "agent \"a\" {\n  output_schema = \"{nope\"\n}\n", nil,
+			"Invalid output_schema", "not valid JSON", "4:19", false},
+		{"output_schema not a schema", "agent \"a\" {\n  output_schema = file(\"s.json\")\n}\n", map[string]string{"s.json": `{"type": 5}`},
+			"Invalid output_schema", "not a valid JSON Schema", "4:19", false},
+		{"output_schema a number", "agent \"a\" {\n  output_schema = 5\n}\n", nil,
+			"Invalid output_schema", "file(\"schemas/answer.json\")", "4:19", false},
+		{"output_schema loads a file", "agent \"a\" {\n  output_schema = { \"$ref\" = \"other.json\" }\n}\n", map[string]string{"other.json": `{}`},
+			"Invalid output_schema", "not a valid JSON Schema", "4:19", false},
+		{"structured_output unknown", "provider \"q\" {\n  base_url = \"http://127.0.0.1:2/v1\"\n  structured_output = \"json\"\n}\nagent \"a\" {}\n", nil,
+			"Invalid structured_output", `one of "json_schema", "json_object", "prompt", not "json"`, "5:23", false},
 		{"one-line block with several attributes", "agent \"a\" {\n  doom_loop { threshold = 3  action = \"warn\" }\n}\n", nil,
 			"Invalid single-argument block definition", "put each attribute on its own line", "4:30", false},
 	}
@@ -371,5 +385,34 @@ agent "a" {}
 		if d.Summary != "Invalid function argument" {
 			t.Errorf("unexpected %s", dump(hcl.Diagnostics{d}))
 		}
+	}
+}
+
+// TestApproveAndOutputSchema: approve and output_schema decode into the
+// agent, the schema from a file or an object as compact JSON;
+// structured_output defaults to json_schema.
+func TestApproveAndOutputSchema(t *testing.T) {
+	src := base + `agent "a" {
+  subagents = ["b"]
+  approve   = ["b", "b*"]
+  output_schema = file("s.json")
+}
+agent "b" {
+  output_schema = { type = "object", required = ["x"] }
+}
+`
+	cfg, diags := parseIn(t, src, map[string]string{"s.json": "{\n  \"type\": \"string\"\n}\n"})
+	if diags.HasErrors() {
+		t.Fatal(dump(diags))
+	}
+	a, b := cfg.Agent("a"), cfg.Agent("b")
+	if strings.Join(a.Approve, ",") != "b,b*" || string(a.OutputSchema) != `{"type":"string"}` {
+		t.Errorf("agent a: approve %q, output_schema %s", a.Approve, a.OutputSchema)
+	}
+	if string(b.OutputSchema) != `{"required":["x"],"type":"object"}` || b.Approve != nil {
+		t.Errorf("agent b: approve %q, output_schema %s", b.Approve, b.OutputSchema)
+	}
+	if p := cfg.Providers[0].StructuredOutput; p != StructuredJSONSchema {
+		t.Errorf("structured_output default %q", p)
 	}
 }

@@ -49,7 +49,13 @@ var agentOutput = json.RawMessage(`{"type":"object","properties":{` +
 	`"output":{"type":"string"},"errors":{"type":"array","items":{"type":"string"}}},` +
 	`"required":["agent","stop_reason","steps","steps_max","tool_calls","output"]}`)
 
-// AgentResult is the structured content of a served agent's result.
+// MetaRun is the _meta key of a served agent's result that holds its
+// AgentResult when the agent has an output schema (its structured content
+// is then the agent's answer).
+const MetaRun = "agenthost/run"
+
+// AgentResult is the structured content of a served agent's result, or
+// its _meta[MetaRun] when the agent has an output schema.
 type AgentResult struct {
 	Agent      string          `json:"agent"`
 	Session    string          `json:"session,omitempty"`
@@ -71,6 +77,9 @@ type Server struct {
 	// inflight holds the cancel functions of the calls being served, by
 	// the MCP session that made them.
 	inflight map[*mcp.ServerSession]map[*call]struct{}
+	// waiting are the agent runs waiting for a client's answer, by the
+	// request state handed to the client (agentrun.go).
+	waiting map[string]*waiting
 }
 
 type call struct{ cancel context.CancelFunc }
@@ -109,22 +118,28 @@ func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 		defer cancel()
 		stop := context.AfterFunc(s.base, cancel)
 		defer stop()
-		c := &call{cancel: cancel}
-		s.mu.Lock()
-		if s.inflight[req.Session] == nil {
-			s.inflight[req.Session] = map[*call]struct{}{}
-		}
-		s.inflight[req.Session][c] = struct{}{}
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			delete(s.inflight[req.Session], c)
-			if len(s.inflight[req.Session]) == 0 {
-				delete(s.inflight, req.Session)
-			}
-			s.mu.Unlock()
-		}()
+		defer s.register(req.Session, cancel)()
 		return h(ctx, req)
+	}
+}
+
+// register adds cancel to what CancelSession cancels for session ss, until
+// the returned function is called.
+func (s *Server) register(ss *mcp.ServerSession, cancel context.CancelFunc) func() {
+	c := &call{cancel: cancel}
+	s.mu.Lock()
+	if s.inflight[ss] == nil {
+		s.inflight[ss] = map[*call]struct{}{}
+	}
+	s.inflight[ss][c] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.inflight[ss], c)
+		if len(s.inflight[ss]) == 0 {
+			delete(s.inflight, ss)
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -153,7 +168,7 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 		}
 	}
 
-	srv := &Server{base: ctx, inflight: map[*mcp.ServerSession]map[*call]struct{}{}}
+	srv := &Server{base: ctx, inflight: map[*mcp.ServerSession]map[*call]struct{}{}, waiting: map[string]*waiting{}}
 	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
 	})
@@ -191,8 +206,12 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 			}
 			served[name] = fmt.Sprintf("agent %q", name)
 			la := h.Agent(name)
-			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: agentOutput}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return runAgent(ctx, h, name, req), nil
+			var out any = agentOutput
+			if la.Output != nil {
+				out = la.Output.Schema // structuredContent is the agent's answer
+			}
+			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: out}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return srv.runAgent(ctx, h, name, req), nil
 			}))
 		}
 	}
@@ -231,61 +250,6 @@ func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolR
 		return errResult("plugin failure: " + err.Error())
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}
-}
-
-// runAgent runs agent name on the prompt of req with host.Run, sending a
-// progress notification per step of the agent itself when the client gave
-// a progress token. The client's cancellation cancels ctx: the run stops
-// as after Ctrl-C and its session is kept.
-func runAgent(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest) (out *mcp.CallToolResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			zerolog.Ctx(ctx).Error().Str("agent", name).Interface("panic", v).Msg("agent run panicked")
-			out = errResult(fmt.Sprintf("agent %q failed: internal error: %v", name, v))
-		}
-	}()
-	var in struct {
-		Prompt *string `json:"prompt"`
-	}
-	if req.Params == nil || json.Unmarshal(req.Params.Arguments, &in) != nil || in.Prompt == nil {
-		return errResult(fmt.Sprintf(`agent %q takes {"prompt": string}`, name))
-	}
-	prompt := strings.TrimSpace(*in.Prompt)
-	if prompt == "" {
-		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
-	}
-	run := host.RunRequest{Agent: name, Prompt: prompt}
-	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
-		run.Sink = loop.SinkFunc(func(ev loop.Event) {
-			if ev.Type != loop.EventStepStart || ev.Depth != 0 {
-				return
-			}
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      float64(ev.Step),
-				Total:         float64(ev.StepsMax),
-				Message:       fmt.Sprintf("%s: step %d of at most %d", name, ev.Step, ev.StepsMax),
-			})
-			if err != nil {
-				zerolog.Ctx(ctx).Debug().Err(err).Msg("progress notification not sent")
-			}
-		})
-	}
-	res, err := h.Run(ctx, run)
-	if err != nil {
-		return errResult(fmt.Sprintf("agent %q: %v", name, err))
-	}
-	sc := AgentResult{
-		Agent: res.Agent, Session: res.Session, StopReason: res.StopReason,
-		Steps: res.Steps, StepsMax: res.StepsMax, ToolCalls: res.ToolCalls,
-		Output: res.Output, Errors: res.Errors,
-	}
-	zerolog.Ctx(ctx).Info().Str("agent", name).Str("session", res.Session).Str("stop_reason", string(res.StopReason)).Int("steps", res.Steps).Msg("served agent run")
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: res.Output}},
-		StructuredContent: sc,
-		IsError:           !limitOrDone(res.StopReason),
-	}
 }
 
 // limitOrDone reports whether a run ended with an answer: completed, or

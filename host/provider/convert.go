@@ -192,6 +192,17 @@ func (p *Provider) buildRequest(req loop.Request) (openai.ChatCompletionRequest,
 			out.ToolChoice = req.ToolChoice // "none" (the final step), or "required"
 		}
 	}
+	if rf := req.ResponseFormat; rf != nil {
+		out.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatType(rf.Type)}
+		if rf.Type == string(loop.OutputJSONSchema) {
+			if !json.Valid(rf.Schema) {
+				return out, patch, nil, 0, fmt.Errorf("output schema of %q is not valid JSON", rf.Name)
+			}
+			// Not strict: OpenAI's strict mode accepts only a subset of
+			// JSON Schema, and the host validates the answer itself.
+			out.ResponseFormat.JSONSchema = &openai.ChatCompletionResponseFormatJSONSchema{Name: rf.Name, Schema: rf.Schema}
+		}
+	}
 
 	// When every id is sane and none repeats (the usual history), each goes
 	// out as it is and the bookkeeping below would map every id to itself.

@@ -180,3 +180,19 @@ func TestRequestIDMapping(t *testing.T) {
 		t.Errorf("repeated id: call %v, answer %v, want call00002 for both", id(4, 0), answer(5))
 	}
 }
+
+// TestRequestResponseFormat: an output schema goes out as response_format,
+// json_schema with the schema verbatim (not strict) or json_object; none
+// without one.
+func TestRequestResponseFormat(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","anyOf":[{"required":["a"]}],"title":"T"}`)
+	body, _ := sent(t, Options{}, loop.Request{Messages: ask("hi").Messages,
+		ResponseFormat: &loop.ResponseFormat{Type: "json_schema", Name: "main", Schema: schema}})
+	diff(t, body["response_format"], asJSON(t, `{"type":"json_schema","json_schema":{"name":"main","schema":`+string(schema)+`,"strict":false}}`))
+	body, _ = sent(t, Options{}, loop.Request{Messages: ask("hi").Messages, ResponseFormat: &loop.ResponseFormat{Type: "json_object"}})
+	diff(t, body["response_format"], asJSON(t, `{"type":"json_object"}`))
+	body, _ = sent(t, Options{}, ask("hi"))
+	if v, ok := body["response_format"]; ok {
+		t.Errorf("response_format sent without a schema: %v", v)
+	}
+}

@@ -60,6 +60,10 @@ func (a *Activities) describe(ag *loop.Agent) *AgentSpec {
 		DoomThreshold: ag.DoomThreshold, DoomAction: ag.DoomAction, FinalStepTools: ag.FinalStepTools,
 		Retry: ag.Retry, Prompts: ag.Prompts, MaxDepth: ag.MaxDepth, MaxCallsPerStep: ag.MaxCallsPerStep,
 		ModelTimeout: a.Agents.ModelTimeout(ag.Name), Heartbeat: a.Heartbeat,
+		Approve: ag.Approve,
+	}
+	if ag.Output != nil {
+		s.OutputSchema, s.OutputMode = ag.Output.Schema, ag.Output.Mode
 	}
 	if ag.Tools != nil {
 		s.Tools = ag.Tools.Tools()

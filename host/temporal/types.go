@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -26,6 +27,10 @@ const (
 	// QueryRequest returns a pending model request by its number
 	// (ModelInput.Seq).
 	QueryRequest = "request"
+	// QueryWaiting returns the call waiting for a decision, if any
+	// (Waiting); SignalApproval decides it (Approval).
+	QueryWaiting   = "waiting"
+	SignalApproval = "approval"
 	// DefaultTaskQueue and DefaultNamespace are used when neither the flags
 	// nor agents.hcl's temporal block name one.
 	DefaultTaskQueue = "agenthost"
@@ -54,6 +59,10 @@ type Options struct {
 	// 0 means the describing worker's (agenthost worker --heartbeat), else
 	// DefaultHeartbeat.
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+	// Approve are --approve's patterns and ApproveAll is --yes: the calls
+	// they allow run without waiting for a signal.
+	Approve    []string `json:"approve,omitempty"`
+	ApproveAll bool     `json:"approve_all,omitempty"`
 }
 
 // DefaultHeartbeat is Options.Heartbeat's default.
@@ -130,6 +139,37 @@ type AgentSpec struct {
 	// Heartbeat is the describing worker's heartbeat timeout
 	// (Activities.Heartbeat), used when the run's Options set none.
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
+	// Approve is loop.Agent.Approve; OutputSchema and OutputMode its
+	// Output (the workflow compiles the validator).
+	Approve      []string        `json:"approve,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	OutputMode   loop.OutputMode `json:"output_mode,omitempty"`
+}
+
+// Waiting answers QueryWaiting: the call of the workflow that waits for a
+// decision (nil when none does), and the child workflow running a
+// subagent now, whose own calls may wait ("" when none).
+type Waiting struct {
+	Call  *WaitingCall `json:"call,omitempty"`
+	Child string       `json:"child,omitempty"`
+}
+
+// WaitingCall is a call waiting for a decision.
+type WaitingCall struct {
+	Kind      loop.QuestionKind `json:"kind"`
+	Agent     string            `json:"agent"`
+	CallID    string            `json:"call_id"`
+	Tool      string            `json:"tool"`
+	Arguments string            `json:"arguments"`
+	Since     time.Time         `json:"since"`
+}
+
+// Approval is the payload of SignalApproval: the decision about call
+// CallID ("" for whichever call waits).
+type Approval struct {
+	CallID  string       `json:"call_id,omitempty"`
+	Verdict loop.Verdict `json:"verdict"`
+	Reason  string       `json:"reason,omitempty"`
 }
 
 // ModelInput is one model request of agent Agent: the request itself

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -105,6 +106,8 @@ type state struct {
 	// pending are the model requests sent by number, until answered.
 	pending map[int]loop.Request
 	seq     int
+	// waiting is the call waiting for a decision now (approve.go).
+	waiting *WaitingCall
 }
 
 func newState(ctx workflow.Context, opts Options) *state {
@@ -116,6 +119,11 @@ func newState(ctx workflow.Context, opts Options) *state {
 }
 
 func (st *state) query(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryWaiting, func() (Waiting, error) {
+		return Waiting{Call: st.waiting, Child: st.child}, nil
+	}); err != nil {
+		return err
+	}
 	err := workflow.SetQueryHandler(ctx, QueryRequest, func(seq int) (loop.Request, error) {
 		req, ok := st.pending[seq]
 		if !ok {
@@ -174,6 +182,7 @@ func (st *state) runner() *loop.Runner {
 		Subagent: func(c context.Context, s loop.SubagentRun) *loop.Result {
 			return st.subagent(unwrap(c), s)
 		},
+		Approver: loop.ApproverFunc(st.decide),
 	}
 }
 
@@ -215,6 +224,10 @@ func (st *state) agent(spec *AgentSpec) *loop.Agent {
 		FinalStepTools: spec.FinalStepTools, Retry: spec.Retry, Prompts: spec.Prompts, MaxDepth: spec.MaxDepth,
 		MaxCallsPerStep: spec.MaxCallsPerStep,
 		Model:           &model{st: st, spec: spec},
+		Approve:         spec.Approve,
+	}
+	if spec.OutputSchema != nil {
+		a.Output = host.OutputValidator(spec.OutputSchema, string(spec.OutputMode))
 	}
 	if len(spec.Tools) > 0 {
 		ts := &toolset{st: st, spec: spec}

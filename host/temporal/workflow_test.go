@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -214,6 +215,17 @@ var scenarios = []scenario{
 	}, check: func(t *testing.T, res *loop.Result, b built) {
 		if res.StopReason != loop.StopProviderError || len(b.models["main"].reqs) != 4 || len(res.Errors) != 2 || !strings.Contains(res.Errors[1], "more than max_delay") {
 			t.Errorf("stop %s after %d requests, errors %q; want 2 retries, a plugin failure, then provider_error (Retry-After above max_delay)", res.StopReason, len(b.models["main"].reqs), res.Errors)
+		}
+	}},
+	{name: "output_schema", build: func() built {
+		m := &scriptModel{script: []reply{calls(tc("c1", "read", `{}`)), text("not json"), text(`{"answer": "ok"}`)}}
+		return one("main", m, newTools("read"), 5, func(a *loop.Agent) {
+			a.Output = host.OutputValidator([]byte(`{"type":"object","required":["answer"]}`), "json_object")
+		})
+	}, check: func(t *testing.T, res *loop.Result, b built) {
+		reqs := b.models["main"].reqs
+		if res.StopReason != loop.StopCompleted || string(res.OutputJSON) != `{"answer":"ok"}` || len(reqs) != 3 || reqs[2].ResponseFormat == nil || reqs[2].ResponseFormat.Type != "json_object" {
+			t.Errorf("stop %s, output_json %s, %d requests; want completed after a repair request asking for a JSON object", res.StopReason, res.OutputJSON, len(reqs))
 		}
 	}},
 	{name: "schema_check", build: func() built {

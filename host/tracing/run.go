@@ -70,6 +70,10 @@ const (
 	eventBudget       = "agenthost.budget_exhausted"
 	eventToolDropped  = "agenthost.tool_dropped"
 	eventCompaction   = "agenthost.compaction"
+	eventApprovalReq  = "agenthost.approval.request"
+	eventApprovalDec  = "agenthost.approval.decision"
+	keyDecision       = "agenthost.approval.decision"
+	keyDecidedBy      = "agenthost.approval.by"
 	limitBudget       = "budget"
 	limitDoomLoop     = "doom_loop"
 	operationChat     = "chat"
@@ -175,6 +179,19 @@ func (r *Run) Emit(ev loop.Event) {
 		f.limit(limitDoomLoop)
 		f.span.AddEvent(eventDoomLoop, trace.WithTimestamp(ev.Time), trace.WithAttributes(
 			attribute.String(keyToolName, ev.Tool), attribute.String(keyToolCallID, ev.CallID), attribute.String(keyMessage, ev.Message)))
+	case loop.EventApprovalRequest:
+		answered(f, ev.Time)
+		f.span.AddEvent(eventApprovalReq, trace.WithTimestamp(ev.Time), trace.WithAttributes(
+			attribute.String(keyToolName, ev.Tool), attribute.String(keyToolCallID, ev.CallID), attribute.String(keyMessage, ev.Message)))
+	case loop.EventApprovalDecision:
+		// The reason may quote the user: it is content, kept only when
+		// content capture is on.
+		attrs := []attribute.KeyValue{attribute.String(keyToolName, ev.Tool), attribute.String(keyToolCallID, ev.CallID),
+			attribute.String(keyDecision, ev.Decision), attribute.String(keyDecidedBy, ev.By)}
+		if r.t.capture && ev.Message != "" {
+			attrs = append(attrs, attribute.String(keyMessage, ev.Message))
+		}
+		f.span.AddEvent(eventApprovalDec, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrs...))
 	case loop.EventBudgetExhausted:
 		f.limit(limitBudget)
 		f.span.AddEvent(eventBudget, trace.WithTimestamp(ev.Time), trace.WithAttributes(attribute.String(keyMessage, ev.Message)))

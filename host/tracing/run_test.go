@@ -411,3 +411,36 @@ func noContent(t *testing.T, spans tracetest.SpanStubs) {
 }
 
 var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
+
+// TestApprovalEvents: a call that waits for approval adds
+// approval.request and approval.decision events to the agent's span, with
+// the decision and who made it (here nobody could: denied).
+func TestApprovalEvents(t *testing.T) {
+	model := &script{replies: []reply{{resp: calls("echo")}, {resp: text("done")}}}
+	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, StepsMax: 4, Approve: []string{"ech*"}}
+	res, spans := traceRun(t, a, nil, nil)
+	if res.StopReason != loop.StopCompleted || res.ToolCalls != 0 {
+		t.Fatalf("stop reason %s, %d calls", res.StopReason, res.ToolCalls)
+	}
+	root := named(spans, "invoke_agent main")[0]
+	if !hasEvent(root, "agenthost.approval.request") {
+		t.Errorf("no approval.request event: %v", root.Events)
+	}
+	e := event(root, "agenthost.approval.decision")
+	if e == nil {
+		t.Fatalf("no approval.decision event: %v", root.Events)
+	}
+	got := map[attribute.Key]string{}
+	for _, a := range e.Attributes {
+		got[a.Key] = a.Value.Emit()
+	}
+	if got["agenthost.approval.decision"] != "deny" || got["agenthost.approval.by"] != "none" || got["gen_ai.tool.name"] != "echo" {
+		t.Errorf("approval.decision attributes %v", got)
+	}
+	if _, ok := got["agenthost.message"]; ok {
+		t.Errorf("the reason was kept without content capture: %v", got)
+	}
+	if len(named(spans, "execute_tool echo")) != 0 {
+		t.Errorf("the denied call has a span")
+	}
+}

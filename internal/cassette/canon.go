@@ -17,6 +17,8 @@ type Request struct {
 	Messages   []loop.Message  `json:"messages"`
 	Tools      []loop.ToolSpec `json:"tools,omitempty"`
 	ToolChoice string          `json:"tool_choice,omitempty"`
+	// ResponseFormat is the request's, its schema canonical.
+	ResponseFormat *loop.ResponseFormat `json:"response_format,omitempty"`
 }
 
 // Entry is one recorded request and its response.
@@ -64,7 +66,18 @@ func Canonical(modelID string, req loop.Request) Request {
 			c.Tools[i] = t
 		}
 	}
+	c.ResponseFormat = canonicalFormat(req.ResponseFormat)
 	return c
+}
+
+// canonicalFormat copies f with its schema canonical.
+func canonicalFormat(f *loop.ResponseFormat) *loop.ResponseFormat {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Schema = canonicalJSON(f.Schema)
+	return &c
 }
 
 // canonicalJSON re-encodes raw with sorted keys and no spaces; text that is
@@ -115,6 +128,7 @@ func (r Request) encode() []byte {
 			c.Tools[i] = t
 		}
 	}
+	c.ResponseFormat = canonicalFormat(r.ResponseFormat)
 	b, err := json.Marshal(c)
 	if err != nil {
 		panic(fmt.Sprintf("cassette: encode canonical request: %v", err)) // unreachable: no raw value left unchecked

@@ -36,6 +36,8 @@ type Player struct {
 
 	mu     sync.Mutex
 	served map[string]int // key → responses served so far
+
+	decisions decisions // decisions.go
 }
 
 // Load reads the cassette at path. A last line cut short by a crash while
@@ -46,23 +48,32 @@ func Load(path string) (*Player, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}
-	p := &Player{path: path, byKey: map[string][]int{}, served: map[string]int{}}
+	p := &Player{path: path, byKey: map[string][]int{}, served: map[string]int{},
+		decisions: decisions{byKey: map[string][]Decision{}, served: map[string]int{}}}
 	lines := bytes.Split(data, []byte("\n"))
 	for i, line := range lines {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var e Entry
+		var e struct {
+			Entry
+			Decision *Decision `json:"decision"`
+		}
 		if err := json.Unmarshal(line, &e); err != nil {
 			if i == len(lines)-1 { // no newline after it: a torn write
 				break
 			}
 			return nil, fmt.Errorf("cassette: %s line %d: %w", path, i+1, err)
 		}
+		if d := e.Decision; d != nil {
+			k := decisionKey(d.Agent, d.Kind, d.Tool, canonicalJSON(d.Arguments))
+			p.decisions.byKey[k] = append(p.decisions.byKey[k], *d)
+			continue
+		}
 		e.Key = e.Request.Key()
 		e.line = i + 1
 		p.byKey[e.Key] = append(p.byKey[e.Key], len(p.entries))
-		p.entries = append(p.entries, e)
+		p.entries = append(p.entries, e.Entry)
 	}
 	return p, nil
 }

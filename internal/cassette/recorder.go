@@ -111,6 +111,11 @@ func (r *Recorder) append(e Entry) error {
 	if err != nil {
 		return fmt.Errorf("cassette: encode entry for %s: %w", r.path, err)
 	}
+	return r.appendLine(b)
+}
+
+// appendLine writes one line (b, without its newline) and syncs it.
+func (r *Recorder) appendLine(b []byte) error {
 	b = append(b, '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()

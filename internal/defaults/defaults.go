@@ -49,6 +49,9 @@ const (
 	RequestTimeout = 10 * time.Minute
 	// FinalStepTools is final_step_tools: the final request carries no tools.
 	FinalStepTools = "omit"
+	// StructuredOutput is structured_output: how requests ask for an
+	// agent's output_schema, as response_format json_schema.
+	StructuredOutput = "json_schema"
 )
 
 // The plugin block: limits, per call, and mounts.

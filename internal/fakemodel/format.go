@@ -24,8 +24,10 @@ const lastUserMax = 80
 // tools key, "[]" when it is empty); tool_choice is the string sent,
 // function:NAME for a forced function, or "-"; msgs lists the roles, with the
 // names of an assistant message's tool calls in parentheses; last_user is
-// the last user message, quoted, cut to 80 runes with "...". A body that is
-// not JSON prints as "#N invalid JSON: ...".
+// the last user message, quoted, cut to 80 runes with "...". A request with
+// a response_format adds response_format=TYPE (json_schema:NAME for a
+// schema) before last_user. A body that is not JSON prints as "#N invalid
+// JSON: ...".
 //
 // Mode "json" pretty-prints every body with sorted keys after a "#N" line,
 // with tool call ids (tool_calls[].id and tool_call_id) replaced by their
@@ -76,7 +78,13 @@ type wireRequest struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat *struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Name string `json:"name"`
+		} `json:"json_schema"`
+	} `json:"response_format"`
 }
 
 func summary(n int, body []byte) string {
@@ -112,6 +120,12 @@ func summary(n int, body []byte) string {
 		model = "-"
 	}
 	line := fmt.Sprintf("#%d model=%s tools=%s tool_choice=%s msgs=%s", n, model, tools, toolChoice(req.ToolChoice), strings.Join(roles, ","))
+	if rf := req.ResponseFormat; rf != nil {
+		line += " response_format=" + rf.Type
+		if rf.JSONSchema != nil {
+			line += ":" + rf.JSONSchema.Name
+		}
+	}
 	if haveUser {
 		line += " last_user=" + strconv.Quote(cut(lastUser, lastUserMax))
 	}
