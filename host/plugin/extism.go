@@ -212,11 +212,7 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 		return nil
 	}
 	i.instantiated = true
-	defer func() {
-		if m := mod.Memory(); m != nil {
-			i.memBytes = uint64(m.Size())
-		}
-	}()
+	defer func() { i.memBytes = memorySize(mod) }()
 	// As Extism: a WASI reactor is initialised by _initialize, a command
 	// by __wasm_call_ctors; Haskell needs hs_init too.
 	init := mod.ExportedFunction("_initialize")

@@ -132,9 +132,7 @@ func (h *extismHeld) call(ctx context.Context, p *Plugin, t *tool, input []byte)
 	}()
 	stop()
 	c.disarm()
-	if m := h.mod.Memory(); m != nil {
-		c.memBytes = uint64(m.Size())
-	}
+	c.memBytes = memorySize(h.mod)
 	h.mu.Lock()
 	h.cur = nil
 	h.mu.Unlock()

@@ -211,7 +211,8 @@ func (d *dataReader) Read(p []byte) (int, error) {
 
 // write copies the module's data into mod's memory, all zero until now.
 func (d *guestData) write(mod api.Module) error {
-	size := memorySize(mod)
+	// The module defines the memory its data segments fill (splitData).
+	size := uint64(mod.Memory().Size())
 	if size < d.end {
 		return fmt.Errorf("data segments end at byte %d, past the module's initial memory of %d bytes", d.end, size)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -213,17 +212,15 @@ func (i *instance) exec() (mod api.Module) {
 	return mod
 }
 
-// memorySize is the size of mod's memory, 0 when it has none: wazero's
-// Module.Memory returns a typed nil then, which a nil check does not catch.
+// memorySize is the size of mod's exported memory, 0 when it exports none
+// (a WASI module exports its memory: the host functions read it).
 func memorySize(mod api.Module) uint64 {
-	m := mod.Memory()
-	if m == nil {
-		return 0
+	for name := range mod.ExportedMemoryDefinitions() {
+		if m := mod.ExportedMemory(name); m != nil {
+			return uint64(m.Size())
+		}
 	}
-	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
-		return 0
-	}
-	return uint64(m.Size())
+	return 0
 }
 
 // fsConfig mounts the plugin's mounts, the read-write ones through views

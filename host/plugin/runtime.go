@@ -48,12 +48,6 @@ type Runtime struct {
 	idle    chan func()
 	workers sync.WaitGroup
 
-	// fileBacked holds the machine code already mapped from its file
-	// (start and length; codefile_linux.go): a module compiled again
-	// shares wazero's copy.
-	codeMu     sync.Mutex
-	fileBacked map[[2]uintptr]bool
-
 	mu      sync.Mutex
 	closed  bool
 	plugins []*Plugin
@@ -97,7 +91,6 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache %q: %w", cacheDir, err)
 		}
-		bufferCacheReads(c)
 		cache = c
 	} else {
 		cache = wazero.NewCompilationCache()
@@ -374,8 +367,6 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		cm.Close(ctx)
 		return nil, err
 	}
-	releaseBodies(cm)
-	r.fileBackCode(cm, sum, pages)
 	if data != nil {
 		cm = &compiledModule{CompiledModule: cm, data: data}
 	}
