@@ -35,7 +35,7 @@
 //     error result carrying the code, stderr and stdout. Traps, timeouts and
 //     floods are failures as for agenthost.
 //   - extism: an Extism plugin (declared, or importing extism:host/env),
-//     run on the Go kernel of extism_kernel.go. Its dialect comes from its
+//     run on the Go kernel of internal/extism. Its dialect comes from its
 //     exports: describe/call (mcp.run, hyper-mcp v1) and list_tools/call_tool
 //     (hyper-mcp v2) describe their tools; any other plugin is "plain" and
 //     its tools are CLITools naming the export (CLITool.Function) and

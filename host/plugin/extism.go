@@ -1,13 +1,11 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,34 +15,28 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // Dialect is how the tools of an Extism plugin are found and called.
-type Dialect string
+type Dialect = extism.Dialect
 
 const (
 	// DialectPlain: any Extism plugin; the Spec's CLITools name the exports
 	// to call (CLITool.Function) and build their input.
-	DialectPlain Dialect = "plain"
+	DialectPlain = extism.DialectPlain
 	// DialectMCPRun: mcp.run servlets and hyper-mcp v1 plugins, exporting
 	// describe and call.
-	DialectMCPRun Dialect = "mcp.run"
+	DialectMCPRun = extism.DialectMCPRun
 	// DialectHyperMCP2: hyper-mcp v2 plugins, exporting list_tools and
 	// call_tool.
-	DialectHyperMCP2 Dialect = "hyper-mcp-v2"
+	DialectHyperMCP2 = extism.DialectHyperMCP2
 )
 
 // dialectOf detects the dialect from a module's exports.
 func dialectOf(exports map[string]exportSig) Dialect {
-	has := func(n string) bool { _, ok := exports[n]; return ok }
-	switch {
-	case has("list_tools") && has("call_tool"):
-		return DialectHyperMCP2
-	case has("describe") && has("call"):
-		return DialectMCPRun
-	}
-	return DialectPlain
+	return extism.DialectOf(func(name string) bool { _, ok := exports[name]; return ok })
 }
 
 // extismTool is how a tool of an Extism plugin is called.
@@ -59,7 +51,7 @@ type extismTool struct {
 // importsExtism reports whether a module imports the Extism host module.
 func importsExtism(cm wazero.CompiledModule) bool {
 	for _, f := range cm.ImportedFunctions() {
-		if mod, _, _ := f.Import(); mod == extismModule {
+		if mod, _, _ := f.Import(); mod == extism.ModuleName {
 			return true
 		}
 	}
@@ -86,14 +78,11 @@ func checkExport(exports map[string]exportSig, name string) error {
 // loadExtism finishes loading an Extism plugin: its grants, dialect and
 // tools.
 func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
-	allow, err := parseAllow(spec.HTTPAllow)
+	ext, err := extism.NewPlugin(spec.Name, spec.Config, spec.HTTPAllow)
 	if err != nil {
 		return err
 	}
-	p.ext = &extismPlugin{name: spec.Name, config: maps.Clone(spec.Config), http: allow, vars: map[string][]byte{}, reuse: spec.Reuse, key: &tool{}}
-	if p.ext.config == nil {
-		p.ext.config = map[string]string{}
-	}
+	p.ext, p.extReuse, p.extKey = ext, spec.Reuse, &tool{}
 	p.grants = grant(nil, spec)
 	p.grants.HTTPAllow = append([]string(nil), spec.HTTPAllow...)
 	base, err := p.baseConfig()
@@ -123,16 +112,13 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 	if p.dialect == DialectPlain {
 		return errors.New("this Extism plugin exports neither describe/call (mcp.run, hyper-mcp v1) nor list_tools/call_tool (hyper-mcp v2), so it cannot describe its tools; declare them with tool blocks naming the export to call (function = \"...\")")
 	}
-	listFn, callFn := "describe", "call"
-	if p.dialect == DialectHyperMCP2 {
-		listFn, callFn = "list_tools", "call_tool"
-	}
+	listFn, callFn := p.dialect.Functions()
 	for _, fn := range []string{listFn, callFn} {
 		if err := checkExport(exports, fn); err != nil {
 			return err
 		}
 	}
-	tools, err := p.listTools(ctx, listFn, base)
+	tools, err := p.listTools(ctx, listFn, p.dialect.ListInput(), base)
 	if err != nil {
 		return err
 	}
@@ -149,20 +135,9 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 	return nil
 }
 
-// mcpTool is a tool as describe and list_tools return it.
-type mcpTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
 // listTools runs describe or list_tools in a fresh instance with the
 // plugin's grants and reads {"tools":[...]}.
-func (p *Plugin) listTools(ctx context.Context, fn string, cfg wazero.ModuleConfig) ([]mcpTool, error) {
-	input := []byte("{}")
-	if fn == "list_tools" {
-		input = []byte(`{"context":{},"request":{}}`)
-	}
+func (p *Plugin) listTools(ctx context.Context, fn string, input []byte, cfg wazero.ModuleConfig) ([]extism.Tool, error) {
 	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn}}
 	i := p.newExtismInstance(ctx, ctx, t, cfg)
 	i.runCold(ctx, input, p.limits.Timeout)
@@ -173,22 +148,18 @@ func (p *Plugin) listTools(ctx context.Context, fn string, cfg wazero.ModuleConf
 	if res.IsError {
 		return nil, fmt.Errorf("%s failed: %s", fn, res.Content)
 	}
-	var doc struct {
-		Tools *[]mcpTool `json:"tools"`
+	tools, err := extism.ParseTools(i.ext.Output())
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", fn, err)
 	}
-	if err := json.Unmarshal(i.ext.output, &doc); err != nil || doc.Tools == nil {
-		return nil, fmt.Errorf("%s did not return {\"tools\":[...]}: %s", fn, shorten(string(i.ext.output), 200))
-	}
-	return *doc.Tools, nil
+	return tools, nil
 }
 
 // newExtismInstance makes an instance that calls t's export; parent is the
 // context the instance lives in, logCtx carries the logger.
 func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg wazero.ModuleConfig) *instance {
 	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
-	c := newExtismCall(p.ext, p.limits, *zerolog.Ctx(logCtx))
-	c.ctx = i.ctx
-	i.ext = c
+	i.ext = extism.NewCall(i.ctx, p.ext, p.limits.Memory, *zerolog.Ctx(logCtx))
 	i.extFn = t.ext.function
 	return i
 }
@@ -197,14 +168,13 @@ func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg 
 // runtime, waits for its input (a pre-started instance waits here) and
 // calls its export.
 func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
-	ctx := context.WithValue(i.ctx, extismKey{}, i.ext)
-	cm, err := i.mod.wait(ctx)
+	cm, err := i.mod.wait(i.ctx)
 	if err != nil {
 		i.err = err
 		return nil
 	}
 	i.r.started.Add(1)
-	ctx, mem := withInstanceMemory(ctx)
+	ctx, mem := withInstanceMemory(i.ctx)
 	i.mem = mem
 	mod, err := i.r.instantiate(ctx, cm, cfg)
 	if err != nil {
@@ -213,23 +183,9 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 	}
 	i.instantiated = true
 	defer func() { i.memBytes = memorySize(mod) }()
-	// As Extism: a WASI reactor is initialised by _initialize, a command
-	// by __wasm_call_ctors; Haskell needs hs_init too.
-	init := mod.ExportedFunction("_initialize")
-	if init == nil {
-		init = mod.ExportedFunction("__wasm_call_ctors")
-	}
-	if init != nil && i.extFn != "_start" && i.extFn != "_initialize" {
-		if _, err := init.Call(ctx); err != nil {
-			i.err = err
-			return mod
-		}
-	}
-	if hs := mod.ExportedFunction("hs_init"); hs != nil && len(hs.Definition().ParamTypes()) == 2 {
-		if _, err := hs.Call(ctx, 0, 0); err != nil {
-			i.err = err
-			return mod
-		}
+	if err := i.ext.Init(ctx, mod, i.extFn); err != nil {
+		i.err = err
+		return mod
 	}
 	if i.held != nil {
 		return mod // kept to serve calls (extism_reuse.go)
@@ -244,15 +200,7 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 		i.err = err
 		return mod
 	}
-	i.ext.setInput(input)
-	res, err := fn.Call(ctx)
-	i.err = err
-	if err == nil {
-		i.ext.returned = true
-		if len(res) > 0 {
-			i.ext.rc = uint32(res[0])
-		}
-	}
+	i.err = i.ext.Invoke(ctx, fn, input)
 	return mod
 }
 
@@ -260,22 +208,16 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 // instance when there is one, else in a fresh one.
 func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
 	var input []byte
-	switch t.ext.dialect {
-	case DialectPlain:
+	if t.ext.dialect == DialectPlain {
 		_, in, err := t.cli.command(args)
 		if err != nil {
 			return errResult("cannot build the input of tool %q: %v", t.spec.Name, err), nil
 		}
 		input = in
-	case DialectMCPRun:
-		input, _ = json.Marshal(map[string]any{"params": map[string]any{"name": t.ext.name, "arguments": args}})
-	case DialectHyperMCP2:
-		input, _ = json.Marshal(map[string]any{
-			"context": map[string]any{},
-			"request": map[string]any{"name": t.ext.name, "arguments": args},
-		})
+	} else {
+		input = t.ext.dialect.CallInput(t.ext.name, args)
 	}
-	if p.ext.reuse {
+	if p.extReuse {
 		if ref, scoped := scopeOf(ctx); scoped {
 			return p.callExtismHeld(ctx, t, ref, input)
 		}
@@ -301,11 +243,11 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 // timeout or a flood.
 func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.ToolResult, error) {
 	c := i.ext
-	if c.hostErr != nil && i.ctx.Err() == nil {
-		if errors.Is(c.hostErr, errExtismMemory) {
-			return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureMemory, Err: c.hostErr, Stderr: i.stderr.summary()}
+	if herr := c.HostError(); herr != nil && i.ctx.Err() == nil {
+		if errors.Is(herr, extism.ErrMemory) {
+			return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureMemory, Err: herr, Stderr: i.stderr.summary()}
 		}
-		return loop.ToolResult{Content: c.hostErr.Error(), IsError: true}, nil
+		return loop.ToolResult{Content: herr.Error(), IsError: true}, nil
 	}
 	code, f := i.exitCode(ctx, true)
 	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != FailureCanceled) {
@@ -318,12 +260,13 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 	}
 	exited := i.err != nil // a proc_exit: exitCode took it as an exit code
 	if !exited {
-		code = c.rc
+		code = c.Returned()
 	}
-	if code != 0 || c.errMsg != nil {
+	msg, msgSet := c.ErrorMessage()
+	if code != 0 || msgSet {
 		var b strings.Builder
-		if c.errMsg != nil && *c.errMsg != "" {
-			b.WriteString(*c.errMsg)
+		if msg != "" {
+			b.WriteString(msg)
 		} else if exited {
 			fmt.Fprintf(&b, "%s exited with code %d", t.ext.function, code)
 		} else {
@@ -336,9 +279,9 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 	}
 	var res loop.ToolResult
 	if t.ext.dialect == DialectPlain {
-		res.Content = validUTF8(c.output)
+		res.Content = validUTF8(c.Output())
 	} else {
-		res = mcpResult(c.output)
+		res.Content, res.IsError = extism.Result(c.Output())
 	}
 	res.Content = capText(res.Content, p.limits.MaxOutput)
 	return res, nil
@@ -367,54 +310,6 @@ func trimStack(err error) error {
 		return errors.New(strings.TrimSpace(msg[:i]))
 	}
 	return err
-}
-
-// mcpContent is one item of an MCP CallToolResult.
-type mcpContent struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	Data     string `json:"data"`
-	MimeType string `json:"mimeType"`
-	Resource *struct {
-		URI      string `json:"uri"`
-		MimeType string `json:"mimeType"`
-		Text     string `json:"text"`
-		Blob     string `json:"blob"`
-	} `json:"resource"`
-}
-
-// mcpResult reads an MCP CallToolResult: text items joined, other items as
-// a short note naming their type and size (never their data).
-func mcpResult(out []byte) loop.ToolResult {
-	var cr struct {
-		Content *[]mcpContent `json:"content"`
-		IsError bool          `json:"isError"`
-	}
-	trimmed := bytes.TrimSpace(out)
-	if err := json.Unmarshal(trimmed, &cr); err != nil || cr.Content == nil {
-		return loop.ToolResult{Content: validUTF8(out)}
-	}
-	parts := make([]string, 0, len(*cr.Content))
-	for _, c := range *cr.Content {
-		switch {
-		case c.Type == "text":
-			parts = append(parts, c.Text)
-		case c.Type == "resource" && c.Resource != nil:
-			r := c.Resource
-			n := len(r.Text) + len(r.Blob)
-			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), sizeString(uint64(n))))
-		default:
-			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), sizeString(uint64(len(c.Data)))))
-		}
-	}
-	return loop.ToolResult{Content: validUTF8([]byte(strings.Join(parts, "\n"))), IsError: cr.IsError}
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown type"
-	}
-	return s
 }
 
 // inspectExtism fills in the report on an Extism plugin: its dialect and,

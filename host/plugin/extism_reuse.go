@@ -120,15 +120,7 @@ func (h *extismHeld) call(ctx context.Context, p *Plugin, t *tool, input []byte)
 			c.err = fmt.Errorf("module exports no function %q", c.extFn)
 			return
 		}
-		c.ext.setInput(input)
-		res, err := fn.Call(context.WithValue(c.ctx, extismKey{}, c.ext))
-		c.err = err
-		if err == nil {
-			c.ext.returned = true
-			if len(res) > 0 {
-				c.ext.rc = uint32(res[0])
-			}
-		}
+		c.err = c.ext.Invoke(c.ctx, fn, input)
 	}()
 	stop()
 	c.disarm()
@@ -144,7 +136,7 @@ func (h *extismHeld) call(ctx context.Context, p *Plugin, t *tool, input []byte)
 // scope: an idle instance kept for the agent and tool, or a new one.
 func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, input []byte) (loop.ToolResult, error) {
 	start := time.Now()
-	h, _ := ref.s.take(ref.owner, p.ext.key).(*extismHeld)
+	h, _ := ref.s.take(ref.owner, p.extKey).(*extismHeld)
 	if h == nil {
 		var failed *instance
 		if h, failed = p.startHeld(ctx, t); h == nil {
@@ -156,9 +148,9 @@ func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, inpu
 	}
 	c := h.call(ctx, p, t, input)
 	res, err := p.extismResult(ctx, t, c)
-	healthy := err == nil && !res.IsError && c.err == nil && c.ctx.Err() == nil && c.ext.hostErr == nil
+	healthy := err == nil && !res.IsError && c.err == nil && c.ctx.Err() == nil && c.ext.HostError() == nil
 	c.cancel(nil)
-	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.ext.key, h) {
+	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.extKey, h) {
 		h.retire()
 	}
 	p.logCall(ctx, t, start, res, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -75,7 +76,7 @@ type instance struct {
 
 	// ext is the Extism state of an instance of an Extism plugin, which
 	// calls the export extFn instead of running _start (extism.go).
-	ext   *extismCall
+	ext   *extism.Call
 	extFn string
 	// held is set on the instances of a reused Extism plugin (the one it
 	// started as and each call's): extism_reuse.go.

@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
@@ -43,8 +44,13 @@ type Plugin struct {
 	byName         map[string]*tool
 	prestart       atomic.Bool
 	// ext and dialect are set for Extism plugins (extism.go).
-	ext     *extismPlugin
+	ext     *extism.Plugin
 	dialect Dialect
+	// extReuse: an Extism plugin's instances serve many calls of a run
+	// (extism_reuse.go), of any of its tools; extKey names them in a
+	// Scope.
+	extReuse bool
+	extKey   *tool
 	// reuse: the manifest says one instance serves many calls (reuse.go).
 	// Such an instance serves every tool of the plugin: shared holds its
 	// module config (no AGENTHOST_TOOL; each request names its tool) and
@@ -195,7 +201,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	// load succeeds.
 	fresh := cm != nil
 	if facts.Extism && spec.Kind != "" && spec.Kind != KindExtism {
-		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extismModule)
+		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extism.ModuleName)
 	}
 	if spec.Kind == KindExtism || facts.Extism {
 		p.kind = KindExtism

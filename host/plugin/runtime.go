@@ -16,6 +16,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/exepages"
 	"github.com/agenthost/agenthost/internal/rootfs"
@@ -32,7 +33,7 @@ type Runtime struct {
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
-	// extism holds the functions of the Extism host module (extism_kernel.go).
+	// extism holds the functions of the Extism host module (internal/extism).
 	extism map[string]api.FunctionDefinition
 
 	// ctx lives as long as the runtime; pre-started instances derive from it.
@@ -105,7 +106,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI preview1: %w", err)
 	}
-	extism, err := instantiateExtism(ctx, rt)
+	ext, err := extism.Instantiate(ctx, rt)
 	if err != nil {
 		rt.Close(ctx)
 		cache.Close(ctx)
@@ -117,7 +118,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache:    cache,
 		cacheDir: cacheDir,
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
-		extism:   extism,
+		extism:   ext,
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.BuiltinShared,
@@ -185,7 +186,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 			errs = append(errs, m.fs.Close())
 		}
 		if p.ext != nil {
-			p.ext.http.client.CloseIdleConnections()
+			p.ext.Close()
 		}
 	}
 	return errors.Join(errs...)
@@ -427,9 +428,6 @@ func (r *Runtime) dropBadCache(ctx context.Context, err error) bool {
 	return removed > 0
 }
 
-// extismModule is the import module of Extism plugins.
-const extismModule = "extism:host/env"
-
 // checkImports refuses modules whose imports agenthost cannot satisfy.
 func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	var errs []error
@@ -437,11 +435,11 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		host, what := r.wasi, "WASI preview1's"
-		if mod == extismModule {
+		if mod == extism.ModuleName {
 			host, what = r.extism, "Extism's"
 		}
 		def, ok := host[name]
-		if (mod != wasi_snapshot_preview1.ModuleName && mod != extismModule) || !ok {
+		if (mod != wasi_snapshot_preview1.ModuleName && mod != extism.ModuleName) || !ok {
 			missing.add(mod, name)
 			continue
 		}
