@@ -17,7 +17,7 @@ import (
 // so every instance start copied megabytes, left the old copies to the
 // garbage collector, and counted the whole guest memory in the heap that
 // paces collections. Here each memory reserves its maximum (the plugin's
-// limits.memory, which limitMemory wrote into the module) as address space
+// limits.memory, which wasmbin.LimitMemory wrote into the module) as address space
 // with no access, and growing only opens more of it to reading and
 // writing: the memory never moves and pages cost nothing until touched.
 //

@@ -183,7 +183,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 		mod = readyModule(cm)
 		facts = &loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
-			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.manifest)}
+			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.Custom)}
 	}
 	var section []byte
 	if facts.Section != "" {

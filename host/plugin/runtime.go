@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/exepages"
 	"github.com/agenthost/agenthost/internal/rootfs"
@@ -61,7 +62,7 @@ type Runtime struct {
 	pending []*module
 
 	// builtin returns the bytes of a builtin plugin ("core"), shared: not
-	// to be modified (limitMemory copies before it patches).
+	// to be modified (wasmbin copies before it patches).
 	builtin func(name string) ([]byte, bool)
 
 	// protected are the host's own files, which no mount may reach.
@@ -317,17 +318,6 @@ func withDefaults(l Limits) Limits {
 	return l
 }
 
-func memoryPages(bytes uint64) uint32 {
-	pages := bytes / pageSize
-	if pages < 1 {
-		pages = 1
-	}
-	if pages > maxPages {
-		pages = maxPages
-	}
-	return uint32(pages)
-}
-
 // compile checks a module's header, applies the memory limit, compiles it
 // and checks its imports against the WASI preview1 and Extism host modules.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wazero.CompiledModule, *binary, error) {
@@ -393,7 +383,14 @@ func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string
 	if large {
 		exepages.Trim()
 	}
-	patched, data, err := splitData(wasm, bin, pages, r.cacheDir, sum)
+	patched, split, err := wasmbin.SplitData(wasm, bin, pages)
+	var data *guestData
+	if split != nil {
+		data = newGuestData(split, r.cacheDir, sum)
+	}
+	if err == nil && split != nil && data == nil {
+		patched, err = wasmbin.LimitMemory(wasm, bin, pages)
+	}
 	if large {
 		exepages.Trim()
 	}
