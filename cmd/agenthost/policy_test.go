@@ -9,17 +9,27 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// TestSourcePolicy enforces a rule of docs/architecture.md on every
+// TestSourcePolicy enforces two rules of docs/architecture.md on every
 // non-test Go file of the module (build tags ignored, so files for other
-// systems are checked too): wazero is used through its public API only.
-// No file imports one of its internal packages or names one of its
-// unexported or internal types in a string (what reflection would need),
-// and no file that imports wazero imports reflect or unsafe.
+// systems are checked too):
+//
+//   - wazero is used through its public API only: no file imports one of
+//     its internal packages or names one of its unexported or internal
+//     types in a string (what reflection would need), and no file that
+//     imports wazero imports reflect or unsafe.
+//   - process-wide policy is the command's: only cmd/agenthost calls
+//     runtime.GOMAXPROCS, runtime.GC, debug.FreeOSMemory,
+//     debug.SetGCPercent or debug.SetMemoryLimit, or reads the process's
+//     own mappings (/proc/self/smaps or maps, what finding the
+//     executable's pages takes); elsewhere only a package that maps
+//     memory itself (host/plugin's guest memories) madvises, and then the
+//     memory it mapped.
 func TestSourcePolicy(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -29,10 +39,25 @@ func TestSourcePolicy(t *testing.T) {
 	if len(files) < 50 {
 		t.Fatalf("found %d Go files under %s; expected the whole module", len(files), root)
 	}
+	madvise := map[string][]string{} // directory → its madvise findings
+	maps := map[string]bool{}        // directory → it maps memory itself
 	for _, f := range files {
 		rel, _ := filepath.Rel(root, f)
-		for _, v := range checkSource(t, f, filepath.ToSlash(filepath.Dir(rel))) {
+		dir := filepath.ToSlash(filepath.Dir(rel))
+		c := checkSource(t, f, dir)
+		for _, v := range c.violations {
 			t.Errorf("%s: %s", rel, v)
+		}
+		for _, v := range c.madvise {
+			madvise[dir] = append(madvise[dir], rel+": "+v)
+		}
+		maps[dir] = maps[dir] || c.mmap
+	}
+	for dir, vs := range madvise {
+		if !maps[dir] {
+			for _, v := range vs {
+				t.Errorf("%s: madvise of memory the package did not map: process-wide policy is cmd/agenthost's", v)
+			}
 		}
 	}
 }
@@ -47,6 +72,13 @@ func TestSourcePolicyCatches(t *testing.T) {
 		"internal type":   {"host/plugin", "package p; const s = `*wasm.Module`"},
 		"reflect":         {"host/plugin", `package p; import ("reflect"; "github.com/tetratelabs/wazero"); var _ = reflect.TypeOf(wazero.NewRuntimeConfig())`},
 		"unsafe":          {"host/plugin", `package p; import (_ "unsafe"; _ "github.com/tetratelabs/wazero/api")`},
+		"gomaxprocs":      {"host", `package p; import "runtime"; func f() { runtime.GOMAXPROCS(1) }`},
+		"renamed import":  {"internal/x", `package p; import rt "runtime"; func f() { rt.GC() }`},
+		"free os memory":  {"host/plugin", `package p; import "runtime/debug"; func f() { debug.FreeOSMemory() }`},
+		"gc percent":      {"loop", `package p; import "runtime/debug"; func f() { debug.SetGCPercent(50) }`},
+		"madvise":         {"internal/x", `package p; import "golang.org/x/sys/unix"; func f(b []byte) { unix.Madvise(b, unix.MADV_DONTNEED) }`},
+		"syscall madvise": {"internal/x", `package p; import "syscall"; func f() { syscall.Syscall(syscall.SYS_MADVISE, 0, 0, 0) }`},
+		"own mappings":    {"host/plugin", `package p; import "os"; func f() { os.ReadFile("/proc/self/smaps") }`},
 	}
 	dir := t.TempDir()
 	for name, c := range cases {
@@ -54,9 +86,27 @@ func TestSourcePolicyCatches(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if v := checkSource(t, path, c.dir); len(v) == 0 {
+		if got := checkSource(t, path, c.dir); len(got.violations)+len(got.madvise) == 0 || got.mmap {
 			t.Errorf("%s: no violation found in %s", name, c.src)
 		}
+	}
+	// What the command may do.
+	path := filepath.Join(dir, "cmd.go")
+	src := `package main; import ("runtime"; "runtime/debug"); func f() { runtime.GOMAXPROCS(1); debug.FreeOSMemory() }`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkSource(t, path, "cmd/agenthost"); len(c.violations)+len(c.madvise) != 0 {
+		t.Errorf("cmd/agenthost: %q %q", c.violations, c.madvise)
+	}
+	// A package that maps memory may advise it.
+	path = filepath.Join(dir, "mem.go")
+	src = `package p; import "golang.org/x/sys/unix"; func f() { b, _ := unix.Mmap(-1, 0, 4096, 0, 0); unix.Madvise(b, unix.MADV_DONTNEED) }`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkSource(t, path, "host/plugin"); len(c.violations) != 0 || len(c.madvise) == 0 || !c.mmap {
+		t.Errorf("mapped memory: %+v", c)
 	}
 }
 
@@ -96,15 +146,30 @@ func moduleFiles(t *testing.T, root string) []string {
 // an unexported one of its public packages or any of an internal one.
 var wazeroTypeName = regexp.MustCompile(`(^|[^\w.])\*?(wazero\.[a-z_]|(wasm|wazevo|filecache|interpreter|wazevoapi|sysfs|platform)\.[A-Za-z_])`)
 
-// checkSource returns the rules the file at path breaks; dir is its
-// directory relative to the module root.
-func checkSource(t *testing.T, path, dir string) []string {
+// processCalls are the functions that set process-wide state, by import
+// path; madvise is matched by name in any package.
+var processCalls = map[string][]string{
+	"runtime":       {"GOMAXPROCS", "GC"},
+	"runtime/debug": {"FreeOSMemory", "SetGCPercent", "SetMemoryLimit"},
+}
+
+// sourceCheck is what checkSource finds in a file.
+type sourceCheck struct {
+	violations []string
+	madvise    []string // madvise calls, allowed in a package that maps memory
+	mmap       bool     // the file maps memory itself
+}
+
+// checkSource checks the file at path; dir is its directory relative to
+// the module root.
+func checkSource(t *testing.T, path, dir string) sourceCheck {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatalf("parse %s: %v", path, err)
 	}
 	var out []string
+	var c sourceCheck
 	names := map[string]string{} // local name → import path
 	wazero, reflectOrUnsafe := false, ""
 	for _, imp := range f.Imports {
@@ -126,16 +191,37 @@ func checkSource(t *testing.T, path, dir string) []string {
 	if wazero && reflectOrUnsafe != "" {
 		out = append(out, "imports wazero and "+reflectOrUnsafe+": wazero is used through its public API only")
 	}
+	command := dir == "cmd/agenthost"
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
-				if s, err := strconv.Unquote(n.Value); err == nil && wazeroTypeName.MatchString(s) {
+				s, err := strconv.Unquote(n.Value)
+				if err == nil && wazeroTypeName.MatchString(s) {
 					out = append(out, fmt.Sprintf("line %d names a type wazero does not export: %q", fset.Position(n.Pos()).Line, s))
 				}
+				if err == nil && !command && (strings.Contains(s, "/proc/self/smaps") || strings.Contains(s, "/proc/self/maps")) {
+					out = append(out, fmt.Sprintf("line %d reads the process's own mappings: process-wide policy is cmd/agenthost's", fset.Position(n.Pos()).Line))
+				}
+			}
+		case *ast.SelectorExpr:
+			x, ok := n.X.(*ast.Ident)
+			if !ok || command {
+				return true
+			}
+			sel := n.Sel.Name
+			at := fmt.Sprintf("line %d uses %s.%s", fset.Position(n.Pos()).Line, x.Name, sel)
+			switch {
+			case slices.Contains(processCalls[names[x.Name]], sel):
+				out = append(out, at+": process-wide policy is cmd/agenthost's")
+			case strings.Contains(strings.ToUpper(sel), "MADVISE"):
+				c.madvise = append(c.madvise, at)
+			case sel == "Mmap" || sel == "SYS_MMAP":
+				c.mmap = true
 			}
 		}
 		return true
 	})
-	return out
+	c.violations = out
+	return c
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/exepages"
-	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -70,13 +68,15 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 
 	out := newOutput(e, *asJSON, *events)
 	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
-	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
+	// What the load touched of the executable leaves the resident set
+	// before the run, and processors follow the run (process.go).
+	trimExecutable()
+	procs := newProcPolicy()
+	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: procs.sink(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
 		req.Asker = a
 		defer a.close()
 	}
-	exepages.Trim()
-	procs.Manage()
 	res, err := h.Run(ctx, req)
 	if err != nil {
 		return runError(e, err, path)

@@ -7,8 +7,6 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
-
-	"github.com/agenthost/agenthost/internal/procs"
 )
 
 // module is a plugin's compiled module: compiled already, or to be
@@ -85,7 +83,6 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 	bctx := context.WithoutCancel(ctx)
 	m.compile = func() {
 		defer close(m.done)
-		defer procs.Hold()()
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
@@ -147,10 +144,7 @@ func (r *Runtime) CompileLoaded() {
 	if len(pending) == 0 {
 		return
 	}
-	// The compilations get all processors (internal/procs) until done.
-	release := procs.Hold()
 	go func() {
-		defer release()
 		for _, m := range pending {
 			m.begin()
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/defaults"
-	"github.com/agenthost/agenthost/internal/exepages"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -332,20 +330,11 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 // compilePatched is compile of a module parsed already, with a memory
 // limit of pages pages. sum is the module's sha256 ("" if not known): the
 // name of its data in the cache (guestdata.go). wasm is not used after
-// the patch, so a file plugin's bytes are garbage during the compile; a
-// later use (even its length) would keep them reachable until the end.
+// the patch, so a file plugin's bytes can be collected during the compile.
 func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32, sum string) (wazero.CompiledModule, error) {
 	patched, data, err := r.patchModule(wasm, bin, pages, sum)
 	if err != nil {
 		return nil, err
-	}
-	if len(patched) >= collectAfter {
-		// The compile is a run's peak: the module's decoding and, at its
-		// end, all of its machine code (until fileBackCode). What the load
-		// and the patch left is collected and given back first, so the
-		// decoding does not grow the heap on top of it (examples/echo:
-		// about 1 MB less at the peak; codefile.go).
-		debug.FreeOSMemory()
 	}
 	cm, err := r.rt.CompileModule(ctx, patched)
 	if err != nil && r.dropBadCache(ctx, err) {
@@ -361,45 +350,23 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 	if data != nil {
 		cm = &compiledModule{CompiledModule: cm, data: data}
 	}
-	if len(patched) >= collectAfter {
-		// Decoding and validating a module this size leaves several times
-		// its size of garbage. It is collected now and the freed pages are
-		// given back at once, before the heap grows to the goal that
-		// garbage set; then the executable's pages the compile touched.
-		debug.FreeOSMemory()
-		exepages.Trim()
-	}
 	return cm, nil
 }
 
-// patchModule is splitData for compilePatched. A large module's compile
-// is the peak of a run's resident set: its copy, its decoding and its
-// machine code all at once. So the executable's pages that package
-// initialisation, the load and the first step touched are given back
-// first, and a builtin's bytes (the executable's read-only data, read to
-// copy them) right after the copy (internal/exepages).
+// patchModule lowers the module's memory maximum to pages and takes its
+// data out when it can (wasmbin.SplitData), storing the data under sum;
+// a module whose data cannot be stored keeps it (wasmbin.LimitMemory).
 func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string) ([]byte, *guestData, error) {
-	large := len(wasm) >= collectAfter
-	if large {
-		exepages.Trim()
-	}
 	patched, split, err := wasmbin.SplitData(wasm, bin, pages)
-	var data *guestData
-	if split != nil {
-		data = newGuestData(split, r.cacheDir, sum)
+	if err != nil || split == nil {
+		return patched, nil, err
 	}
-	if err == nil && split != nil && data == nil {
-		patched, err = wasmbin.LimitMemory(wasm, bin, pages)
+	if data := newGuestData(split, r.cacheDir, sum); data != nil {
+		return patched, data, nil
 	}
-	if large {
-		exepages.Trim()
-	}
-	return patched, data, err
+	patched, err = wasmbin.LimitMemory(wasm, bin, pages)
+	return patched, nil, err
 }
-
-// collectAfter is the module size from which a compile ends with a
-// collection (compilePatched).
-const collectAfter = 1 << 20
 
 // dropBadCache handles a compile error caused by an unreadable entry of
 // the on-disk cache (a truncated or overwritten file: wazero reports it as

@@ -106,47 +106,6 @@ func leastOfThree(measure func() uint64) uint64 {
 	return least
 }
 
-// TestCompileCollects: compiling a large module starts with a collection
-// of what the load left and ends with one of the garbage its decoding left
-// (a run's peak RSS is there); a small one has neither.
-func TestCompileCollects(t *testing.T) {
-	core, _ := plugins.BuiltinShared("core")
-	small := dataModule(segments(segment(10, "ab")))
-	r := newRuntime(t)
-	for _, c := range []struct {
-		name    string
-		wasm    []byte
-		collect bool
-	}{{"core", core, true}, {"small", small, false}} {
-		bin, err := parseBinary(c.wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(context.Background(), c.wasm, bin, 1<<14, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		cm.Close(context.Background())
-		want := uint32(0)
-		if c.collect {
-			want = 2
-		}
-		if got := after.NumForcedGC - before.NumForcedGC; got != want {
-			t.Errorf("%s (%d bytes): %d collections compiling it, want %d", c.name, len(c.wasm), got, want)
-		}
-		// The freed pages are given back too, not left for the
-		// scavenger to return over the next seconds. (A collection
-		// alone leaves tens of megabytes here; other goroutines of the
-		// test process may allocate a little in between.)
-		if kept := after.HeapIdle - after.HeapReleased; c.collect && kept > 8<<20 {
-			t.Errorf("%s: %d kB of free heap still resident after compiling; want it given back", c.name, kept>>10)
-		}
-	}
-}
-
 // keptHeap returns the heap a module compiled with compilePatched keeps
 // alive (sum as compilePatched takes it), the least of three tries.
 func keptHeap(t *testing.T, r *Runtime, wasm []byte, bin *binary, sum string) uint64 {
