@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -140,24 +139,4 @@ func (d *guestData) write(mod api.Module) error {
 type compiledModule struct {
 	wazero.CompiledModule
 	data *guestData
-}
-
-// instantiate is the runtime's InstantiateModule for a module of
-// compilePatched: it writes the module's data, if the host keeps it, into
-// the new instance's memory. No start function runs inside it: callers
-// call the guest's entry points afterwards.
-func (r *Runtime) instantiate(ctx context.Context, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
-	c, ok := cm.(*compiledModule)
-	if !ok {
-		return r.rt.InstantiateModule(ctx, cm, cfg.WithStartFunctions())
-	}
-	mod, err := r.rt.InstantiateModule(ctx, c.CompiledModule, cfg.WithStartFunctions())
-	if err != nil {
-		return nil, err
-	}
-	if err := c.data.write(mod); err != nil {
-		mod.Close(ctx)
-		return nil, err
-	}
-	return mod, nil
 }

@@ -505,3 +505,43 @@ func validUTF8(b []byte) string {
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
+
+// execExtism instantiates an Extism plugin, initialises its language
+// runtime, waits for its input (a pre-started instance waits here) and
+// calls its export.
+func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
+	cm, err := i.mod.wait(i.ctx)
+	if err != nil {
+		i.err = err
+		return nil
+	}
+	i.r.started.Add(1)
+	ctx, mem := withInstanceMemory(i.ctx)
+	i.mem = mem
+	mod, err := i.r.instantiate(ctx, cm, cfg)
+	if err != nil {
+		i.err = err
+		return nil
+	}
+	i.instantiated = true
+	defer func() { i.memBytes = memorySize(mod) }()
+	if err := i.ext.Init(ctx, mod, i.extFn); err != nil {
+		i.err = err
+		return mod
+	}
+	if i.held != nil {
+		return mod // kept to serve calls (extism_reuse.go)
+	}
+	fn := mod.ExportedFunction(i.extFn)
+	if fn == nil {
+		i.err = fmt.Errorf("module exports no function %q", i.extFn)
+		return mod
+	}
+	input, err := io.ReadAll(i.stdin)
+	if err != nil {
+		i.err = err
+		return mod
+	}
+	i.err = i.ext.Invoke(ctx, fn, input)
+	return mod
+}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
-	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -29,6 +28,8 @@ type Runtime struct {
 	cache wazero.CompilationCache
 	// cacheDir is the on-disk compilation cache ("" = in memory only).
 	cacheDir string
+	// facts holds the load facts and module sums in cacheDir (facts.go).
+	facts loadCache
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
@@ -116,6 +117,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		rt:       rt,
 		cache:    cache,
 		cacheDir: cacheDir,
+		facts:    loadCache{dir: cacheDir},
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
 		extism:   ext,
 		ctx:      bctx,
@@ -200,120 +202,6 @@ func (r *Runtime) isClosed() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.closed
-}
-
-// LoadAll loads every spec concurrently (each compiled once; see Load) and
-// returns the plugins in the order of specs. errs[i] is the error of
-// specs[i], naming the plugin, and nil when it loaded; out[i] is nil when it
-// did not.
-func (r *Runtime) LoadAll(ctx context.Context, specs []Spec) (out []*Plugin, errs []error) {
-	out = make([]*Plugin, len(specs))
-	errs = make([]error, len(specs))
-	var wg sync.WaitGroup
-	for i := range specs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = r.Load(ctx, specs[i])
-		}()
-	}
-	wg.Wait()
-	return out, errs
-}
-
-// Load reads, checks and compiles one plugin, detects its kind, reads its
-// manifest (running describe mode if needed), compiles its tool schemas and
-// prepares its sandbox. The error names the plugin and what to do.
-func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
-	zerolog.Ctx(ctx).Debug().Str("plugin", spec.Name).Str("cache", r.cacheDir).Msg("loading plugin (compiling it unless cached)")
-	p, err := r.load(ctx, spec)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		p.closeMounts()
-		return nil, fmt.Errorf("plugin %q: runtime is closed", spec.Name)
-	}
-	r.plugins = append(r.plugins, p)
-	for _, d := range p.grants.Denied {
-		zerolog.Ctx(ctx).Info().Str("plugin", spec.Name).Msg(d)
-	}
-	return p, nil
-}
-
-// source finds a plugin's module and its sha256, and checks its pinned
-// digest. The bytes of a file or builtin whose sum is remembered (see
-// moduleSource) are read only when needed.
-func (r *Runtime) source(s Spec) (*moduleSource, error) {
-	var src *moduleSource
-	switch {
-	case s.Builtin != "":
-		if _, ok := r.builtin(s.Builtin); !ok {
-			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
-		}
-		name := s.Builtin
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) {
-			b, _ := r.builtin(name)
-			return b, nil
-		}}
-		if exe, err := os.Executable(); err == nil {
-			src.statKey = statKey("builtin "+name, exe)
-		}
-	case s.Path != "":
-		path := s.Path
-		src = &moduleSource{name: path, statKey: statKey("file", path), read: func() ([]byte, error) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("read plugin file: %w", err)
-			}
-			return b, nil
-		}}
-	case s.Wasm != nil:
-		wasm := s.Wasm
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) { return wasm, nil }}
-	default:
-		return nil, errors.New("plugin has no source")
-	}
-	if err := r.sumSource(src); err != nil {
-		return nil, err
-	}
-	if s.SHA256 != "" && src.sum != s.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
-	}
-	return src, nil
-}
-
-func sourceName(s Spec) string {
-	switch {
-	case s.Builtin != "":
-		return "builtin:" + s.Builtin
-	case s.Path != "":
-		return s.Path
-	}
-	return "the module"
-}
-
-// withDefaults returns l with each zero (or negative) limit replaced by the
-// default of the plugin block's limits in agents.hcl.
-func withDefaults(l Limits) Limits {
-	if l.Memory == 0 {
-		l.Memory = defaults.Memory
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = defaults.Timeout
-	}
-	if l.MaxOutput <= 0 {
-		l.MaxOutput = defaults.MaxOutput
-	}
-	if l.MaxWrite <= 0 {
-		l.MaxWrite = defaults.MaxWrite
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = defaults.MaxFiles
-	}
-	return l
 }
 
 // compile checks a module's header, applies the memory limit, compiles it
@@ -434,4 +322,58 @@ func sameTypes(a, b []api.ValueType) bool {
 		}
 	}
 	return true
+}
+
+// instantiate is the runtime's InstantiateModule for a module of
+// compilePatched: it writes the module's data, if the host keeps it, into
+// the new instance's memory. No start function runs inside it: callers
+// call the guest's entry points afterwards.
+func (r *Runtime) instantiate(ctx context.Context, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
+	c, ok := cm.(*compiledModule)
+	if !ok {
+		return r.rt.InstantiateModule(ctx, cm, cfg.WithStartFunctions())
+	}
+	mod, err := r.rt.InstantiateModule(ctx, c.CompiledModule, cfg.WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.data.write(mod); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return mod, nil
+}
+
+// describe runs the module with AGENTHOST_MODE=describe in a sandbox with
+// nothing granted and reads its manifest from stdout.
+func (r *Runtime) describe(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, error) {
+	m, _, err := r.describeRaw(ctx, mod, name, limits)
+	return m, err
+}
+
+// describeRaw is describe, also returning the output it parsed.
+func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, []byte, error) {
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
+	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil)
+	i.runCold(ctx, nil, limits.Timeout)
+	code, f := i.exitCode(ctx, false)
+	if f != nil {
+		f.Plugin, f.Tool = name, "(describe)"
+		return nil, nil, fmt.Errorf("describe run failed: %w", f)
+	}
+	if code != 0 {
+		msg := fmt.Sprintf("describe run exited with code %d", code)
+		if s := i.stderr.tail(); s != "" {
+			msg += "; stderr: " + s
+		}
+		return nil, nil, errors.New(msg)
+	}
+	if i.stdout.truncated() {
+		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
+	}
+	m, err := ParseManifest(i.stdout.buf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe output: %w", err)
+	}
+	return m, i.stdout.buf, nil
 }
