@@ -116,47 +116,41 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if err := ctx.Err(); err != nil {
 		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}
-	if t.ext != nil {
-		return p.callExtism(ctx, t, call, args)
-	}
 	start := time.Now()
-	var (
-		i     *instance
-		stdin []byte
-		res   loop.ToolResult
-		err   error
-	)
-	switch {
-	case p.reuse:
-		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
-		res, err = p.callReuse(ctx, t, stdin)
-	case t.cli != nil:
-		argv, in, cerr := t.cli.command(args)
-		if cerr != nil {
-			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, cerr), nil
-		}
-		stdin = in
-		i = newInstance(ctx, p.r, p.mod, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
-		i.runCold(ctx, stdin, p.limits.Timeout)
-		res, err = p.result(ctx, t, i)
-	default:
-		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
-		if i = p.takeWarm(ctx, t); i != nil {
-			i.serve(ctx, stdin, p.limits.Timeout)
-		} else {
-			i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
-			i.runCold(ctx, stdin, p.limits.Timeout)
-		}
-		p.refill(t)
-		res, err = p.result(ctx, t, i)
-	}
-	log := zerolog.Ctx(ctx)
-	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
-	} else {
-		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
-	}
+	res, err := t.call(ctx, t, call, args)
+	p.logCall(ctx, t, start, res, err)
 	return res, err
+}
+
+// callAgenthost runs a call of an agenthost plugin's tool: in the reused
+// instance of a reuse plugin, else in the tool's pre-started instance when
+// there is one, else in a fresh one.
+func (p *Plugin) callAgenthost(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	stdin, _ := json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
+	if p.reuse {
+		return p.callReuse(ctx, t, stdin)
+	}
+	i := p.takeWarm(ctx, t)
+	if i != nil {
+		i.serve(ctx, stdin, p.limits.Timeout)
+	} else {
+		i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
+		i.runCold(ctx, stdin, p.limits.Timeout)
+	}
+	p.refill(t)
+	return p.result(ctx, t, i)
+}
+
+// callCLI runs a call of a wasi_cli plugin's tool in a fresh instance
+// with the command line and stdin its CLITool builds.
+func (p *Plugin) callCLI(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	argv, stdin, err := t.cli.command(args)
+	if err != nil {
+		return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
+	}
+	i := newInstance(ctx, p.r, p.mod, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
+	i.runCold(ctx, stdin, p.limits.Timeout)
+	return p.result(ctx, t, i)
 }
 
 // checkArgs parses and validates the arguments; a non-empty message is the
@@ -413,7 +407,7 @@ func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg 
 
 // callExtism runs one call of an Extism plugin's tool: in its pre-started
 // instance when there is one, else in a fresh one.
-func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
 	var input []byte
 	if t.ext.dialect == DialectPlain {
 		_, in, err := t.cli.command(args)
@@ -429,7 +423,6 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 			return p.callExtismHeld(ctx, t, ref, input)
 		}
 	}
-	start := time.Now()
 	i := p.takeWarm(ctx, t)
 	if i != nil {
 		i.serve(ctx, input, p.limits.Timeout)
@@ -438,9 +431,7 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, call loop.ToolCall, ar
 		i.runCold(ctx, input, p.limits.Timeout)
 	}
 	p.refill(t)
-	res, err := p.extismResult(ctx, t, i)
-	p.logCall(ctx, t, start, res, err)
-	return res, err
+	return p.extismResult(ctx, t, i)
 }
 
 // extismResult turns an ended Extism instance into the call's outcome: the
@@ -520,14 +511,12 @@ func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance
 // callExtismHeld serves a call of a reuse Extism plugin inside a run's
 // scope: an idle instance kept for the agent and tool, or a new one.
 func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, input []byte) (loop.ToolResult, error) {
-	start := time.Now()
 	h, _ := ref.s.take(ref.owner, p.extKey).(*extismHeld)
 	if h == nil {
 		var failed *instance
 		if h, failed = p.startHeld(ctx, t); h == nil {
 			res, err := p.extismResult(ctx, t, failed)
 			failed.cancel(nil)
-			p.logCall(ctx, t, start, res, err)
 			return res, err
 		}
 	}
@@ -538,11 +527,10 @@ func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, inpu
 	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.extKey, h) {
 		h.retire()
 	}
-	p.logCall(ctx, t, start, res, err)
 	return res, err
 }
 
-// logCall logs the outcome of an Extism call.
+// logCall logs the outcome of a call.
 func (p *Plugin) logCall(ctx context.Context, t *tool, start time.Time, res loop.ToolResult, err error) {
 	log := zerolog.Ctx(ctx)
 	if err != nil {

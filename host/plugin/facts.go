@@ -13,7 +13,7 @@ import (
 
 // Load facts. Loading a plugin compiles its module, which wazero does
 // even from its compilation cache by decoding and validating the whole
-// module again (tens of milliseconds for a Go guest), and for a plugin
+// module again (for a large module, much of a start-up), and for a plugin
 // without a manifest section runs it once in describe mode. What the load
 // learns from that (the module's kind, the exports and imports it checked,
 // the describe run's manifest) depends only on the module's bytes, its

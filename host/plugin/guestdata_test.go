@@ -148,7 +148,7 @@ func TestSplitDataCache(t *testing.T) {
 
 // TestSplitDataHeap: a compiled core module does not keep its data on the
 // heap: it keeps at least 1 MB less than the same module compiled with its
-// data (the decoded segments are 1.5 MB).
+// data.
 func TestSplitDataHeap(t *testing.T) {
 	wasm, bin := parsedCore(t)
 	sum := sha256.Sum256(wasm)

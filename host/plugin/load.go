@@ -60,6 +60,13 @@ func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
 	return p, nil
 }
 
+// load builds the Plugin of spec; Load names it in errors and registers it.
+//
+// The kinds are told apart here, and here a new kind is added: a Kind
+// (spec.go), its case below and in the dispatch after the module is
+// compiled, building the Plugin's tools with addTool and giving each the
+// call function of the kind (tool.call); Plugin.Call checks the arguments
+// and hands every call to it.
 func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	switch spec.Kind {
 	case "", KindAgenthost, KindWASICLI:

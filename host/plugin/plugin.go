@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -85,6 +86,9 @@ type tool struct {
 	noWarm atomic.Bool
 	// ext says how to call the tool of an Extism plugin; nil otherwise.
 	ext *extismTool
+	// call runs a call whose arguments passed the schema: the way of the
+	// plugin's kind (callAgenthost, callCLI, callExtism).
+	call func(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error)
 }
 
 // Name is the plugin's name (Spec.Name).
@@ -192,8 +196,10 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wa
 		cfg:    base,
 		warm:   make(chan *instance, 1),
 	}
+	t.call = p.callCLI
 	if cli == nil {
 		t.cfg = base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
+		t.call = p.callAgenthost
 	}
 	p.byName[name] = t
 	p.tools = append(p.tools, t.spec)
@@ -238,6 +244,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 				return err
 			}
 			p.byName[ct.Name].ext = &extismTool{function: fn, dialect: DialectPlain}
+			p.byName[ct.Name].call = p.callExtism
 		}
 		return nil
 	}
@@ -260,6 +267,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 			return fmt.Errorf("%s: %w", listFn, err)
 		}
 		p.byName[mt.Name].ext = &extismTool{function: callFn, name: mt.Name, dialect: p.dialect}
+		p.byName[mt.Name].call = p.callExtism
 	}
 	if len(p.tools) == 0 {
 		return fmt.Errorf("%s returned no tools", listFn)

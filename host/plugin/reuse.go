@@ -26,8 +26,8 @@ import (
 // reuseCalls is how many calls one instance serves before it is replaced:
 // whatever a long-lived guest accumulates (beyond its memory, which
 // limits.memory bounds anyway) is bounded, at the cost of one start-up
-// every reuseCalls calls. A Go guest's start-up is ~8 ms of CPU: at 100
-// calls that was 0.08 ms a call, at 1000 it is under 0.01 ms.
+// every reuseCalls calls, which is small beside a call once spread over
+// that many.
 const reuseCalls = 1000
 
 // maxIdle bounds the idle instances a scope keeps per agent and plugin: as

@@ -282,10 +282,10 @@ type dataMerge struct {
 
 // planMerge plans the rewrite of the module's data section, or returns nil
 // to keep the section as it is. Go's wasm linker cuts its data at every run
-// of zeros into tens of thousands of segments (45,640 in core.wasm); the
-// engine keeps each one as a heap object and copies them one by one into
-// every new instance. Joining segments across gaps of at most mergeGap zero
-// bytes leaves a fresh memory exactly as before, since memory starts zeroed
+// of zeros into tens of thousands of segments; the engine keeps each one
+// as a heap object and copies them one by one into every new instance.
+// Joining segments across gaps of at most mergeGap zero bytes leaves a
+// fresh memory exactly as the original module's, since memory starts zeroed
 // and no other segment writes into a gap. Only the simple, unambiguous shape
 // is rewritten: every segment active on memory 0 at an i32.const offset,
 // none overlapping another, and no data count section (which code that
