@@ -388,11 +388,11 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 		// Until the guest waits on stdin, the watchdog bounds its start.
 		i.arm(p.limits.Timeout, errStartTimeout)
 	}
-	r.spawn(func() {
+	go func() {
 		defer r.bg.Done()
 		i.run()
 		i.disarm()
-	})
+	}()
 	return i
 }
 

@@ -44,11 +44,6 @@ type Runtime struct {
 	// started counts instances started, for tests and metrics.
 	started atomic.Int64
 
-	// idle hands work to a goroutine that ran an instance before and
-	// waits for the next (spawn); workers counts those goroutines.
-	idle    chan func()
-	workers sync.WaitGroup
-
 	mu      sync.Mutex
 	closed  bool
 	plugins []*Plugin
@@ -123,36 +118,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.BuiltinShared,
-		idle:     make(chan func()),
 	}, nil
-}
-
-// spawn runs f on a goroutine of the runtime's: one that ran an earlier
-// instance and now waits for the next, or a new one. A goroutine that
-// runs a guest grows its stack as the guest starts (wazero's calls, the
-// host functions); a fresh goroutine for every instance copied its stack
-// several times over each time (about 10 µs of an Extism call without
-// reuse). A waiting goroutine ends when the runtime closes, and Close
-// waits for it.
-func (r *Runtime) spawn(f func()) {
-	select {
-	case r.idle <- f:
-	default:
-		r.workers.Add(1)
-		go r.worker(f)
-	}
-}
-
-func (r *Runtime) worker(f func()) {
-	defer r.workers.Done()
-	for {
-		f()
-		select {
-		case f = <-r.idle:
-		case <-r.ctx.Done():
-			return
-		}
-	}
 }
 
 // Close stops pre-started instances, then releases the runtime, the
@@ -169,7 +135,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 	r.cancel()
 	r.bg.Wait()
-	r.workers.Wait()
 	var errs []error
 	r.mu.Lock()
 	// A background compilation cannot be stopped, and wazero must not be
