@@ -79,7 +79,7 @@ func run() error {
 	if agenthost == "" {
 		agenthost = filepath.Join(work, "agenthost")
 		// Static, as the README installs it: the default cgo build maps
-		// libc and its loader too (about 1 MB more resident).
+		// libc and its loader too, which adds to the resident set.
 		if err := goBuild(".", agenthost, "./cmd/agenthost", []string{"CGO_ENABLED=0"}); err != nil {
 			return err
 		}

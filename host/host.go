@@ -336,7 +336,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 			MaxDelay: prov.Retry.MaxDelay,
 		},
 		Prompts:         agentPrompts(a),
-		MaxDepth:        cfg.Host.MaxDepth,
+		MaxDepth:        loopDepth(cfg.Host.MaxDepth),
 		MaxCallsPerStep: cfg.Host.MaxCallsPerStep,
 	}
 	if a.Budget != nil {
@@ -355,6 +355,15 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 
 // agentPrompts are a's own prompts; the loop uses the defaults of package
 // prompts for those left blank.
+// loopDepth is host.max_depth as loop.Agent.MaxDepth: 0 there allows no
+// subagent, where a zero MaxDepth is the default.
+func loopDepth(d int) int {
+	if d == 0 {
+		return loop.NoSubagents
+	}
+	return d
+}
+
 func agentPrompts(a *config.Agent) loop.Prompts {
 	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, Tokens: a.TokensPrompt, Cost: a.CostPrompt, DoomLoop: a.DoomLoopPrompt}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/prompts"
 )
 
@@ -41,9 +42,9 @@ type Agent struct {
 	// ContextWindow is the model's context size in tokens; 0 disables compaction.
 	ContextWindow int
 	System        string
-	// StepsMax is the step cap, already clamped to host.max_steps; below 1
-	// it acts as 1 (a text-only agent). Results and events report it as
-	// StepsMax too.
+	// StepsMax is the step cap, already clamped to host.max_steps; 0 (or
+	// less) means defaults.MaxSteps, as a config without steps. 1 makes a
+	// text-only agent. Results and events report the cap as StepsMax too.
 	StepsMax int
 	// Budget is the tool-call budget; 0 means unlimited.
 	Budget int
@@ -71,12 +72,37 @@ type Agent struct {
 	Retry          RetryPolicy
 	Prompts        Prompts
 	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level
-	// run is depth 0.
+	// run is depth 0. 0 means defaults.MaxDepth, as a config without
+	// max_depth; NoSubagents (any negative value) allows none, which is
+	// what max_depth = 0 in agents.hcl becomes.
 	MaxDepth int
 	// MaxCallsPerStep is the number of tool calls taken from one response
 	// (host.max_calls_per_step); the calls past it get an error result
 	// without running. 0 means defaults.MaxCallsPerStep.
 	MaxCallsPerStep int
+}
+
+// NoSubagents is the Agent.MaxDepth that allows no subagent call.
+const NoSubagents = -1
+
+// stepsMax is a's step cap: StepsMax, or the default for 0.
+func (a *Agent) stepsMax() int {
+	if a.StepsMax <= 0 {
+		return defaults.MaxSteps
+	}
+	return a.StepsMax
+}
+
+// maxDepth is a's subagent nesting limit: MaxDepth, the default for 0, or
+// 0 for NoSubagents.
+func (a *Agent) maxDepth() int {
+	switch {
+	case a.MaxDepth == 0:
+		return defaults.MaxDepth
+	case a.MaxDepth < 0:
+		return 0
+	}
+	return a.MaxDepth
 }
 
 // Input starts a run.

@@ -29,7 +29,7 @@
 // # Steps
 //
 // Step n is one Model.Stream call plus the execution of its tool calls. The
-// step cap, StepsMax, is Agent.StepsMax (at least 1). Steps 1 … StepsMax−1 offer
+// step cap, StepsMax, is Agent.StepsMax (its default when 0). Steps 1 … StepsMax−1 offer
 // the agent's tools and one tool per subagent (no tools field at all when
 // there are none). Step StepsMax is the final step: no tools (or all of them
 // with ToolChoice "none" when FinalStepTools is "none") and a trailing user

@@ -23,7 +23,7 @@ type run struct {
 	// parent is the run that called this one as a subagent; nil at the top.
 	parent *run
 	log    zerolog.Logger
-	// stepsMax is the step cap: Agent.StepsMax, at least 1. The last step is
+	// stepsMax is the step cap: Agent.StepsMax, or its default. The last step is
 	// the final step.
 	stepsMax int
 
@@ -71,7 +71,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent 
 		parent:    parent,
 		spent:     spend{costKnown: a.Price != nil},
 		log:       zerolog.Ctx(ctx).With().Str("agent", a.Name).Int("depth", depth).Logger(),
-		stepsMax:  max(a.StepsMax, 1),
+		stepsMax:  a.stepsMax(),
 		plugin:    map[string]bool{},
 		subagents: map[string]*Agent{},
 		ids:       map[string]bool{},

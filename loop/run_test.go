@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 func TestSteps(t *testing.T) {
@@ -331,10 +333,29 @@ func TestBadAgents(t *testing.T) {
 	if res.StopReason != StopError {
 		t.Errorf("nil agent: %s", res.StopReason)
 	}
-	// Steps below 1 act as a text-only agent.
+}
+
+// TestZeroIsDefault: an Agent's zero values behave as the settings left out
+// of agents.hcl (internal/defaults): StepsMax 0 is host.max_steps' default,
+// MaxDepth 0 is host.max_depth's default, and NoSubagents refuses every
+// subagent, as max_depth = 0 does.
+func TestZeroIsDefault(t *testing.T) {
 	m := &fakeModel{script: []reply{text("hi")}}
-	res = (&Runner{}).Run(context.Background(), &Agent{Name: "zero", Model: m, Tools: newTools("read_file")}, Input{Prompt: "x"})
-	if res.StopReason != StopCompleted || res.StepsMax != 1 || m.reqs[0].Tools != nil {
-		t.Errorf("steps 0: %s max %d", res.StopReason, res.StepsMax)
+	res := (&Runner{}).Run(context.Background(), &Agent{Name: "zero", Model: m, Tools: newTools("read_file")}, Input{Prompt: "x"})
+	if res.StopReason != StopCompleted || res.StepsMax != defaults.MaxSteps || m.reqs[0].Tools == nil {
+		t.Errorf("steps 0: %s max %d, tools offered %v; want completed, max %d, tools offered", res.StopReason, res.StepsMax, m.reqs[0].Tools != nil, defaults.MaxSteps)
+	}
+	for _, tt := range []struct {
+		maxDepth int
+		wantRun  bool
+	}{{0, true}, {NoSubagents, false}, {1, true}} {
+		child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child")}}, StepsMax: 2}
+		pm := &fakeModel{script: []reply{calls("", tc("p1", "helper", `{"prompt":"x"}`)), text("ok")}}
+		a := &Agent{Name: "main", Model: pm, StepsMax: 3, Subagents: []*Agent{child}, MaxDepth: tt.maxDepth}
+		res := (&Runner{}).Run(context.Background(), a, Input{Prompt: "x"})
+		tm := toolMsgs(res.Messages)
+		if len(tm) != 1 || tm[0].IsError == tt.wantRun {
+			t.Errorf("MaxDepth %d: answer %+v, want the subagent run: %v", tt.maxDepth, tm, tt.wantRun)
+		}
 	}
 }

@@ -30,9 +30,9 @@ func (ru *run) admitSubagent(c ToolCall, sub *Agent) (string, bool) {
 	if _, err := subagentPrompt(c); err != "" {
 		return fmt.Sprintf(`invalid arguments for subagent %s: want {"prompt": string}: %s`, c.Name, err), false
 	}
-	if ru.depth+1 > ru.a.MaxDepth {
-		ru.log.Warn().Str("subagent", sub.Name).Int("max_depth", ru.a.MaxDepth).Msg("subagent refused: too deep")
-		return fmt.Sprintf("subagent nesting deeper than max_depth %d refused: %s was not run", ru.a.MaxDepth, sub.Name), false
+	if limit := ru.a.maxDepth(); ru.depth+1 > limit {
+		ru.log.Warn().Str("subagent", sub.Name).Int("max_depth", limit).Msg("subagent refused: too deep")
+		return fmt.Sprintf("subagent nesting deeper than max_depth %d refused: %s was not run", limit, sub.Name), false
 	}
 	return "", true
 }

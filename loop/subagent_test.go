@@ -76,7 +76,7 @@ func TestSubagentErrors(t *testing.T) {
 		wantErr  string
 		wantRun  bool
 	}{
-		{name: "depth refused", args: `{"prompt":"x"}`, maxDepth: 0, wantErr: "subagent nesting deeper than max_depth 0 refused"},
+		{name: "depth refused", args: `{"prompt":"x"}`, maxDepth: NoSubagents, wantErr: "subagent nesting deeper than max_depth 0 refused"},
 		{name: "missing prompt", args: `{}`, maxDepth: 3, wantErr: `want {"prompt": string}`},
 		{name: "prompt not a string", args: `{"prompt":5}`, maxDepth: 3, wantErr: `want {"prompt": string}`},
 		{name: "child provider error", args: `{"prompt":"x"}`, maxDepth: 3, child: []reply{failure(401, false, 0)},

@@ -23,9 +23,8 @@ import (
 //     the parent's step and the call's call_id, tool, is_error and
 //     duration_ms (steps and steps_max are the subagent's, from its Result).
 //
-// UnmarshalJSON also reads the form sessions were written in before the
-// wire form was the same for both: the Event's fields as tagged, with the
-// result nested under "result".
+// UnmarshalJSON also reads the form of sessions written by older versions:
+// the Event's fields as tagged, with the result nested under "result".
 
 // eventFields is Event without its JSON methods: its fields, as tagged.
 type eventFields Event
@@ -39,9 +38,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // returns: callers that write many events reuse one buffer.
 //
 // The wire form is written by hand: encoding/json's reflection (struct
-// encoders, time.Time.MarshalJSON, a map of the fields per type) cost
-// several µs an event, a sizeable part of a step's CPU. marshalReflect,
-// the reflection encoder it replaces, is the reference: the tests compare
+// encoders, time.Time.MarshalJSON, a map of the fields per type) would be
+// paid for every event of every step. marshalReflect, the reflection
+// encoder, is the reference: the tests compare
 // the two on every event the loop's tests emit and on fuzzed events, and
 // the rare event the hand encoder cannot write as encoding/json would (a
 // time or a cost JSON cannot hold, a tool call's provider data) goes

@@ -22,8 +22,8 @@ import (
 
 // The modules are embedded as strings: their bytes then sit in the
 // executable's read-only data, which the process can give back to the page
-// cache once they are compiled (agenthost run trims the executable's
-// pages), and which no code can write to by mistake.
+// cache once they are compiled (internal/exepages), and which no code can
+// write to by mistake.
 //
 //go:embed core.wasm
 var core string
@@ -44,8 +44,8 @@ func Builtin(name string) ([]byte, bool) {
 
 // BuiltinShared is Builtin without the copy: the embedded bytes
 // themselves, read-only memory (writing to it faults). The plugin runtime,
-// which only reads them, uses it: a start-up checks a builtin's existence
-// and reads it for compiling without copying it.
+// which only reads them, uses it, so that checking that a builtin exists
+// and compiling it copy none of its megabytes.
 func BuiltinShared(name string) ([]byte, bool) {
 	b, ok := builtins[name]
 	return b[:len(b):len(b)], ok

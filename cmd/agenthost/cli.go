@@ -15,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Exit codes (README, "Exit codes").
+// Exit codes (docs/cli.md, "Exit codes").
 const (
 	exitOK      = 0
 	exitError   = 1 // provider_error, error

@@ -109,7 +109,7 @@ func runError(e *env, err error, path string) int {
 	return exitError
 }
 
-// exitCode maps a stop reason to the process exit code (README, "Exit codes").
+// exitCode maps a stop reason to the process exit code (docs/cli.md, "Exit codes").
 func exitCode(r loop.StopReason) int {
 	switch r {
 	case loop.StopCompleted:

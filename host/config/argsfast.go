@@ -12,7 +12,7 @@ import (
 // argsString is the fast path of EvalInput for the most common input
 // expression, args.NAME: it returns the value of NAME in the call's
 // arguments without building a cty object of them (two passes of
-// encoding/json's decoder and about 7 KB of allocations a call) and
+// encoding/json's decoder and an allocation per value, on every call) and
 // without evaluating the expression. It answers only when that value is
 // a JSON string of printable ASCII without escapes, the object is well
 // formed, no top-level key appears twice, and the rest is what the general

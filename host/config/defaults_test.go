@@ -13,16 +13,20 @@ import (
 	"github.com/agenthost/agenthost/internal/defaults"
 )
 
-// TestDefaultsDocumented: the defaults README.md's configuration table and
-// the docs state are those of package internal/defaults.
+// configDoc is the agents.hcl reference: its table of blocks, attributes
+// and defaults is the one TestDefaultsDocumented checks.
+const configDoc = "docs/configuration.md"
+
+// TestDefaultsDocumented: the defaults docs/configuration.md's table and the
+// other docs state are those of package internal/defaults.
 func TestDefaultsDocumented(t *testing.T) {
-	readme := readRepoFile(t, "README.md")
-	rows := configTable(t, readme)
+	reference := readRepoFile(t, configDoc)
+	rows := configTable(t, reference)
 	cell := func(block, attr string) string {
 		t.Helper()
 		v, ok := rows[block+" "+attr]
 		if !ok {
-			t.Fatalf("README.md's configuration table has no row for %s %s", block, attr)
+			t.Fatalf("%s: the configuration table has no row for %s %s", configDoc, block, attr)
 		}
 		return v
 	}
@@ -89,8 +93,8 @@ func TestDefaultsDocumented(t *testing.T) {
 			}
 		}
 	}
-	if want := fmt.Sprintf("`file(PATH)` reads a regular file of at most %d MiB", MaxFileSize>>20); !strings.Contains(readme, want) {
-		t.Errorf("README.md does not say %q", want)
+	if want := fmt.Sprintf("`file(PATH)` reads a regular file of at most %d MiB", MaxFileSize>>20); !strings.Contains(reference, want) {
+		t.Errorf("%s does not say %q", configDoc, want)
 	}
 }
 
@@ -159,14 +163,14 @@ func sameValue(doc string, want any) error {
 
 func split(cell string) []string { return strings.Split(cell, ", ") }
 
-// configTable reads README.md's configuration table into "block attribute"
+// configTable reads the configuration table of doc into "block attribute"
 // → default cell, with the block's label dropped ("provider \"NAME\"" is
 // "provider") and backquotes around attributes removed.
-func configTable(t *testing.T, readme string) map[string]string {
+func configTable(t *testing.T, doc string) map[string]string {
 	rows := map[string]string{}
 	block := ""
 	in := false
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(line, "| block | attribute | default |") {
 			in = true
 			continue
@@ -187,7 +191,7 @@ func configTable(t *testing.T, readme string) map[string]string {
 		rows[block+" "+strings.Trim(cells[1], "`")] = cells[2]
 	}
 	if len(rows) == 0 {
-		t.Fatal("README.md has no configuration table (| block | attribute | default | meaning |)")
+		t.Fatalf("%s has no configuration table (| block | attribute | default | meaning |)", configDoc)
 	}
 	return rows
 }

@@ -18,9 +18,9 @@
 //
 //   - Its request types cannot say some things we must send: a temperature
 //     of 0 (dropped by omitempty), extra_content on a tool call (Gemini's
-//     thought signature), an empty tool result ("content" dropped). And its
-//     reflection-based encoding of the whole history was the largest CPU
-//     cost of a step. So the messages are encoded by us (encode.go, with
+//     thought signature), an empty tool result ("content" dropped). And
+//     encoding the whole history by reflection, every step, would be the
+//     largest CPU cost of a step. So the messages are encoded by us (encode.go, with
 //     extra_content and empty content) and the doer splices them, and a
 //     temperature of 0, into the small body go-openai produced for the rest
 //     (bodyPatch); model, tools and limits stay go-openai's.

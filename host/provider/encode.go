@@ -9,9 +9,9 @@ import (
 
 // This file encodes the request's messages straight to JSON. go-openai's
 // marshallers go through reflection and a MarshalJSON per message, and the
-// fields they cannot say (bodyPatch) needed the body decoded and encoded
-// again: together ~0.25 ms of CPU per step at 400 messages, growing with
-// the history. The messages are the bulk of every body, so they are written
+// fields they cannot say (bodyPatch) would need the body decoded and
+// encoded again: together the largest CPU cost of a step, growing with the
+// history. The messages are the bulk of every body, so they are written
 // here, once, and spliced into the small body go-openai makes of the rest
 // (exchange.Do); everything else (model, tools, limits) stays go-openai's.
 

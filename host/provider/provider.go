@@ -152,7 +152,7 @@ func defaultHTTPClient() *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		// Headers and a request body up to this size leave in one write
-		// (the default, 4 KiB, took several for most bodies).
+		// (with net/http's default of 4 KiB most bodies would take several).
 		WriteBufferSize: 64 << 10,
 	}}
 }

@@ -215,8 +215,9 @@ type sseBody struct {
 	evError bool   // the current event is "event: error"
 }
 
-// sseReaders holds the 16 KiB line readers of closed bodies: one per
-// response was a quarter of a step's allocations.
+// sseReaders holds the 16 KiB line readers of closed bodies, so that a
+// response reuses one instead of allocating its own: a step makes a request
+// or more, and the reader would be much of what it allocates.
 var sseReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
 func newSSEBody(body io.ReadCloser, onByte func()) *sseBody {

@@ -2,9 +2,14 @@
 // left out. It is the one copy: host/config fills decoded blocks from it,
 // and the packages that apply a setting (loop, host/plugin, host/provider)
 // use it for their zero values, so a value built without a config behaves
-// as the same setting left out of agents.hcl. README.md's configuration
-// table and the starter agents.hcl show these values; a test in host/config
-// checks that they agree.
+// as the same setting left out of agents.hcl. The configuration table of
+// docs/configuration.md and the starter agents.hcl show these values; a
+// test in host/config checks that they agree.
+//
+// One rule holds in every package: a zero value means the default. Where
+// a setting's own zero means something else (max_depth = 0 allows no
+// subagents), the package names that meaning with a value of its own
+// (loop.NoSubagents) and the host translates it.
 //
 // It is a leaf: it imports only the standard library, so config, which may
 // not import the loop or the sandbox, and loop, which may not import config,

@@ -204,17 +204,17 @@ func open(d *os.Root, dir string, m Meta, lk *os.File) (*Session, error) {
 }
 
 // syncGap is the least time between two syncs of a session. An fsync
-// costs CPU as well as latency (~0.1 ms of CPU a step when every burst of
-// events was synced); one sync per syncGap bounds that to a few syncs a
-// second, and what a power loss can lose to the last syncGap of events. A
+// costs CPU as well as latency, and a step writes several bursts of events;
+// one sync per syncGap bounds that to a few syncs a second, and what a
+// power loss can lose to the last syncGap of events. A
 // killed process loses nothing either way: each event is in the file
 // before Emit returns.
 const syncGap = 50 * time.Millisecond
 
 // syncer syncs the file after writes, until Close closes dirty. Writes go
 // on while it syncs or waits out the gap; the next wake-up covers them.
-// Syncing off the loop's path keeps a disk's fsync latency (0.4–0.6 ms,
-// several events a step) out of every step.
+// Syncing off the loop's path keeps a disk's fsync latency out of every
+// step.
 func (s *Session) syncer() {
 	defer close(s.synced)
 	var gap *time.Timer

@@ -7,12 +7,12 @@ import (
 
 // Hand-written JSON for the fixed shapes of a call: the request envelope,
 // the tools' flat argument objects and the result. In the guest (Go
-// compiled to wasm) encoding/json's reflection was ~0.15 ms of a ~0.4 ms
-// read_file call. The decoders are a fast path only: they accept a subset
-// of JSON (exact key names, no null, plain integers, strings whose escapes
-// are the one-letter kinds, valid UTF-8) and say no to anything else, which
-// then goes to encoding/json as before, so results and error messages are
-// those of encoding/json. fastjson_test.go checks both against it.
+// compiled to wasm) decoding by reflection is slow, and every call pays for
+// it. The decoders are a fast path only: they accept a subset of JSON
+// (exact key names, no null, plain integers, strings whose escapes are the
+// one-letter kinds, valid UTF-8) and say no to anything else, which then
+// goes to the general decoder (jsondec.go), so results and error messages
+// are those of encoding/json. fastjson_test.go checks both against it.
 
 // jscan is a cursor over a JSON text.
 type jscan struct {

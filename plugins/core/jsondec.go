@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// core's JSON decoding without encoding/json, whose reflection was most of
-// core.wasm's size (and pulled in fmt and reflect). It decodes the request
+// core's JSON decoding without encoding/json, whose reflection would be a
+// large part of core.wasm's size (and pull in fmt and reflect). It decodes the request
 // envelope and the tools' flat argument structs the way encoding/json does:
 // the input is first checked by encoding/json's own scanner (jsonscan.go),
 // so syntax errors read the same; then the values are stored with

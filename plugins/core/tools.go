@@ -131,8 +131,8 @@ func (w *workspace) readText(abs, show string) ([]byte, fs.FileInfo, error) {
 // bytes. A reused instance serves call after call, and a Go guest below its
 // first collection's heap goal (4 MB) does not collect: every call's
 // garbage is new memory, and a wasm memory never shrinks. A file read into
-// a fresh slice was most of a read_file call's garbage (a 300-line file:
-// about 3 of 4.4 KB a call, so 0.6 MB of guest memory in 200 calls). A
+// a fresh slice would be most of a read_file call's garbage, and the guest
+// memory of a long-lived instance would grow by that much every call. A
 // bigger file gets a slice of its own, so a large read is not kept live.
 var readBuf []byte
 
@@ -237,9 +237,9 @@ func (w *workspace) readFile(a readFileArgs) (string, error) {
 		return show + " is empty", nil
 	}
 	// The lines are found by scanning for the ones shown, a word at a time
-	// (scan.go), not by splitting the whole file (lines): in the guest that
-	// was ~0.3 ms for a 300-line file, most of a call's cost. The numbering
-	// is lines's.
+	// (scan.go), not by splitting the whole file (lines): in the guest
+	// splitting would be most of a call's cost, whatever the window shown.
+	// The numbering is lines's.
 	body := bytes.TrimSuffix(data, []byte("\n"))
 	total := countNewlines(body) + 1
 	start := max(a.Offset, 1)

@@ -1,0 +1,526 @@
+package component
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// Options configure Load.
+type Options struct {
+	// MemoryLimitPages is the most linear memory, in 64 KiB pages, that
+	// each of the component's memories may grow to; the core modules are
+	// rewritten to carry it as their maximum before they are compiled. 0
+	// means DefaultMemoryLimitPages. A component whose memory starts
+	// larger is refused.
+	MemoryLimitPages uint32
+}
+
+// DefaultMemoryLimitPages is the memory limit of Options: 4096 pages
+// (256 MiB).
+const DefaultMemoryLimitPages = 4096
+
+// ErrMemoryLimit is wrapped by the load error of a component whose memory
+// starts beyond Options.MemoryLimitPages.
+var ErrMemoryLimit = errors.New("memory limit")
+
+// Component is a loaded component: parsed, checked against the supported
+// shape, its core modules compiled. It is safe for concurrent use; each
+// Call runs in fresh instances.
+type Component struct {
+	rt       wazero.Runtime
+	c        *comp
+	mods     []*coreModule
+	compiled []wazero.CompiledModule
+	// bundles are the compiled re-export modules of the core instances
+	// made of inline exports, by core instance index.
+	bundles map[int]wazero.CompiledModule
+	host    wazero.CompiledModule
+	// hostIdx maps a core function made by canon lower or resource.drop
+	// to its export in the host module.
+	hostIdx  map[int]int
+	lowered  []*lowering
+	funcs    []*Func
+	imports  []Import
+	docs     packageDocs
+	memLimit uint32
+	// itemTypes are the types of each core instance's exports.
+	itemTypes []map[string]coreItem
+}
+
+// Func is an exported function of a component: a tool.
+type Func struct {
+	// Name is the tool name, as Wassette's component2json makes it: the
+	// interface's export name and the function's, lower-cased, with ':',
+	// '/', '.', '@' and other characters outside [a-z0-9-] replaced by
+	// '_' and joined by '_' ("local:demo/text@0.1.0" and "upper" give
+	// "local_demo_text_0_1_0_upper"); a function exported at the top
+	// level keeps its own name.
+	Name string
+	// Interface is the exported interface ("" for a top-level function)
+	// and Function the function's name in it.
+	Interface, Function string
+	Type                *FuncType
+	// Doc is the function's documentation from the component's
+	// package-docs section, or "".
+	Doc string
+	fn  *compFunc
+}
+
+// Import is an interface or function the component imports.
+type Import struct {
+	// Name is the import's name, like "wasi:io/streams@0.2.3".
+	Name string
+	// Provided reports whether agenthost implements it. A function of an
+	// import that is not provided traps when called.
+	Provided bool
+	// Missing lists the functions of a provided interface that agenthost
+	// does not implement (they trap when called).
+	Missing []string
+}
+
+// Load parses a component, checks that it has the supported shape and
+// compiles its core modules with rt (whose compilation cache applies).
+// Errors wrapping ErrShape name what is outside the supported shape.
+func Load(ctx context.Context, rt wazero.Runtime, wasm []byte, opts Options) (*Component, error) {
+	c, err := parseComponent(wasm)
+	if err != nil {
+		return nil, err
+	}
+	if len(c.modules) == 0 {
+		return nil, shapeError("the component has no core module")
+	}
+	limit := opts.MemoryLimitPages
+	if limit == 0 {
+		limit = DefaultMemoryLimitPages
+	}
+	k := &Component{rt: rt, c: c, bundles: map[int]wazero.CompiledModule{}, hostIdx: map[int]int{}, memLimit: limit}
+	k.docs = parseDocs(c.docs)
+	if err := k.link(ctx); err != nil {
+		k.Close(ctx)
+		return nil, err
+	}
+	return k, nil
+}
+
+// Close releases the compiled modules.
+func (k *Component) Close(ctx context.Context) error {
+	for _, m := range k.compiled {
+		if m != nil {
+			m.Close(ctx)
+		}
+	}
+	for _, m := range k.bundles {
+		m.Close(ctx)
+	}
+	if k.host != nil {
+		k.host.Close(ctx)
+	}
+	return nil
+}
+
+// Funcs returns the exported functions, in export order.
+func (k *Component) Funcs() []*Func { return k.funcs }
+
+// Imports returns what the component imports and whether each is
+// provided.
+func (k *Component) Imports() []Import { return k.imports }
+
+// Func returns the exported function with the given tool name, or nil.
+func (k *Component) Func(name string) *Func {
+	for _, f := range k.funcs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (k *Component) link(ctx context.Context) error {
+	c := k.c
+	// Core modules.
+	for i, b := range c.modules {
+		m, err := parseCoreModule(b, 0)
+		if err != nil {
+			return fmt.Errorf("core module %d: %w", i, err)
+		}
+		if c.modules[i], m.emptyName, err = renameEmptyModule(b, m); err != nil {
+			return fmt.Errorf("core module %d: %w", i, err)
+		}
+		k.mods = append(k.mods, m)
+	}
+	// The types of every core instance's exports, checking each
+	// instantiation's imports on the way.
+	for i, ci := range c.coreInsts {
+		items := map[string]coreItem{}
+		if ci.module >= 0 {
+			m := k.mods[ci.module]
+			args := map[string]int{}
+			for _, a := range ci.args {
+				if a.name == "" {
+					args[m.emptyName] = a.inst
+				} else {
+					args[a.name] = a.inst
+				}
+			}
+			for _, im := range m.imports {
+				src, ok := args[im.module]
+				if !ok {
+					return fmt.Errorf("core instance %d: core module %d imports from %q, which its instantiation does not supply", i, ci.module, im.module)
+				}
+				have, ok := k.itemTypes[src][im.name]
+				if !ok || have.sort != im.item.sort {
+					return fmt.Errorf("core instance %d: core module %d imports %s.%s, which core instance %d does not export", i, ci.module, im.module, im.name, src)
+				}
+				if im.item.sort == coreSortFunc && (string(have.fn.params) != string(im.item.fn.params) || string(have.fn.results) != string(im.item.fn.results)) {
+					return fmt.Errorf("core instance %d: core module %d imports %s.%s as %s, but it is %s", i, ci.module, im.module, im.name, im.item.fn, have.fn)
+				}
+			}
+			items = m.exports
+		} else {
+			var imports []bundleImport
+			for _, it := range ci.items {
+				bi, err := k.bundleSource(it)
+				if err != nil {
+					return fmt.Errorf("core instance %d: %w", i, err)
+				}
+				items[it.name] = bi.item
+				imports = append(imports, bi)
+			}
+			cm, err := k.rt.CompileModule(ctx, bundleModule(imports))
+			if err != nil {
+				return fmt.Errorf("core instance %d: linking its exports: %w", i, err)
+			}
+			k.bundles[i] = cm
+		}
+		k.itemTypes = append(k.itemTypes, items)
+	}
+	if err := k.buildHost(ctx); err != nil {
+		return err
+	}
+	if err := k.collectExports(); err != nil {
+		return err
+	}
+	k.collectImports()
+	// Compile last: the checks above are cheap, compiling is not.
+	for i, b := range c.modules {
+		if k.mods[i].hasMemory {
+			var err error
+			if b, err = limitMemory(b, k.memLimit); err != nil {
+				return err
+			}
+		}
+		cm, err := k.rt.CompileModule(ctx, b)
+		if err != nil {
+			return fmt.Errorf("compiling core module %d: %w", i, err)
+		}
+		k.compiled = append(k.compiled, cm)
+	}
+	return nil
+}
+
+// bundleSource says where an inline export of a core instance comes from
+// and what its type is.
+func (k *Component) bundleSource(it bundleItem) (bundleImport, error) {
+	c := k.c
+	var ref coreRef
+	switch it.sort {
+	case coreSortFunc:
+		f := c.coreFuncs[it.idx]
+		if f.kind != cfExport {
+			sig, err := k.coreFuncSig(it.idx)
+			if err != nil {
+				return bundleImport{}, err
+			}
+			return bundleImport{module: "host", field: "h" + strconv.Itoa(it.idx), export: it.name,
+				item: coreItem{sort: coreSortFunc, fn: sig}}, nil
+		}
+		ref = f.ref
+	case coreSortMemory:
+		ref = c.coreMems[it.idx]
+	case coreSortTable:
+		ref = c.coreTables[it.idx]
+	case coreSortGlobal:
+		ref = c.coreGlobal[it.idx]
+	}
+	item, ok := k.itemTypes[ref.inst][ref.name]
+	if !ok || item.sort != it.sort {
+		return bundleImport{}, fmt.Errorf("core instance %d exports nothing named %q of that kind", ref.inst, ref.name)
+	}
+	if item.shared {
+		return bundleImport{}, shapeError("shared memories (threads) are not supported")
+	}
+	return bundleImport{module: "i" + strconv.Itoa(ref.inst), field: ref.name, export: it.name, item: item}, nil
+}
+
+// coreFuncSig is the core signature of core function i.
+func (k *Component) coreFuncSig(i int) (coreSig, error) {
+	f := k.c.coreFuncs[i]
+	switch f.kind {
+	case cfExport:
+		item, ok := k.itemTypes[f.ref.inst][f.ref.name]
+		if !ok || item.sort != coreSortFunc {
+			return coreSig{}, fmt.Errorf("core instance %d exports no function %q", f.ref.inst, f.ref.name)
+		}
+		return item.fn, nil
+	case cfDrop:
+		return coreSig{params: []byte{byte(i32)}}, nil
+	}
+	ft := k.c.funcs[f.fn].ft
+	params, _ := flattenParams(ft)
+	results, spilled := flattenResults(ft)
+	var sig coreSig
+	for _, p := range params {
+		sig.params = append(sig.params, byte(p))
+	}
+	if spilled {
+		sig.params = append(sig.params, byte(i32))
+	} else {
+		for _, r := range results {
+			sig.results = append(sig.results, byte(r))
+		}
+	}
+	return sig, nil
+}
+
+// lowering is a component function lowered into a core function: an
+// import the host implements (or not).
+type lowering struct {
+	core  int // core function index
+	fn    *compFunc
+	opts  canonOpts
+	drop  *Resource // for resource.drop
+	impl  hostFunc  // nil: not provided
+	label string    // "wasi:io/streams@0.2.3#[method]output-stream.write"
+	sig   coreSig
+}
+
+// buildHost compiles the host module: one function per canon lower and
+// resource.drop, each finding its call's state through the context.
+func (k *Component) buildHost(ctx context.Context) error {
+	b := k.rt.NewHostModuleBuilder("agenthost:component")
+	for i, f := range k.c.coreFuncs {
+		if f.kind == cfExport {
+			continue
+		}
+		sig, err := k.coreFuncSig(i)
+		if err != nil {
+			return err
+		}
+		lw := &lowering{core: i, opts: f.opts, sig: sig}
+		if f.kind == cfDrop {
+			lw.drop = f.res
+			lw.label = "resource.drop " + f.res.Key
+		} else {
+			lw.fn = k.c.funcs[f.fn]
+			if lw.fn.kind != fnImport {
+				return shapeError("a lifted function is lowered again inside the component (component-internal calls are not supported)")
+			}
+			iface, ver := splitVersion(lw.fn.iface)
+			lw.label = lw.fn.iface + "#" + lw.fn.name
+			if lw.fn.iface == "" {
+				lw.label = lw.fn.name
+			}
+			if supportedVersion(iface, ver) {
+				lw.impl = hostFuncs[iface+"#"+lw.fn.name]
+			}
+			if err := checkLowerOpts(lw); err != nil {
+				return err
+			}
+		}
+		k.hostIdx[i] = len(k.lowered)
+		k.lowered = append(k.lowered, lw)
+		params := make([]api.ValueType, len(sig.params))
+		for j, p := range sig.params {
+			params[j] = api.ValueType(p)
+		}
+		results := make([]api.ValueType, len(sig.results))
+		for j, r := range sig.results {
+			results[j] = api.ValueType(r)
+		}
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, _ api.Module, stack []uint64) {
+			callFrom(ctx).invokeHost(lw, stack)
+		}), params, results).WithName(lw.label).Export("h" + strconv.Itoa(i))
+	}
+	cm, err := b.Compile(ctx)
+	if err != nil {
+		return fmt.Errorf("building the host functions: %w", err)
+	}
+	k.host = cm
+	return nil
+}
+
+// checkLowerOpts checks that a lowering that moves strings or lists has
+// the memory (and, for results, the realloc) the canonical ABI needs.
+func checkLowerOpts(lw *lowering) error {
+	ft := lw.fn.ft
+	_, ps := flattenParams(ft)
+	_, rs := flattenResults(ft)
+	needMem := ps || rs
+	needRealloc := false
+	for _, p := range ft.Params {
+		needMem = needMem || hasBulk(p.Type)
+	}
+	if ft.Result != nil && hasBulk(ft.Result) {
+		needMem, needRealloc = true, true
+	}
+	if needMem && lw.opts.memory < 0 {
+		return fmt.Errorf("import %s is lowered without the memory option its signature needs", lw.label)
+	}
+	if needRealloc && lw.opts.realloc < 0 {
+		return fmt.Errorf("import %s is lowered without the realloc option its result needs", lw.label)
+	}
+	return nil
+}
+
+// hasBulk reports whether values of t live in memory (strings, lists).
+func hasBulk(t *Type) bool {
+	switch t.Kind {
+	case String, List, Map:
+		return true
+	}
+	return slices.ContainsFunc(t.children(), hasBulk)
+}
+
+// supportedVersion reports whether an import's version is one agenthost
+// implements: any WASI 0.2.x release or prerelease.
+func supportedVersion(iface, ver string) bool {
+	return ver == "0.2" || strings.HasPrefix(ver, "0.2.")
+}
+
+func (k *Component) collectExports() error {
+	c := k.c
+	add := func(iface, name string, f *compFunc) error {
+		if f.kind != fnLift {
+			return shapeError("export %q re-exports an import; only functions the component implements can be tools", name)
+		}
+		if f.ft.Async || f.opts.async {
+			return shapeError("export %q is an async function: only synchronous exports are supported", joinName(iface, name))
+		}
+		for _, p := range f.ft.Params {
+			if u := p.Type.unsupported(); u != "" {
+				return shapeError("export %q: parameter %q is %s, which a tool cannot take", joinName(iface, name), p.Name, u)
+			}
+		}
+		if f.ft.Result != nil {
+			if u := f.ft.Result.unsupported(); u != "" {
+				return shapeError("export %q: its result is %s, which a tool cannot return", joinName(iface, name), u)
+			}
+		}
+		if c.coreFuncs[f.core].kind != cfExport {
+			return shapeError("export %q lifts a host function", joinName(iface, name))
+		}
+		if err := checkLiftOpts(f); err != nil {
+			return fmt.Errorf("export %q: %w", joinName(iface, name), err)
+		}
+		fn := &Func{Name: toolName(iface, name), Interface: iface, Function: name, Type: f.ft, fn: f}
+		fn.Doc = k.docs.lookup(iface, name)
+		for _, o := range k.funcs {
+			if o.Name == fn.Name {
+				return fmt.Errorf("exports %q and %q both make the tool name %q", joinName(o.Interface, o.Function), joinName(iface, name), fn.Name)
+			}
+		}
+		if len(fn.Name) > 128 {
+			return fmt.Errorf("export %q makes a tool name longer than 128 characters", joinName(iface, name))
+		}
+		k.funcs = append(k.funcs, fn)
+		return nil
+	}
+	for _, e := range c.exports {
+		switch e.sort {
+		case sortFunc:
+			if err := add("", e.name, c.funcs[e.idx]); err != nil {
+				return err
+			}
+		case sortInstance:
+			inst := c.insts[e.idx]
+			if inst.itype != nil {
+				return shapeError("export %q re-exports an imported instance", e.name)
+			}
+			for _, n := range inst.names {
+				if err := add(e.name, n, c.funcs[inst.funcs[n]]); err != nil {
+					return err
+				}
+			}
+		case sortType:
+		default:
+			return shapeError("the component exports a %s (%q)", sortName(e.sort), e.name)
+		}
+	}
+	return nil
+}
+
+func checkLiftOpts(f *compFunc) error {
+	ft := f.ft
+	_, ps := flattenParams(ft)
+	_, rs := flattenResults(ft)
+	needMem, needRealloc := ps || rs, ps
+	for _, p := range ft.Params {
+		if hasBulk(p.Type) {
+			needMem, needRealloc = true, true
+		}
+	}
+	if ft.Result != nil && hasBulk(ft.Result) {
+		needMem = true
+	}
+	if needMem && f.opts.memory < 0 {
+		return errors.New("lifted without the memory option its signature needs")
+	}
+	if needRealloc && f.opts.realloc < 0 {
+		return errors.New("lifted without the realloc option its parameters need")
+	}
+	return nil
+}
+
+func joinName(iface, name string) string {
+	if iface == "" {
+		return name
+	}
+	return iface + "#" + name
+}
+
+func (k *Component) collectImports() {
+	seen := map[string]int{}
+	for _, name := range k.c.imports {
+		if _, ok := seen[name]; ok {
+			continue
+		}
+		iface, ver := splitVersion(name)
+		im := Import{Name: name, Provided: supportedVersion(iface, ver) && providedInterfaces[iface]}
+		seen[name] = len(k.imports)
+		k.imports = append(k.imports, im)
+	}
+	for _, lw := range k.lowered {
+		if lw.fn == nil || lw.impl != nil {
+			continue
+		}
+		if i, ok := seen[lw.fn.iface]; ok && k.imports[i].Provided {
+			k.imports[i].Missing = append(k.imports[i].Missing, lw.fn.name)
+		}
+	}
+}
+
+// toolName makes a tool name as Wassette's component2json does.
+func toolName(iface, name string) string {
+	norm := func(s string) string {
+		var b strings.Builder
+		for _, r := range strings.ToLower(s) {
+			if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+				b.WriteRune(r)
+			} else {
+				b.WriteByte('_')
+			}
+		}
+		return b.String()
+	}
+	if iface == "" {
+		return norm(name)
+	}
+	return norm(iface) + "_" + norm(name)
+}
