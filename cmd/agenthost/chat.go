@@ -75,7 +75,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		tty = f
 		defer f.Close()
 	}
-	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, procs: newProcPolicy()}
+	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, policy: newRunPolicy()}
 	keys := &ctrlCKeys{r: tty}
 	c.line = term.NewTerminal(struct {
 		io.Reader
@@ -135,7 +135,7 @@ type chat struct {
 	session string // "" until the first turn of a new session
 	tty     *os.File
 	line    *term.Terminal
-	procs   *procPolicy // processors for each turn's run (process.go)
+	policy  *runPolicy // processors and memory for each turn's run (process.go)
 }
 
 func (c *chat) loop(ctx context.Context) int {
@@ -294,7 +294,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
-	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.procs.sink(out.event), OnText: out.text}
+	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
 	if a := terminalAsker(c.e); a != nil {
 		req.Asker = a
 		defer a.close()

@@ -21,8 +21,11 @@ import (
 //
 //   - wazero is used through its public API only: no file imports one of
 //     its internal packages or names one of its unexported or internal
-//     types in a string (what reflection would need), and no file that
-//     imports wazero imports reflect or unsafe.
+//     types in a string (what reflection would need), and a file that
+//     imports wazero imports no unsafe and uses reflect only to select on
+//     channels (reflect.Select, SelectCase and ValueOf; no field access,
+//     no NewAt, no unsafe pointers): nothing that reaches another
+//     package's unexported state.
 //   - process-wide policy is the command's: only cmd/agenthost calls
 //     runtime.GOMAXPROCS, runtime.GC, debug.FreeOSMemory,
 //     debug.SetGCPercent or debug.SetMemoryLimit, or reads the process's
@@ -72,6 +75,8 @@ func TestSourcePolicyCatches(t *testing.T) {
 		"internal type":   {"host/plugin", "package p; const s = `*wasm.Module`"},
 		"reflect":         {"host/plugin", `package p; import ("reflect"; "github.com/tetratelabs/wazero"); var _ = reflect.TypeOf(wazero.NewRuntimeConfig())`},
 		"unsafe":          {"host/plugin", `package p; import (_ "unsafe"; _ "github.com/tetratelabs/wazero/api")`},
+		"field access":    {"host/plugin", `package p; import ("reflect"; "github.com/tetratelabs/wazero"); var _ = reflect.ValueOf(wazero.NewRuntimeConfig()).Elem().FieldByName("x")`},
+		"new at":          {"host/component", `package p; import ("reflect"; _ "github.com/tetratelabs/wazero"); var _ = reflect.NewAt`},
 		"gomaxprocs":      {"host", `package p; import "runtime"; func f() { runtime.GOMAXPROCS(1) }`},
 		"renamed import":  {"internal/x", `package p; import rt "runtime"; func f() { rt.GC() }`},
 		"free os memory":  {"host/plugin", `package p; import "runtime/debug"; func f() { debug.FreeOSMemory() }`},
@@ -89,6 +94,15 @@ func TestSourcePolicyCatches(t *testing.T) {
 		if got := checkSource(t, path, c.dir); len(got.violations)+len(got.madvise) == 0 || got.mmap {
 			t.Errorf("%s: no violation found in %s", name, c.src)
 		}
+	}
+	// A select over channels, beside wazero.
+	path0 := filepath.Join(dir, "select.go")
+	src0 := `package p; import ("reflect"; _ "github.com/tetratelabs/wazero"); func f(ch chan int) { reflect.Select([]reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)}}) }`
+	if err := os.WriteFile(path0, []byte(src0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := checkSource(t, path0, "host/component"); len(c.violations) != 0 {
+		t.Errorf("a select over channels: %q", c.violations)
 	}
 	// What the command may do.
 	path := filepath.Join(dir, "cmd.go")
@@ -146,6 +160,15 @@ func moduleFiles(t *testing.T, root string) []string {
 // an unexported one of its public packages or any of an internal one.
 var wazeroTypeName = regexp.MustCompile(`(^|[^\w.])\*?(wazero\.[a-z_]|(wasm|wazevo|filecache|interpreter|wazevoapi|sysfs|platform)\.[A-Za-z_])`)
 
+// reflectSelect is what a file that imports wazero may use of reflect:
+// selecting on channels.
+var reflectSelect = []string{"Select", "SelectCase", "SelectRecv", "SelectSend", "SelectDefault", "SelectDir", "ValueOf"}
+
+// reflectReach are the reflect methods that reach into a value's fields or
+// memory, forbidden in a file that imports wazero whatever they are called
+// on.
+var reflectReach = []string{"Field", "FieldByName", "FieldByIndex", "FieldByIndexErr", "FieldByNameFunc", "NumField", "UnsafeAddr", "UnsafePointer", "NewAt", "SetPointer"}
+
 // processCalls are the functions that set process-wide state, by import
 // path; madvise is matched by name in any package.
 var processCalls = map[string][]string{
@@ -171,7 +194,7 @@ func checkSource(t *testing.T, path, dir string) sourceCheck {
 	var out []string
 	var c sourceCheck
 	names := map[string]string{} // local name → import path
-	wazero, reflectOrUnsafe := false, ""
+	wazero, unsafeImported := false, false
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		name := p[strings.LastIndex(p, "/")+1:]
@@ -184,12 +207,12 @@ func checkSource(t *testing.T, path, dir string) sourceCheck {
 			out = append(out, "imports wazero's internal package "+p)
 		case p == "github.com/tetratelabs/wazero" || strings.HasPrefix(p, "github.com/tetratelabs/wazero/"):
 			wazero = true
-		case p == "reflect" || p == "unsafe":
-			reflectOrUnsafe = p
+		case p == "unsafe":
+			unsafeImported = true
 		}
 	}
-	if wazero && reflectOrUnsafe != "" {
-		out = append(out, "imports wazero and "+reflectOrUnsafe+": wazero is used through its public API only")
+	if wazero && unsafeImported {
+		out = append(out, "imports wazero and unsafe: wazero is used through its public API only")
 	}
 	command := dir == "cmd/agenthost"
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -205,11 +228,14 @@ func checkSource(t *testing.T, path, dir string) sourceCheck {
 				}
 			}
 		case *ast.SelectorExpr:
+			sel := n.Sel.Name
 			x, ok := n.X.(*ast.Ident)
+			if wazero && (slices.Contains(reflectReach, sel) || ok && names[x.Name] == "reflect" && !slices.Contains(reflectSelect, sel)) {
+				out = append(out, fmt.Sprintf("line %d uses reflect's %s beside wazero: wazero is used through its public API only", fset.Position(n.Pos()).Line, sel))
+			}
 			if !ok || command {
 				return true
 			}
-			sel := n.Sel.Name
 			at := fmt.Sprintf("line %d uses %s.%s", fset.Position(n.Pos()).Line, x.Name, sel)
 			switch {
 			case slices.Contains(processCalls[names[x.Name]], sel):

@@ -10,7 +10,10 @@ import (
 
 // Process policy. The libraries (host, loop, host/plugin) never set
 // process-wide state; the commands that run one agent at a time (run,
-// chat) choose it here.
+// chat) choose it here, from the run's own events (run.start, step.end at
+// the top level, tool.start and tool.end at any depth). The commands that
+// serve many runs at once (mcp serve, worker) leave the process as Go
+// starts it.
 //
 // Processors: a run is one loop waiting on one thing at a time, the model
 // or a tool. With two or more processors the Go scheduler spends much of a
@@ -18,44 +21,59 @@ import (
 // except while there is work to share: from the start of a run until its
 // first step ends (the plugins loaded from their cached load facts compile
 // in the background then, and a first call waits for its module), and
-// while two or more tool calls are in flight. The run's own events say
-// which: run.start, step.end at the top level, tool.start and tool.end at
-// any depth. A GOMAXPROCS set by the user is left alone, as are the
-// commands that serve many runs at once (mcp serve, worker).
+// while two or more tool calls are in flight. A GOMAXPROCS set by the user
+// is left alone.
+//
+// Memory: loading and compiling plugins touch code and read-only data all
+// over the executable (the compiler, the builtin modules' bytes), of which
+// a run's steps need a small part. run drops the executable's read-only
+// pages from the resident set before its first step, and both commands
+// drop them again once a run's first step has ended (its first calls
+// waited for their modules to compile), off the loop's path; the pages
+// the steps use fault back in from the page cache. No collection is
+// forced: giving the heap's free pages back made the steps that follow
+// fault them in again.
 
-// procPolicy switches GOMAXPROCS on a run's events. Its methods are safe
-// for concurrent use; a nil *procPolicy does nothing.
-type procPolicy struct {
+// runPolicy applies the process policy to the runs of one command. Its
+// methods are safe for concurrent use; a nil *runPolicy does nothing.
+type runPolicy struct {
 	mu       sync.Mutex
-	all      int  // the processors the process started with
+	all      int  // the processors the process started with; 0: left alone
 	starting bool // from run.start until the first step.end at depth 0
 	calls    int  // tool calls in flight
+	released bool // this run's pages were dropped after its first step
 	set      func(int) int
+	release  func()
 }
 
-// newProcPolicy returns the policy of a command running one agent at a
-// time, starting as a run starts; nil when the user set GOMAXPROCS or
-// there is one processor.
-func newProcPolicy() *procPolicy {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return nil
+// newRunPolicy returns the policy of a command running one agent at a
+// time, starting as a run starts.
+func newRunPolicy() *runPolicy {
+	all := 0
+	if os.Getenv("GOMAXPROCS") == "" {
+		all = runtime.GOMAXPROCS(0)
 	}
-	return startProcPolicy(runtime.GOMAXPROCS)
+	return startRunPolicy(all, runtime.GOMAXPROCS, trimExecutable)
 }
 
-// startProcPolicy is newProcPolicy with set as runtime.GOMAXPROCS.
-func startProcPolicy(set func(int) int) *procPolicy {
-	p := &procPolicy{all: set(0), set: set, starting: true}
-	if p.all <= 1 {
-		return nil
+// startRunPolicy is newRunPolicy with all processors (fewer than two: the
+// processors are left alone), set as runtime.GOMAXPROCS and release as
+// what drops the executable's pages.
+func startRunPolicy(all int, set func(int) int, release func()) *runPolicy {
+	if all <= 1 {
+		all = 0
 	}
+	p := &runPolicy{all: all, starting: true, set: set, release: release}
 	p.apply()
 	return p
 }
 
 // apply sets the processors for the present state; mu is held (or p is
 // not shared yet).
-func (p *procPolicy) apply() {
+func (p *runPolicy) apply() {
+	if p.all == 0 {
+		return
+	}
 	want := 1
 	if p.starting || p.calls >= 2 {
 		want = p.all
@@ -66,7 +84,7 @@ func (p *procPolicy) apply() {
 }
 
 // event follows a run's events.
-func (p *procPolicy) event(ev loop.Event) {
+func (p *runPolicy) event(ev loop.Event) {
 	if p == nil {
 		return
 	}
@@ -74,8 +92,12 @@ func (p *procPolicy) event(ev loop.Event) {
 	defer p.mu.Unlock()
 	switch {
 	case ev.Type == loop.EventRunStart && ev.Depth == 0:
-		p.starting = true
+		p.starting, p.released = true, false
 	case ev.Type == loop.EventStepEnd && ev.Depth == 0:
+		if !p.released {
+			p.released = true
+			go p.release()
+		}
 		p.starting = false
 	case ev.Type == loop.EventRunEnd && ev.Depth == 0:
 		p.starting, p.calls = false, 0
@@ -90,7 +112,7 @@ func (p *procPolicy) event(ev loop.Event) {
 }
 
 // sink returns next, with p following the events on the way.
-func (p *procPolicy) sink(next func(loop.Event)) loop.Sink {
+func (p *runPolicy) sink(next func(loop.Event)) loop.Sink {
 	if p == nil {
 		return loop.SinkFunc(next)
 	}

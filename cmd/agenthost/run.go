@@ -69,10 +69,10 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	out := newOutput(e, *asJSON, *events)
 	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
 	// What the load touched of the executable leaves the resident set
-	// before the run, and processors follow the run (process.go).
+	// before the run; processors and memory follow the run (process.go).
 	trimExecutable()
-	procs := newProcPolicy()
-	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: procs.sink(out.event), OnText: out.text}
+	policy := newRunPolicy()
+	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
 	if a := terminalAsker(e); a != nil {
 		req.Asker = a
 		defer a.close()
