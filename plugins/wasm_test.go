@@ -259,7 +259,7 @@ func TestEchoExample(t *testing.T) {
 }
 
 // BenchmarkCoreCall measures one read_file call on a fresh instance of the
-// compiled core.wasm (instantiation, Go runtime start, the call, exit).
+// compiled core.wasm (instantiation, the guest's start, the call, exit).
 func BenchmarkCoreCall(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644); err != nil {

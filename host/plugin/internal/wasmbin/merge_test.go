@@ -71,8 +71,8 @@ func segmentCount(t *testing.T, wasm []byte) uint32 {
 
 // TestMergeDataSameMemory: joining data segments leaves a new instance's
 // memory byte for byte as the original module's, with fewer segments, for
-// core.wasm (Go's linker: tens of thousands of segments) and for segments
-// given out of order and across gaps wider than mergeGap.
+// the builtin core.wasm and for segments given out of order and across
+// gaps wider than mergeGap.
 func TestMergeDataSameMemory(t *testing.T) {
 	core, ok := plugins.BuiltinShared("core")
 	if !ok {

@@ -1,3 +1,0 @@
-module github.com/agenthost/agenthost/plugins/core
-
-go 1.26
