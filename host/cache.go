@@ -79,10 +79,10 @@ func ResolveCacheDir(dir string) (string, error) {
 			removeStaleTemp(p)
 		}
 	}
-	// agenthost's own entries (host/plugin: load facts, module data,
-	// machine code) are checked by their readers; only the temporary files
-	// of interrupted writes are removed here.
-	for _, d := range []string{"agenthost-load", "agenthost-data", "agenthost-code"} {
+	// agenthost's own entries (host/plugin: load facts, module data) are
+	// checked by their readers; only the temporary files of interrupted
+	// writes are removed here.
+	for _, d := range []string{"agenthost-load", "agenthost-data"} {
 		ents, _ := os.ReadDir(filepath.Join(abs, d))
 		for _, e := range ents {
 			removeStaleTemp(filepath.Join(abs, d, e.Name()))

@@ -102,8 +102,8 @@ func TestResolveCacheDirRefusesOtherOwner(t *testing.T) {
 // write in progress) is kept.
 func TestResolveCacheDirRemovesStaleTemp(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	// wazero's entries, and agenthost's load facts, module data and machine code.
-	for _, d := range []string{"wazero-v1-amd64-linux", "agenthost-load", "agenthost-data", "agenthost-code"} {
+	// wazero's entries, and agenthost's load facts and module data.
+	for _, d := range []string{"wazero-v1-amd64-linux", "agenthost-load", "agenthost-data"} {
 		sub := filepath.Join(dir, d)
 		if err := os.MkdirAll(sub, 0o700); err != nil {
 			t.Fatal(err)

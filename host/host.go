@@ -18,7 +18,6 @@ import (
 	"github.com/agenthost/agenthost/host/provider"
 	"github.com/agenthost/agenthost/host/tracing"
 	"github.com/agenthost/agenthost/internal/cassette"
-	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -465,7 +464,6 @@ func (t *toolset) Check(call loop.ToolCall) string {
 }
 
 func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
-	defer procs.Call()() // parallel calls get all processors (internal/procs)
 	ref, ok := t.byName[call.Name]
 	if !ok {
 		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil

@@ -22,8 +22,8 @@ import (
 
 // The modules are embedded as strings: their bytes then sit in the
 // executable's read-only data, which the process can give back to the page
-// cache once they are compiled (internal/exepages), and which no code can
-// write to by mistake.
+// cache once they are compiled (agenthost run trims the executable's
+// pages), and which no code can write to by mistake.
 //
 //go:embed core.wasm
 var core string

@@ -14,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
@@ -69,7 +68,6 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	procs.Manage() // one run at a time (internal/procs)
 
 	// The input line is read on the controlling terminal, like the
 	// doom-loop question (asker.go); stdin when there is none.
@@ -78,7 +76,7 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		tty = f
 		defer f.Close()
 	}
-	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af}
+	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
 	keys := &ctrlCKeys{r: tty}
 	c.line = term.NewTerminal(struct {
 		io.Reader
@@ -139,6 +137,7 @@ type chat struct {
 	tty     *os.File
 	line    *term.Terminal
 	approve *approveFlags
+	policy  *runPolicy // processors and memory for each turn's run (process.go)
 }
 
 func (c *chat) loop(ctx context.Context) int {
@@ -297,7 +296,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
-	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: loop.SinkFunc(out.event), OnText: out.text}
+	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
 	approver, release := newApprover(c.e, c.approve)
 	defer release()
 	req.Approver = approver

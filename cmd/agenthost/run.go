@@ -11,8 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/exepages"
-	"github.com/agenthost/agenthost/internal/procs"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -71,12 +69,14 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 
 	out := newOutput(e, *asJSON, *events)
 	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
-	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: loop.SinkFunc(out.event), OnText: out.text}
+	// What the load touched of the executable leaves the resident set
+	// before the run; processors and memory follow the run (process.go).
+	trimExecutable()
+	policy := newRunPolicy()
+	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
 	approver, release := newApprover(e, af)
 	defer release()
 	req.Approver = approver
-	exepages.Trim()
-	procs.Manage()
 	res, err := h.Run(ctx, req)
 	if err != nil {
 		return runError(e, err, path)

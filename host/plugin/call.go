@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -115,47 +116,41 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 	if err := ctx.Err(); err != nil {
 		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}
-	if t.ext != nil {
-		return p.callExtism(ctx, t, call, args)
-	}
 	start := time.Now()
-	var (
-		i     *instance
-		stdin []byte
-		res   loop.ToolResult
-		err   error
-	)
-	switch {
-	case p.reuse:
-		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
-		res, err = p.callReuse(ctx, t, stdin)
-	case t.cli != nil:
-		argv, in, cerr := t.cli.command(args)
-		if cerr != nil {
-			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, cerr), nil
-		}
-		stdin = in
-		i = newInstance(ctx, p.r, p.mod, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
-		i.runCold(ctx, stdin, p.limits.Timeout)
-		res, err = p.result(ctx, t, i)
-	default:
-		stdin, _ = json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
-		if i = p.takeWarm(ctx, t); i != nil {
-			i.serve(ctx, stdin, p.limits.Timeout)
-		} else {
-			i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
-			i.runCold(ctx, stdin, p.limits.Timeout)
-		}
-		p.refill(t)
-		res, err = p.result(ctx, t, i)
-	}
-	log := zerolog.Ctx(ctx)
-	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
-	} else {
-		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
-	}
+	res, err := t.call(ctx, t, call, args)
+	p.logCall(ctx, t, start, res, err)
 	return res, err
+}
+
+// callAgenthost runs a call of an agenthost plugin's tool: in the reused
+// instance of a reuse plugin, else in the tool's pre-started instance when
+// there is one, else in a fresh one.
+func (p *Plugin) callAgenthost(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	stdin, _ := json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
+	if p.reuse {
+		return p.callReuse(ctx, t, stdin)
+	}
+	i := p.takeWarm(ctx, t)
+	if i != nil {
+		i.serve(ctx, stdin, p.limits.Timeout)
+	} else {
+		i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
+		i.runCold(ctx, stdin, p.limits.Timeout)
+	}
+	p.refill(t)
+	return p.result(ctx, t, i)
+}
+
+// callCLI runs a call of a wasi_cli plugin's tool in a fresh instance
+// with the command line and stdin its CLITool builds.
+func (p *Plugin) callCLI(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	argv, stdin, err := t.cli.command(args)
+	if err != nil {
+		return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
+	}
+	i := newInstance(ctx, p.r, p.mod, t.cfg.WithArgs(argv...), p.limits, p.grants, p.mounts)
+	i.runCold(ctx, stdin, p.limits.Timeout)
+	return p.result(ctx, t, i)
 }
 
 // checkArgs parses and validates the arguments; a non-empty message is the
@@ -321,36 +316,226 @@ func (p *Plugin) refill(t *tool) {
 	}
 }
 
-// describe runs the module with AGENTHOST_MODE=describe in a sandbox with
-// nothing granted and reads its manifest from stdout.
-func (r *Runtime) describe(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, error) {
-	m, _, err := r.describeRaw(ctx, mod, name, limits)
-	return m, err
+// callReuse serves one call of tool t of a reuse plugin: an idle instance
+// of the caller's scope, else the pre-started one, else a new one. The
+// instances serve every tool of the plugin (p.shared).
+func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolResult, error) {
+	line := append(req, '\n')
+	ref, scoped := scopeOf(ctx)
+	var i *instance
+	if scoped {
+		i, _ = ref.s.take(ref.owner, p.shared).(*instance)
+	}
+	if i == nil {
+		if i = p.takeWarm(ctx, p.shared); i == nil {
+			if i = p.startPiped(p.shared, false); i == nil {
+				return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
+			}
+		}
+		if !scoped {
+			// Only calls without a scope start a fresh instance each time;
+			// a scope keeps its own, so a spare would idle, costing a
+			// guest start-up of CPU and its memory.
+			p.refill(p.shared)
+		}
+	}
+	if !i.serveLine(ctx, line, p.limits.Timeout) {
+		// The instance ended before it answered: judge it as a one-call
+		// instance (exit code, stdout, cause).
+		return p.result(ctx, t, i)
+	}
+	res, f := i.answer(t)
+	if f != nil {
+		f.Plugin, f.Tool = p.name, t.spec.Name
+		i.retire()
+		return loop.ToolResult{}, f
+	}
+	if scoped && i.calls >= reuseCalls && !res.IsError {
+		// Worn out, not broken: its successor starts now, off the next
+		// call's path, and waits in the scope.
+		i.retire()
+		if j := p.startPiped(p.shared, true); j != nil && !ref.s.put(ref.owner, p.shared, j) {
+			j.retire()
+		}
+		return res, nil
+	}
+	if !scoped || res.IsError || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.shared, i) {
+		i.retire()
+	}
+	return res, nil
 }
 
-// describeRaw is describe, also returning the output it parsed.
-func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, []byte, error) {
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
-	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil)
-	i.runCold(ctx, nil, limits.Timeout)
-	code, f := i.exitCode(ctx, false)
-	if f != nil {
-		f.Plugin, f.Tool = name, "(describe)"
-		return nil, nil, fmt.Errorf("describe run failed: %w", f)
+// startPiped makes an instance of t reading its requests from a pipe and
+// starts it in the background; nil when the runtime is closed. A
+// pre-started (warm) instance has a watchdog until it first reads stdin.
+func (p *Plugin) startPiped(t *tool, warm bool) *instance {
+	r := p.r
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
 	}
-	if code != 0 {
-		msg := fmt.Sprintf("describe run exited with code %d", code)
-		if s := i.stderr.tail(); s != "" {
-			msg += "; stderr: " + s
+	r.bg.Add(1)
+	r.mu.Unlock()
+	var i *instance
+	if t.ext != nil {
+		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
+	} else {
+		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe()
+		i.reuse = p.reuse
+	}
+	if warm {
+		// Until the guest waits on stdin, the watchdog bounds its start.
+		i.arm(p.limits.Timeout, errStartTimeout)
+	}
+	go func() {
+		defer r.bg.Done()
+		i.run()
+		i.disarm()
+	}()
+	return i
+}
+
+// newExtismInstance makes an instance that calls t's export; parent is the
+// context the instance lives in, logCtx carries the logger.
+func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg wazero.ModuleConfig) *instance {
+	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
+	i.ext = extism.NewCall(i.ctx, p.ext, p.limits.Memory, *zerolog.Ctx(logCtx))
+	i.extFn = t.ext.function
+	return i
+}
+
+// callExtism runs one call of an Extism plugin's tool: in its pre-started
+// instance when there is one, else in a fresh one.
+func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	var input []byte
+	if t.ext.dialect == DialectPlain {
+		_, in, err := t.cli.command(args)
+		if err != nil {
+			return errResult("cannot build the input of tool %q: %v", t.spec.Name, err), nil
 		}
-		return nil, nil, errors.New(msg)
+		input = in
+	} else {
+		input = t.ext.dialect.CallInput(t.ext.name, args)
 	}
-	if i.stdout.truncated() {
-		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
+	if p.extReuse {
+		if ref, scoped := scopeOf(ctx); scoped {
+			return p.callExtismHeld(ctx, t, ref, input)
+		}
 	}
-	m, err := ParseManifest(i.stdout.buf)
+	i := p.takeWarm(ctx, t)
+	if i != nil {
+		i.serve(ctx, input, p.limits.Timeout)
+	} else {
+		i = p.newExtismInstance(ctx, ctx, t, t.cfg)
+		i.runCold(ctx, input, p.limits.Timeout)
+	}
+	p.refill(t)
+	return p.extismResult(ctx, t, i)
+}
+
+// extismResult turns an ended Extism instance into the call's outcome: the
+// output on success (a CallToolResult in the mcp dialects); an error
+// result for a non-zero return, an error_set message, a non-zero exit or a
+// refusal of the host (http, memory, vars); a *Failure for a trap, a
+// timeout or a flood.
+func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.ToolResult, error) {
+	c := i.ext
+	if herr := c.HostError(); herr != nil && i.ctx.Err() == nil {
+		if errors.Is(herr, extism.ErrMemory) {
+			return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureMemory, Err: herr, Stderr: i.stderr.summary()}
+		}
+		return loop.ToolResult{Content: herr.Error(), IsError: true}, nil
+	}
+	code, f := i.exitCode(ctx, true)
+	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != FailureCanceled) {
+		f = qf
+	}
+	if f != nil {
+		f.Plugin, f.Tool = p.name, t.spec.Name
+		f.Err = trimStack(f.Err)
+		return loop.ToolResult{}, f
+	}
+	exited := i.err != nil // a proc_exit: exitCode took it as an exit code
+	if !exited {
+		code = c.Returned()
+	}
+	msg, msgSet := c.ErrorMessage()
+	if code != 0 || msgSet {
+		var b strings.Builder
+		if msg != "" {
+			b.WriteString(msg)
+		} else if exited {
+			fmt.Fprintf(&b, "%s exited with code %d", t.ext.function, code)
+		} else {
+			fmt.Fprintf(&b, "%s returned %d", t.ext.function, int32(code))
+		}
+		if s := i.stderr.tail(); s != "" {
+			fmt.Fprintf(&b, "\nstderr:\n%s", s)
+		}
+		return loop.ToolResult{Content: b.String(), IsError: true}, nil
+	}
+	var res loop.ToolResult
+	if t.ext.dialect == DialectPlain {
+		res.Content = validUTF8(c.Output())
+	} else {
+		res.Content, res.IsError = extism.Result(c.Output())
+	}
+	res.Content = capText(res.Content, p.limits.MaxOutput)
+	return res, nil
+}
+
+// startHeld instantiates and initialises an instance of t's plugin to keep.
+// It returns the instance that failed (for its outcome) when it cannot.
+func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance) {
+	i := p.newExtismInstance(p.r.ctx, ctx, t, t.cfg)
+	h := &extismHeld{i: i}
+	i.held = h
+	i.serving = true
+	i.arm(p.limits.Timeout, errTimeout)
+	stop := context.AfterFunc(ctx, func() { i.cancel(context.Cause(ctx)) })
+	mod := i.exec()
+	stop()
+	i.disarm()
+	if i.err != nil || mod == nil || i.ctx.Err() != nil {
+		if mod != nil {
+			mod.Close(context.WithoutCancel(i.ctx))
+		}
+		i.mem.release()
+		return nil, i
+	}
+	h.mod = mod
+	return h, nil
+}
+
+// callExtismHeld serves a call of a reuse Extism plugin inside a run's
+// scope: an idle instance kept for the agent and tool, or a new one.
+func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, input []byte) (loop.ToolResult, error) {
+	h, _ := ref.s.take(ref.owner, p.extKey).(*extismHeld)
+	if h == nil {
+		var failed *instance
+		if h, failed = p.startHeld(ctx, t); h == nil {
+			res, err := p.extismResult(ctx, t, failed)
+			failed.cancel(nil)
+			return res, err
+		}
+	}
+	c := h.call(ctx, p, t, input)
+	res, err := p.extismResult(ctx, t, c)
+	healthy := err == nil && !res.IsError && c.err == nil && c.ctx.Err() == nil && c.ext.HostError() == nil
+	c.cancel(nil)
+	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.extKey, h) {
+		h.retire()
+	}
+	return res, err
+}
+
+// logCall logs the outcome of a call.
+func (p *Plugin) logCall(ctx context.Context, t *tool, start time.Time, res loop.ToolResult, err error) {
+	log := zerolog.Ctx(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("describe output: %w", err)
+		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
+	} else {
+		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
 	}
-	return m, i.stdout.buf, nil
 }

@@ -35,7 +35,7 @@
 //     error result carrying the code, stderr and stdout. Traps, timeouts and
 //     floods are failures as for agenthost.
 //   - extism: an Extism plugin (declared, or importing extism:host/env),
-//     run on the Go kernel of extism_kernel.go. Its dialect comes from its
+//     run on the Go kernel of internal/extism. Its dialect comes from its
 //     exports: describe/call (mcp.run, hyper-mcp v1) and list_tools/call_tool
 //     (hyper-mcp v2) describe their tools; any other plugin is "plain" and
 //     its tools are CLITools naming the export (CLITool.Function) and
@@ -120,4 +120,30 @@
 // exits without reading its request turns pre-starting off for that tool.
 // Plugin.SetPrestart(false) disables it. wasi_cli plugins receive argv at
 // start and are never pre-started.
+//
+// # Start-up and memory
+//
+// What keeps a run's start-up short and its resident set small stays
+// inside the sandbox's job and uses wazero's public API only:
+//   - load facts (facts.go) and remembered module sums (source.go) in the
+//     private cache, so a start-up neither hashes, compiles nor runs a
+//     module it has loaded before; the module compiles in the background
+//     when a run starts (Runtime.CompileLoaded) or at its first call;
+//   - guest memories outside the Go heap (memory_unix.go, through
+//     experimental.MemoryAllocator), reserved at their limit so growing
+//     never copies, and kept zeroed for the next instance;
+//   - data segments written by the host (guestdata.go): a module's data is
+//     kept in the cache, not decoded on the heap for the module's life.
+//
+// Process-wide choices (GOMAXPROCS, collections, the executable's pages)
+// are the command's (cmd/agenthost/process.go); this package makes none.
+//
+// # Layout
+//
+// runtime.go and load.go hold the Runtime (compiling, instantiating,
+// loading); plugin.go builds a Plugin, call.go runs its calls; instance.go
+// runs one module instance, reuse.go keeps reused ones in a Scope. Two
+// packages nest under it: internal/wasmbin rewrites module bytes (memory
+// limit, data segments) and internal/extism is the Extism kernel (the host
+// module and the dialects).
 package plugin

@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero/api"
-
-	"github.com/agenthost/agenthost/loop"
 )
 
 // Reused Extism instances (reuse = true in the plugin block). Extism's own
@@ -74,29 +70,6 @@ func (w heldOutput) Write(b []byte) (int, error) {
 	return c.stdout.Write(b)
 }
 
-// startHeld instantiates and initialises an instance of t's plugin to keep.
-// It returns the instance that failed (for its outcome) when it cannot.
-func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance) {
-	i := p.newExtismInstance(p.r.ctx, ctx, t, t.cfg)
-	h := &extismHeld{i: i}
-	i.held = h
-	i.serving = true
-	i.arm(p.limits.Timeout, errTimeout)
-	stop := context.AfterFunc(ctx, func() { i.cancel(context.Cause(ctx)) })
-	mod := i.exec()
-	stop()
-	i.disarm()
-	if i.err != nil || mod == nil || i.ctx.Err() != nil {
-		if mod != nil {
-			mod.Close(context.WithoutCancel(i.ctx))
-		}
-		i.mem.release()
-		return nil, i
-	}
-	h.mod = mod
-	return h, nil
-}
-
 // call serves one call on h and returns the call's instance, ended, for
 // extismResult.
 func (h *extismHeld) call(ctx context.Context, p *Plugin, t *tool, input []byte) *instance {
@@ -120,59 +93,14 @@ func (h *extismHeld) call(ctx context.Context, p *Plugin, t *tool, input []byte)
 			c.err = fmt.Errorf("module exports no function %q", c.extFn)
 			return
 		}
-		c.ext.setInput(input)
-		res, err := fn.Call(context.WithValue(c.ctx, extismKey{}, c.ext))
-		c.err = err
-		if err == nil {
-			c.ext.returned = true
-			if len(res) > 0 {
-				c.ext.rc = uint32(res[0])
-			}
-		}
+		c.err = c.ext.Invoke(c.ctx, fn, input)
 	}()
 	stop()
 	c.disarm()
-	if m := h.mod.Memory(); m != nil {
-		c.memBytes = uint64(m.Size())
-	}
+	c.memBytes = memorySize(h.mod)
 	h.mu.Lock()
 	h.cur = nil
 	h.mu.Unlock()
 	close(c.done)
 	return c
-}
-
-// callExtismHeld serves a call of a reuse Extism plugin inside a run's
-// scope: an idle instance kept for the agent and tool, or a new one.
-func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, input []byte) (loop.ToolResult, error) {
-	start := time.Now()
-	h, _ := ref.s.take(ref.owner, p.ext.key).(*extismHeld)
-	if h == nil {
-		var failed *instance
-		if h, failed = p.startHeld(ctx, t); h == nil {
-			res, err := p.extismResult(ctx, t, failed)
-			failed.cancel(nil)
-			p.logCall(ctx, t, start, res, err)
-			return res, err
-		}
-	}
-	c := h.call(ctx, p, t, input)
-	res, err := p.extismResult(ctx, t, c)
-	healthy := err == nil && !res.IsError && c.err == nil && c.ctx.Err() == nil && c.ext.hostErr == nil
-	c.cancel(nil)
-	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.ext.key, h) {
-		h.retire()
-	}
-	p.logCall(ctx, t, start, res, err)
-	return res, err
-}
-
-// logCall logs the outcome of an Extism call.
-func (p *Plugin) logCall(ctx context.Context, t *tool, start time.Time, res loop.ToolResult, err error) {
-	log := zerolog.Ctx(ctx)
-	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
-	} else {
-		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
-	}
 }

@@ -13,7 +13,7 @@ import (
 
 // Load facts. Loading a plugin compiles its module, which wazero does
 // even from its compilation cache by decoding and validating the whole
-// module again (tens of milliseconds for a Go guest), and for a plugin
+// module again (for a large module, much of a start-up), and for a plugin
 // without a manifest section runs it once in describe mode. What the load
 // learns from that (the module's kind, the exports and imports it checked,
 // the describe run's manifest) depends only on the module's bytes, its
@@ -29,6 +29,11 @@ import (
 // Whatever the facts say, the module is validated by wazero before any of
 // its code runs, and a manifest from the facts is checked like one read
 // from the module.
+
+// loadCache is the part of the compilation cache directory that holds
+// the load facts and the remembered sums of module files; dir "" keeps
+// nothing.
+type loadCache struct{ dir string }
 
 // factsFormat changes whenever what loading checks, or what the facts
 // hold, changes: older entries are then never read.
@@ -84,19 +89,19 @@ func factsKey(moduleSum string, pages uint32, name string, kind Kind) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (r *Runtime) factsPath(key string) string {
-	return filepath.Join(r.cacheDir, factsDir, key+".json")
+func (c loadCache) factsPath(key string) string {
+	return filepath.Join(c.dir, factsDir, key+".json")
 }
 
 // readFacts returns the facts stored under key, or nil when there are
 // none, or when the entry is not private, not whole, or does not match
 // what was asked: such an entry is ignored (and replaced after a full
 // load).
-func (r *Runtime) readFacts(key, moduleSum string, pages uint32, name string, kind Kind) *loadFacts {
-	if r.cacheDir == "" {
+func (c loadCache) readFacts(key, moduleSum string, pages uint32, name string, kind Kind) *loadFacts {
+	if c.dir == "" {
 		return nil
 	}
-	data := r.readCacheFile(r.factsPath(key), 4<<20)
+	data := c.readCacheFile(c.factsPath(key), 4<<20)
 	if data == nil {
 		return nil
 	}
@@ -119,8 +124,8 @@ func (r *Runtime) readFacts(key, moduleSum string, pages uint32, name string, ki
 }
 
 // writeFacts stores lf under its key (writeCacheFile).
-func (r *Runtime) writeFacts(lf *loadFacts) {
-	if r.cacheDir == "" {
+func (c loadCache) writeFacts(lf *loadFacts) {
+	if c.dir == "" {
 		return
 	}
 	facts, err := json.Marshal(lf)
@@ -132,12 +137,12 @@ func (r *Runtime) writeFacts(lf *loadFacts) {
 	if err != nil {
 		return
 	}
-	r.writeCacheFile(r.factsPath(lf.Key), data)
+	c.writeCacheFile(c.factsPath(lf.Key), data)
 }
 
 // dropFacts removes the facts stored under key.
-func (r *Runtime) dropFacts(key string) {
-	if r.cacheDir != "" && key != "" {
-		os.Remove(r.factsPath(key))
+func (c loadCache) dropFacts(key string) {
+	if c.dir != "" && key != "" {
+		os.Remove(c.factsPath(key))
 	}
 }

@@ -205,7 +205,7 @@ func TestFactsForgedForBrokenModule(t *testing.T) {
 	pages := memoryPages(withDefaults(s.Limits).Memory)
 	key := factsKey(modSum, pages, s.Name, s.Kind)
 	r := factsRuntime(t, dir)
-	r.writeFacts(&loadFacts{Format: factsFormat, Key: key, Module: modSum, Pages: pages, Name: s.Name, Kind: s.Kind,
+	r.facts.writeFacts(&loadFacts{Format: factsFormat, Key: key, Module: modSum, Pages: pages, Name: s.Name, Kind: s.Kind,
 		Exports: map[string]exportSig{"_start": {}}})
 	p, err := r.Load(context.Background(), s)
 	if err != nil {

@@ -22,7 +22,7 @@ func appendCustomSection(b []byte, name string, payload []byte) []byte {
 	body = append(body, name...)
 	body = append(body, payload...)
 	out := append([]byte{}, b...)
-	out = append(out, secCustom)
+	out = append(out, 0) // custom section
 	out = appendUleb(out, uint32(len(body)))
 	return append(out, body...)
 }

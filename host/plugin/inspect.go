@@ -10,6 +10,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -52,7 +53,7 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		return nil, err
 	}
 	limits := withDefaults(Limits{})
-	patched, err := limitMemory(wasm, bin, memoryPages(limits.Memory))
+	patched, err := wasmbin.LimitMemory(wasm, bin, memoryPages(limits.Memory))
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +90,8 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		return info, nil
 	}
 	var m *Manifest
-	if bin.manifest != nil {
-		m, err = ParseManifest(bin.manifest)
+	if bin.Custom != nil {
+		m, err = ParseManifest(bin.Custom)
 		if err != nil {
 			info.Problems = append(info.Problems, ManifestSection+" custom section: "+err.Error())
 			return info, nil

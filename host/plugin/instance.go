@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -76,7 +76,7 @@ type instance struct {
 
 	// ext is the Extism state of an instance of an Extism plugin, which
 	// calls the export extFn instead of running _start (extism.go).
-	ext   *extismCall
+	ext   *extism.Call
 	extFn string
 	// held is set on the instances of a reused Extism plugin (the one it
 	// started as and each call's): extism_reuse.go.
@@ -213,17 +213,15 @@ func (i *instance) exec() (mod api.Module) {
 	return mod
 }
 
-// memorySize is the size of mod's memory, 0 when it has none: wazero's
-// Module.Memory returns a typed nil then, which a nil check does not catch.
+// memorySize is the size of mod's exported memory, 0 when it exports none
+// (a WASI module exports its memory: the host functions read it).
 func memorySize(mod api.Module) uint64 {
-	m := mod.Memory()
-	if m == nil {
-		return 0
+	for name := range mod.ExportedMemoryDefinitions() {
+		if m := mod.ExportedMemory(name); m != nil {
+			return uint64(m.Size())
+		}
 	}
-	if v := reflect.ValueOf(m); v.Kind() == reflect.Pointer && v.IsNil() {
-		return 0
-	}
-	return uint64(m.Size())
+	return 0
 }
 
 // fsConfig mounts the plugin's mounts, the read-write ones through views
@@ -506,4 +504,44 @@ func validUTF8(b []byte) string {
 		return string(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// execExtism instantiates an Extism plugin, initialises its language
+// runtime, waits for its input (a pre-started instance waits here) and
+// calls its export.
+func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
+	cm, err := i.mod.wait(i.ctx)
+	if err != nil {
+		i.err = err
+		return nil
+	}
+	i.r.started.Add(1)
+	ctx, mem := withInstanceMemory(i.ctx)
+	i.mem = mem
+	mod, err := i.r.instantiate(ctx, cm, cfg)
+	if err != nil {
+		i.err = err
+		return nil
+	}
+	i.instantiated = true
+	defer func() { i.memBytes = memorySize(mod) }()
+	if err := i.ext.Init(ctx, mod, i.extFn); err != nil {
+		i.err = err
+		return mod
+	}
+	if i.held != nil {
+		return mod // kept to serve calls (extism_reuse.go)
+	}
+	fn := mod.ExportedFunction(i.extFn)
+	if fn == nil {
+		i.err = fmt.Errorf("module exports no function %q", i.extFn)
+		return mod
+	}
+	input, err := io.ReadAll(i.stdin)
+	if err != nil {
+		i.err = err
+		return mod
+	}
+	i.err = i.ext.Invoke(ctx, fn, input)
+	return mod
 }

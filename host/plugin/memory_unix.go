@@ -14,20 +14,20 @@ import (
 // Guest linear memory outside the Go heap. By default wazero keeps a
 // guest's memory in a Go slice and copies it to a bigger one whenever the
 // guest grows it: a Go guest grows its memory a few times while starting,
-// so every instance start copied megabytes, left the old copies to the
-// garbage collector, and counted the whole guest memory in the heap that
+// so every instance start would copy megabytes, leave the old copies to
+// the garbage collector, and count the whole guest memory in the heap that
 // paces collections. Here each memory reserves its maximum (the plugin's
-// limits.memory, which limitMemory wrote into the module) as address space
-// with no access, and growing only opens more of it to reading and
-// writing: the memory never moves and pages cost nothing until touched.
+// limits.memory, which wasmbin.LimitMemory wrote into the module) as
+// address space with no access, and growing only opens more of it to
+// reading and writing: the memory never moves and pages cost nothing until
+// touched. wazero's experimental.MemoryAllocator is the public way in.
 //
 // The reservation is unmapped (or zeroed and kept for the next instance:
 // see spares below) by the instance when its guest can no longer run
 // (instance.run, after the module is closed), never by wazero's Free:
 // wazero frees a module's memory when the module is closed, and a runtime
 // being closed closes modules whose guest may still be running on another
-// goroutine; with a Go slice that was harmless, with an unmapped region it
-// would crash the host.
+// goroutine, which an unmapped region would crash.
 
 // instanceMemory hands out the memories of one instantiation and
 // remembers them until release.

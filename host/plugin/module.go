@@ -5,10 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
-
-	"github.com/agenthost/agenthost/internal/procs"
 )
 
 // module is a plugin's compiled module: compiled already, or to be
@@ -72,89 +69,6 @@ func (m *module) drop(ctx context.Context) {
 		}
 	default:
 	}
-}
-
-// compileLater returns the module of wasm (checked in full by an earlier
-// load with the same bytes and limit: its load facts say so), to be
-// compiled by CompileLoaded or by its first call, whichever comes first.
-// Runtime.Close does not wait for a compilation under way: the runtime is
-// released when the last one ends.
-func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSource, pages uint32, key string) *module {
-	m := &module{done: make(chan struct{})}
-	log := *zerolog.Ctx(ctx)
-	bctx := context.WithoutCancel(ctx)
-	m.compile = func() {
-		defer close(m.done)
-		defer procs.Hold()()
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			m.err = errClosed
-			return
-		}
-		r.compiling++
-		r.mu.Unlock()
-		var cm wazero.CompiledModule
-		wasm, err := src.bytes()
-		// This closure stays with the module (module.compile) for the
-		// plugin's lifetime, and src with it: the bytes a load read to
-		// hash them must not stay too (megabytes for a Go guest).
-		src.wasm = nil
-		var bin *binary
-		if err == nil {
-			bin, err = parseBinary(wasm)
-		}
-		if err == nil {
-			cm, err = r.compilePatched(bctx, wasm, bin, pages, src.sum)
-		}
-		if err != nil {
-			// The facts said this module compiles: they are wrong (or the
-			// module cache was lost and compiling failed now). Drop them,
-			// so the next load checks the module in full before it runs.
-			r.dropFacts(key)
-			r.forgetSum(src)
-			log.Warn().Err(err).Str("plugin", name).Msg("plugin failed to compile; its cached load facts are removed")
-		}
-		if cm != nil && (r.isClosed() || m.dropped.Load()) {
-			cm.Close(bctx)
-			cm, err = nil, errClosed
-		}
-		m.cm, m.err = cm, err
-		r.mu.Lock()
-		r.compiling--
-		release := r.releaseLater && r.compiling == 0
-		r.mu.Unlock()
-		if release {
-			r.release(bctx)
-		}
-	}
-	r.mu.Lock()
-	r.pending = append(r.pending, m)
-	r.mu.Unlock()
-	return m
-}
-
-// CompileLoaded compiles, one after the other in the background, the
-// modules of plugins loaded from their cached load facts and not compiled
-// yet (a call of one compiles its module at once). Front ends call it
-// when a run starts, so the compilation overlaps the first model request;
-// a run that ends without calling a tool does not wait for it.
-func (r *Runtime) CompileLoaded() {
-	r.mu.Lock()
-	pending := r.pending
-	r.pending = nil
-	r.mu.Unlock()
-	if len(pending) == 0 {
-		return
-	}
-	// The compilations get all processors (internal/procs) until done.
-	release := procs.Hold()
-	go func() {
-		defer release()
-		for _, m := range pending {
-			m.begin()
-		}
-	}()
 }
 
 // exportSig is the signature of an exported function: what loading a

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
@@ -43,8 +45,13 @@ type Plugin struct {
 	byName         map[string]*tool
 	prestart       atomic.Bool
 	// ext and dialect are set for Extism plugins (extism.go).
-	ext     *extismPlugin
+	ext     *extism.Plugin
 	dialect Dialect
+	// extReuse: an Extism plugin's instances serve many calls of a run
+	// (extism_reuse.go), of any of its tools; extKey names them in a
+	// Scope.
+	extReuse bool
+	extKey   *tool
 	// reuse: the manifest says one instance serves many calls (reuse.go).
 	// Such an instance serves every tool of the plugin: shared holds its
 	// module config (no AGENTHOST_TOOL; each request names its tool) and
@@ -79,6 +86,9 @@ type tool struct {
 	noWarm atomic.Bool
 	// ext says how to call the tool of an Extism plugin; nil otherwise.
 	ext *extismTool
+	// call runs a call whose arguments passed the schema: the way of the
+	// plugin's kind (callAgenthost, callCLI, callExtism).
+	call func(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error)
 }
 
 // Name is the plugin's name (Spec.Name).
@@ -129,180 +139,6 @@ func (p *Plugin) SetPrestart(on bool) {
 			}
 		}
 	}
-}
-
-func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
-	switch spec.Kind {
-	case "", KindAgenthost, KindWASICLI:
-	case KindExtism:
-	default:
-		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism)
-	}
-	for _, ct := range spec.Tools {
-		if ct.Command == nil {
-			return nil, fmt.Errorf("tool %q has no command line (CLITool.Command)", ct.Name)
-		}
-	}
-	src, err := r.source(spec)
-	if err != nil {
-		return nil, err
-	}
-	limits := withDefaults(spec.Limits)
-	pages := memoryPages(limits.Memory)
-	key := factsKey(src.sum, pages, spec.Name, spec.Kind)
-	// facts are what an earlier load of this module found (facts.go); with
-	// them the module compiles later, else now, in full.
-	facts := r.readFacts(key, src.sum, pages, spec.Name, spec.Kind)
-	var mod *module
-	var cm wazero.CompiledModule
-	if facts != nil {
-		mod = r.compileLater(ctx, spec.Name, src, pages, key)
-	} else {
-		// A full load hashes what it compiles: a remembered sum that is
-		// wrong is corrected here.
-		wasm, err := r.rehash(src)
-		if err != nil {
-			return nil, err
-		}
-		if spec.SHA256 != "" && src.sum != spec.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
-		}
-		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
-		bin, err := parseBinary(wasm)
-		if err != nil {
-			return nil, err
-		}
-		if cm, err = r.compilePatched(ctx, wasm, bin, pages, src.sum); err != nil {
-			return nil, err
-		}
-		mod = readyModule(cm)
-		facts = &loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
-			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.manifest)}
-	}
-	var section []byte
-	if facts.Section != "" {
-		section = []byte(facts.Section)
-	}
-	p := &Plugin{r: r, name: spec.Name, mod: mod, exports: facts.Exports, limits: limits, byName: map[string]*tool{}}
-	ok := false
-	defer func() {
-		if !ok {
-			p.closeMounts()
-			mod.drop(ctx)
-		}
-	}()
-	// fresh: the facts were found now, not read: they are stored once the
-	// load succeeds.
-	fresh := cm != nil
-	if facts.Extism && spec.Kind != "" && spec.Kind != KindExtism {
-		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extismModule)
-	}
-	if spec.Kind == KindExtism || facts.Extism {
-		p.kind = KindExtism
-		if err := p.loadExtism(ctx, spec); err != nil {
-			return nil, err
-		}
-		p.prestart.Store(true)
-		if fresh {
-			r.writeFacts(facts)
-		}
-		ok = true
-		return p, nil
-	}
-	if _, has := facts.Exports["_start"]; !has {
-		if note := reactorNote(facts.Exports); note != "" {
-			return nil, errors.New(note)
-		}
-		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
-	}
-
-	p.kind = spec.Kind
-	if p.kind == "" {
-		switch {
-		case section != nil:
-			p.kind = KindAgenthost
-		case len(spec.Tools) > 0:
-			p.kind = KindWASICLI
-		default:
-			p.kind = KindAgenthost // confirmed by describe below
-		}
-	}
-
-	switch p.kind {
-	case KindAgenthost:
-		if len(spec.Tools) > 0 {
-			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
-		}
-		if section != nil {
-			m, err := ParseManifest(section)
-			if err != nil {
-				return nil, fmt.Errorf("%s custom section: %w", ManifestSection, err)
-			}
-			p.manifest, p.manifestSource = m, "custom section"
-		} else if facts.Manifest != "" {
-			m, err := ParseManifest([]byte(facts.Manifest))
-			if err != nil {
-				return nil, fmt.Errorf("cached describe output: %w", err)
-			}
-			p.manifest, p.manifestSource = m, "describe"
-		} else {
-			dl := limits
-			if spec.Kind == "" {
-				if !facts.Environ {
-					return nil, fmt.Errorf("cannot detect the plugin kind: %w. A plain WASI command needs kind = \"wasi_cli\" and tool blocks", errNoEnv)
-				}
-				dl = detectLimits(limits)
-			}
-			m, out, err := r.describeRaw(ctx, mod, spec.Name, dl)
-			if err != nil {
-				if spec.Kind == "" {
-					return nil, detectError(err, dl.Timeout)
-				}
-				return nil, err
-			}
-			p.manifest, p.manifestSource = m, "describe"
-			facts.Manifest = string(out)
-			fresh = true
-		}
-		p.grants = grant(p.manifest, spec)
-		p.reuse = p.manifest.Reuse
-	case KindWASICLI:
-		if len(spec.Tools) == 0 {
-			return nil, errors.New("a wasi_cli plugin needs at least one tool block describing its tool")
-		}
-		p.grants = grant(nil, spec)
-	}
-
-	base, err := p.baseConfig()
-	if err != nil {
-		return nil, err
-	}
-	if p.manifest != nil {
-		for _, mt := range p.manifest.Tools {
-			if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, nil, base); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		for _, ct := range spec.Tools {
-			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if p.reuse {
-		p.shared = &tool{
-			spec: loop.ToolSpec{Name: "(any tool)"},
-			cfg:  base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_REUSE", "1"),
-			warm: make(chan *instance, 1),
-		}
-	}
-	p.prestart.Store(p.kind == KindAgenthost)
-	if fresh {
-		r.writeFacts(facts)
-	}
-	ok = true
-	return p, nil
 }
 
 // baseConfig builds the module config every call of the plugin starts from:
@@ -360,8 +196,10 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wa
 		cfg:    base,
 		warm:   make(chan *instance, 1),
 	}
+	t.call = p.callCLI
 	if cli == nil {
 		t.cfg = base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
+		t.call = p.callAgenthost
 	}
 	p.byName[name] = t
 	p.tools = append(p.tools, t.spec)
@@ -373,4 +211,86 @@ func (p *Plugin) closeMounts() {
 		m.fs.Close()
 	}
 	p.mounts = nil
+}
+
+// loadExtism finishes loading an Extism plugin: its grants, dialect and
+// tools.
+func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
+	ext, err := extism.NewPlugin(spec.Name, spec.Config, spec.HTTPAllow)
+	if err != nil {
+		return err
+	}
+	p.ext, p.extReuse, p.extKey = ext, spec.Reuse, &tool{}
+	p.grants = grant(nil, spec)
+	p.grants.HTTPAllow = append([]string(nil), spec.HTTPAllow...)
+	base, err := p.baseConfig()
+	if err != nil {
+		return err
+	}
+	exports := p.exports
+	p.dialect = dialectOf(exports)
+	if len(spec.Tools) > 0 {
+		// Tool blocks choose the exports, whatever the dialect.
+		p.dialect = DialectPlain
+		for _, ct := range spec.Tools {
+			fn := ct.Function
+			if fn == "" {
+				fn = ct.Name
+			}
+			if err := checkExport(exports, fn); err != nil {
+				return fmt.Errorf("tool %q: %w", ct.Name, err)
+			}
+			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
+				return err
+			}
+			p.byName[ct.Name].ext = &extismTool{function: fn, dialect: DialectPlain}
+			p.byName[ct.Name].call = p.callExtism
+		}
+		return nil
+	}
+	if p.dialect == DialectPlain {
+		return errors.New("this Extism plugin exports neither describe/call (mcp.run, hyper-mcp v1) nor list_tools/call_tool (hyper-mcp v2), so it cannot describe its tools; declare them with tool blocks naming the export to call (function = \"...\")")
+	}
+	listFn, callFn := p.dialect.Functions()
+	for _, fn := range []string{listFn, callFn} {
+		if err := checkExport(exports, fn); err != nil {
+			return err
+		}
+	}
+	tools, err := p.listTools(ctx, listFn, p.dialect.ListInput(), base)
+	if err != nil {
+		return err
+	}
+	dummy := &CLITool{}
+	for _, mt := range tools {
+		if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, dummy, base); err != nil {
+			return fmt.Errorf("%s: %w", listFn, err)
+		}
+		p.byName[mt.Name].ext = &extismTool{function: callFn, name: mt.Name, dialect: p.dialect}
+		p.byName[mt.Name].call = p.callExtism
+	}
+	if len(p.tools) == 0 {
+		return fmt.Errorf("%s returned no tools", listFn)
+	}
+	return nil
+}
+
+// listTools runs describe or list_tools in a fresh instance with the
+// plugin's grants and reads {"tools":[...]}.
+func (p *Plugin) listTools(ctx context.Context, fn string, input []byte, cfg wazero.ModuleConfig) ([]extism.Tool, error) {
+	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn}}
+	i := p.newExtismInstance(ctx, ctx, t, cfg)
+	i.runCold(ctx, input, p.limits.Timeout)
+	res, err := p.extismResult(ctx, t, i)
+	if err != nil {
+		return nil, fmt.Errorf("%s failed: %w", fn, err)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("%s failed: %s", fn, res.Content)
+	}
+	tools, err := extism.ParseTools(i.ext.Output())
+	if err != nil {
+		return nil, fmt.Errorf("%s %w", fn, err)
+	}
+	return tools, nil
 }

@@ -26,8 +26,8 @@ import (
 // reuseCalls is how many calls one instance serves before it is replaced:
 // whatever a long-lived guest accumulates (beyond its memory, which
 // limits.memory bounds anyway) is bounded, at the cost of one start-up
-// every reuseCalls calls. A Go guest's start-up is ~8 ms of CPU: at 100
-// calls that was 0.08 ms a call, at 1000 it is under 0.01 ms.
+// every reuseCalls calls, which is small beside a call once spread over
+// that many.
 const reuseCalls = 1000
 
 // maxIdle bounds the idle instances a scope keeps per agent and plugin: as
@@ -130,86 +130,6 @@ func (s *Scope) Close() {
 		}
 		delete(s.idle, k)
 	}
-}
-
-// callReuse serves one call of tool t of a reuse plugin: an idle instance
-// of the caller's scope, else the pre-started one, else a new one. The
-// instances serve every tool of the plugin (p.shared).
-func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolResult, error) {
-	line := append(req, '\n')
-	ref, scoped := scopeOf(ctx)
-	var i *instance
-	if scoped {
-		i, _ = ref.s.take(ref.owner, p.shared).(*instance)
-	}
-	if i == nil {
-		if i = p.takeWarm(ctx, p.shared); i == nil {
-			if i = p.startPiped(p.shared, false); i == nil {
-				return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
-			}
-		}
-		if !scoped {
-			// Only calls without a scope start a fresh instance each time;
-			// a scope keeps its own, so a spare would idle, costing a
-			// guest start-up of CPU and its memory.
-			p.refill(p.shared)
-		}
-	}
-	if !i.serveLine(ctx, line, p.limits.Timeout) {
-		// The instance ended before it answered: judge it as a one-call
-		// instance (exit code, stdout, cause).
-		return p.result(ctx, t, i)
-	}
-	res, f := i.answer(t)
-	if f != nil {
-		f.Plugin, f.Tool = p.name, t.spec.Name
-		i.retire()
-		return loop.ToolResult{}, f
-	}
-	if scoped && i.calls >= reuseCalls && !res.IsError {
-		// Worn out, not broken: its successor starts now, off the next
-		// call's path, and waits in the scope.
-		i.retire()
-		if j := p.startPiped(p.shared, true); j != nil && !ref.s.put(ref.owner, p.shared, j) {
-			j.retire()
-		}
-		return res, nil
-	}
-	if !scoped || res.IsError || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.shared, i) {
-		i.retire()
-	}
-	return res, nil
-}
-
-// startPiped makes an instance of t reading its requests from a pipe and
-// starts it in the background; nil when the runtime is closed. A
-// pre-started (warm) instance has a watchdog until it first reads stdin.
-func (p *Plugin) startPiped(t *tool, warm bool) *instance {
-	r := p.r
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
-	r.bg.Add(1)
-	r.mu.Unlock()
-	var i *instance
-	if t.ext != nil {
-		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
-	} else {
-		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe()
-		i.reuse = p.reuse
-	}
-	if warm {
-		// Until the guest waits on stdin, the watchdog bounds its start.
-		i.arm(p.limits.Timeout, errStartTimeout)
-	}
-	r.spawn(func() {
-		defer r.bg.Done()
-		i.run()
-		i.disarm()
-	})
-	return i
 }
 
 // serveLine hands one request line to a reuse instance and waits for its

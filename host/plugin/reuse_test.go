@@ -83,7 +83,7 @@ func TestReuseOneInstancePerScopeAndOwner(t *testing.T) {
 // call starts afresh. Failures are reported as for one-call instances.
 func TestReuseRetiresAfterTrouble(t *testing.T) {
 	r := newRuntime(t)
-	p, _ := reusePlugin(t, r, func(l *Limits) { l.Timeout = 300 * time.Millisecond; l.MaxOutput = 1 << 10 })
+	p, _ := reusePlugin(t, r, func(l *Limits) { l.Timeout = time.Second; l.MaxOutput = 1 << 10 })
 	sc := NewScope()
 	defer sc.Close()
 	ctx := WithScopeOwner(WithScope(context.Background(), sc), "a")

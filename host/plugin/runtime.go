@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,8 +15,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/agenthost/agenthost/internal/defaults"
-	"github.com/agenthost/agenthost/internal/exepages"
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/plugins"
 )
@@ -29,10 +28,12 @@ type Runtime struct {
 	cache wazero.CompilationCache
 	// cacheDir is the on-disk compilation cache ("" = in memory only).
 	cacheDir string
+	// facts holds the load facts and module sums in cacheDir (facts.go).
+	facts loadCache
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
-	// extism holds the functions of the Extism host module (extism_kernel.go).
+	// extism holds the functions of the Extism host module (internal/extism).
 	extism map[string]api.FunctionDefinition
 
 	// ctx lives as long as the runtime; pre-started instances derive from it.
@@ -42,17 +43,6 @@ type Runtime struct {
 
 	// started counts instances started, for tests and metrics.
 	started atomic.Int64
-
-	// idle hands work to a goroutine that ran an instance before and
-	// waits for the next (spawn); workers counts those goroutines.
-	idle    chan func()
-	workers sync.WaitGroup
-
-	// fileBacked holds the machine code already mapped from its file
-	// (start and length; codefile_linux.go): a module compiled again
-	// shares wazero's copy.
-	codeMu     sync.Mutex
-	fileBacked map[[2]uintptr]bool
 
 	mu      sync.Mutex
 	closed  bool
@@ -66,7 +56,7 @@ type Runtime struct {
 	pending []*module
 
 	// builtin returns the bytes of a builtin plugin ("core"), shared: not
-	// to be modified (limitMemory copies before it patches).
+	// to be modified (wasmbin copies before it patches).
 	builtin func(name string) ([]byte, bool)
 
 	// protected are the host's own files, which no mount may reach.
@@ -97,7 +87,6 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache %q: %w", cacheDir, err)
 		}
-		bufferCacheReads(c)
 		cache = c
 	} else {
 		cache = wazero.NewCompilationCache()
@@ -112,7 +101,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, fmt.Errorf("instantiate WASI preview1: %w", err)
 	}
-	extism, err := instantiateExtism(ctx, rt)
+	ext, err := extism.Instantiate(ctx, rt)
 	if err != nil {
 		rt.Close(ctx)
 		cache.Close(ctx)
@@ -123,41 +112,13 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		rt:       rt,
 		cache:    cache,
 		cacheDir: cacheDir,
+		facts:    loadCache{dir: cacheDir},
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
-		extism:   extism,
+		extism:   ext,
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.BuiltinShared,
-		idle:     make(chan func()),
 	}, nil
-}
-
-// spawn runs f on a goroutine of the runtime's: one that ran an earlier
-// instance and now waits for the next, or a new one. A goroutine that
-// runs a guest grows its stack as the guest starts (wazero's calls, the
-// host functions); a fresh goroutine for every instance copied its stack
-// several times over each time (about 10 µs of an Extism call without
-// reuse). A waiting goroutine ends when the runtime closes, and Close
-// waits for it.
-func (r *Runtime) spawn(f func()) {
-	select {
-	case r.idle <- f:
-	default:
-		r.workers.Add(1)
-		go r.worker(f)
-	}
-}
-
-func (r *Runtime) worker(f func()) {
-	defer r.workers.Done()
-	for {
-		f()
-		select {
-		case f = <-r.idle:
-		case <-r.ctx.Done():
-			return
-		}
-	}
 }
 
 // Close stops pre-started instances, then releases the runtime, the
@@ -174,7 +135,6 @@ func (r *Runtime) Close(ctx context.Context) error {
 
 	r.cancel()
 	r.bg.Wait()
-	r.workers.Wait()
 	var errs []error
 	r.mu.Lock()
 	// A background compilation cannot be stopped, and wazero must not be
@@ -192,7 +152,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 			errs = append(errs, m.fs.Close())
 		}
 		if p.ext != nil {
-			p.ext.http.client.CloseIdleConnections()
+			p.ext.Close()
 		}
 	}
 	return errors.Join(errs...)
@@ -209,131 +169,6 @@ func (r *Runtime) isClosed() bool {
 	return r.closed
 }
 
-// LoadAll loads every spec concurrently (each compiled once; see Load) and
-// returns the plugins in the order of specs. errs[i] is the error of
-// specs[i], naming the plugin, and nil when it loaded; out[i] is nil when it
-// did not.
-func (r *Runtime) LoadAll(ctx context.Context, specs []Spec) (out []*Plugin, errs []error) {
-	out = make([]*Plugin, len(specs))
-	errs = make([]error, len(specs))
-	var wg sync.WaitGroup
-	for i := range specs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = r.Load(ctx, specs[i])
-		}()
-	}
-	wg.Wait()
-	return out, errs
-}
-
-// Load reads, checks and compiles one plugin, detects its kind, reads its
-// manifest (running describe mode if needed), compiles its tool schemas and
-// prepares its sandbox. The error names the plugin and what to do.
-func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
-	zerolog.Ctx(ctx).Debug().Str("plugin", spec.Name).Str("cache", r.cacheDir).Msg("loading plugin (compiling it unless cached)")
-	p, err := r.load(ctx, spec)
-	if err != nil {
-		return nil, fmt.Errorf("plugin %q: %w", spec.Name, err)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		p.closeMounts()
-		return nil, fmt.Errorf("plugin %q: runtime is closed", spec.Name)
-	}
-	r.plugins = append(r.plugins, p)
-	for _, d := range p.grants.Denied {
-		zerolog.Ctx(ctx).Info().Str("plugin", spec.Name).Msg(d)
-	}
-	return p, nil
-}
-
-// source finds a plugin's module and its sha256, and checks its pinned
-// digest. The bytes of a file or builtin whose sum is remembered (see
-// moduleSource) are read only when needed.
-func (r *Runtime) source(s Spec) (*moduleSource, error) {
-	var src *moduleSource
-	switch {
-	case s.Builtin != "":
-		if _, ok := r.builtin(s.Builtin); !ok {
-			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
-		}
-		name := s.Builtin
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) {
-			b, _ := r.builtin(name)
-			return b, nil
-		}}
-		if exe, err := os.Executable(); err == nil {
-			src.statKey = statKey("builtin "+name, exe)
-		}
-	case s.Path != "":
-		path := s.Path
-		src = &moduleSource{name: path, statKey: statKey("file", path), read: func() ([]byte, error) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return nil, fmt.Errorf("read plugin file: %w", err)
-			}
-			return b, nil
-		}}
-	case s.Wasm != nil:
-		wasm := s.Wasm
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) { return wasm, nil }}
-	default:
-		return nil, errors.New("plugin has no source")
-	}
-	if err := r.sumSource(src); err != nil {
-		return nil, err
-	}
-	if s.SHA256 != "" && src.sum != s.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
-	}
-	return src, nil
-}
-
-func sourceName(s Spec) string {
-	switch {
-	case s.Builtin != "":
-		return "builtin:" + s.Builtin
-	case s.Path != "":
-		return s.Path
-	}
-	return "the module"
-}
-
-// withDefaults returns l with each zero (or negative) limit replaced by the
-// default of the plugin block's limits in agents.hcl.
-func withDefaults(l Limits) Limits {
-	if l.Memory == 0 {
-		l.Memory = defaults.Memory
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = defaults.Timeout
-	}
-	if l.MaxOutput <= 0 {
-		l.MaxOutput = defaults.MaxOutput
-	}
-	if l.MaxWrite <= 0 {
-		l.MaxWrite = defaults.MaxWrite
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = defaults.MaxFiles
-	}
-	return l
-}
-
-func memoryPages(bytes uint64) uint32 {
-	pages := bytes / pageSize
-	if pages < 1 {
-		pages = 1
-	}
-	if pages > maxPages {
-		pages = maxPages
-	}
-	return uint32(pages)
-}
-
 // compile checks a module's header, applies the memory limit, compiles it
 // and checks its imports against the WASI preview1 and Extism host modules.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wazero.CompiledModule, *binary, error) {
@@ -348,20 +183,11 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 // compilePatched is compile of a module parsed already, with a memory
 // limit of pages pages. sum is the module's sha256 ("" if not known): the
 // name of its data in the cache (guestdata.go). wasm is not used after
-// the patch, so a file plugin's bytes are garbage during the compile; a
-// later use (even its length) would keep them reachable until the end.
+// the patch, so a file plugin's bytes can be collected during the compile.
 func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32, sum string) (wazero.CompiledModule, error) {
 	patched, data, err := r.patchModule(wasm, bin, pages, sum)
 	if err != nil {
 		return nil, err
-	}
-	if len(patched) >= collectAfter {
-		// The compile is a run's peak: the module's decoding and, at its
-		// end, all of its machine code (until fileBackCode). What the load
-		// and the patch left is collected and given back first, so the
-		// decoding does not grow the heap on top of it (examples/echo:
-		// about 1 MB less at the peak; codefile.go).
-		debug.FreeOSMemory()
 	}
 	cm, err := r.rt.CompileModule(ctx, patched)
 	if err != nil && r.dropBadCache(ctx, err) {
@@ -374,43 +200,26 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		cm.Close(ctx)
 		return nil, err
 	}
-	releaseBodies(cm)
-	r.fileBackCode(cm, sum, pages)
 	if data != nil {
 		cm = &compiledModule{CompiledModule: cm, data: data}
-	}
-	if len(patched) >= collectAfter {
-		// Decoding and validating a module this size leaves several times
-		// its size of garbage. It is collected now and the freed pages are
-		// given back at once, before the heap grows to the goal that
-		// garbage set; then the executable's pages the compile touched.
-		debug.FreeOSMemory()
-		exepages.Trim()
 	}
 	return cm, nil
 }
 
-// patchModule is splitData for compilePatched. A large module's compile
-// is the peak of a run's resident set: its copy, its decoding and its
-// machine code all at once. So the executable's pages that package
-// initialisation, the load and the first step touched are given back
-// first, and a builtin's bytes (the executable's read-only data, read to
-// copy them) right after the copy (internal/exepages).
+// patchModule lowers the module's memory maximum to pages and takes its
+// data out when it can (wasmbin.SplitData), storing the data under sum;
+// a module whose data cannot be stored keeps it (wasmbin.LimitMemory).
 func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string) ([]byte, *guestData, error) {
-	large := len(wasm) >= collectAfter
-	if large {
-		exepages.Trim()
+	patched, split, err := wasmbin.SplitData(wasm, bin, pages)
+	if err != nil || split == nil {
+		return patched, nil, err
 	}
-	patched, data, err := splitData(wasm, bin, pages, r.cacheDir, sum)
-	if large {
-		exepages.Trim()
+	if data := newGuestData(split, r.cacheDir, sum); data != nil {
+		return patched, data, nil
 	}
-	return patched, data, err
+	patched, err = wasmbin.LimitMemory(wasm, bin, pages)
+	return patched, nil, err
 }
-
-// collectAfter is the module size from which a compile ends with a
-// collection (compilePatched).
-const collectAfter = 1 << 20
 
 // dropBadCache handles a compile error caused by an unreadable entry of
 // the on-disk cache (a truncated or overwritten file: wazero reports it as
@@ -436,9 +245,6 @@ func (r *Runtime) dropBadCache(ctx context.Context, err error) bool {
 	return removed > 0
 }
 
-// extismModule is the import module of Extism plugins.
-const extismModule = "extism:host/env"
-
 // checkImports refuses modules whose imports agenthost cannot satisfy.
 func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	var errs []error
@@ -446,11 +252,11 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		host, what := r.wasi, "WASI preview1's"
-		if mod == extismModule {
+		if mod == extism.ModuleName {
 			host, what = r.extism, "Extism's"
 		}
 		def, ok := host[name]
-		if (mod != wasi_snapshot_preview1.ModuleName && mod != extismModule) || !ok {
+		if (mod != wasi_snapshot_preview1.ModuleName && mod != extism.ModuleName) || !ok {
 			missing.add(mod, name)
 			continue
 		}
@@ -481,4 +287,58 @@ func sameTypes(a, b []api.ValueType) bool {
 		}
 	}
 	return true
+}
+
+// instantiate is the runtime's InstantiateModule for a module of
+// compilePatched: it writes the module's data, if the host keeps it, into
+// the new instance's memory. No start function runs inside it: callers
+// call the guest's entry points afterwards.
+func (r *Runtime) instantiate(ctx context.Context, cm wazero.CompiledModule, cfg wazero.ModuleConfig) (api.Module, error) {
+	c, ok := cm.(*compiledModule)
+	if !ok {
+		return r.rt.InstantiateModule(ctx, cm, cfg.WithStartFunctions())
+	}
+	mod, err := r.rt.InstantiateModule(ctx, c.CompiledModule, cfg.WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	if err := c.data.write(mod); err != nil {
+		mod.Close(ctx)
+		return nil, err
+	}
+	return mod, nil
+}
+
+// describe runs the module with AGENTHOST_MODE=describe in a sandbox with
+// nothing granted and reads its manifest from stdout.
+func (r *Runtime) describe(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, error) {
+	m, _, err := r.describeRaw(ctx, mod, name, limits)
+	return m, err
+}
+
+// describeRaw is describe, also returning the output it parsed.
+func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, []byte, error) {
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
+	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil)
+	i.runCold(ctx, nil, limits.Timeout)
+	code, f := i.exitCode(ctx, false)
+	if f != nil {
+		f.Plugin, f.Tool = name, "(describe)"
+		return nil, nil, fmt.Errorf("describe run failed: %w", f)
+	}
+	if code != 0 {
+		msg := fmt.Sprintf("describe run exited with code %d", code)
+		if s := i.stderr.tail(); s != "" {
+			msg += "; stderr: " + s
+		}
+		return nil, nil, errors.New(msg)
+	}
+	if i.stdout.truncated() {
+		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
+	}
+	m, err := ParseManifest(i.stdout.buf)
+	if err != nil {
+		return nil, nil, fmt.Errorf("describe output: %w", err)
+	}
+	return m, i.stdout.buf, nil
 }

@@ -47,7 +47,7 @@ func (s *moduleSource) bytes() ([]byte, error) {
 
 // rehash returns the module's bytes, read now unless read already, and
 // sets src.sum to their sum, correcting the remembered one if it differs.
-func (r *Runtime) rehash(src *moduleSource) ([]byte, error) {
+func (c loadCache) rehash(src *moduleSource) ([]byte, error) {
 	if src.wasm != nil {
 		return src.wasm, nil
 	}
@@ -58,8 +58,8 @@ func (r *Runtime) rehash(src *moduleSource) ([]byte, error) {
 	sum := sha256.Sum256(b)
 	if got := hex.EncodeToString(sum[:]); got != src.sum {
 		src.sum = got
-		if src.statKey != "" && r.cacheDir != "" {
-			r.writeCacheFile(sumPath(r.cacheDir, src.statKey), []byte(got))
+		if src.statKey != "" && c.dir != "" {
+			c.writeCacheFile(sumPath(c.dir, src.statKey), []byte(got))
 		}
 	}
 	src.wasm = b
@@ -67,17 +67,17 @@ func (r *Runtime) rehash(src *moduleSource) ([]byte, error) {
 }
 
 // forgetSum removes the sum remembered for src.
-func (r *Runtime) forgetSum(src *moduleSource) {
-	if src.statKey != "" && r.cacheDir != "" {
-		os.Remove(sumPath(r.cacheDir, src.statKey))
+func (c loadCache) forgetSum(src *moduleSource) {
+	if src.statKey != "" && c.dir != "" {
+		os.Remove(sumPath(c.dir, src.statKey))
 	}
 }
 
 // sumSource sets src.sum: remembered under its stat key, or computed from
 // its bytes (kept in src.wasm) and remembered.
-func (r *Runtime) sumSource(src *moduleSource) error {
-	if src.statKey != "" && r.cacheDir != "" {
-		if sum := r.readSum(src.statKey); sum != "" {
+func (c loadCache) sumSource(src *moduleSource) error {
+	if src.statKey != "" && c.dir != "" {
+		if sum := c.readSum(src.statKey); sum != "" {
 			src.sum = sum
 			return nil
 		}
@@ -88,8 +88,8 @@ func (r *Runtime) sumSource(src *moduleSource) error {
 	}
 	sum := sha256.Sum256(b)
 	src.sum, src.wasm = hex.EncodeToString(sum[:]), b
-	if src.statKey != "" && r.cacheDir != "" {
-		r.writeCacheFile(sumPath(r.cacheDir, src.statKey), []byte(src.sum))
+	if src.statKey != "" && c.dir != "" {
+		c.writeCacheFile(sumPath(c.dir, src.statKey), []byte(src.sum))
 	}
 	return nil
 }
@@ -100,8 +100,8 @@ func sumPath(cacheDir, statKey string) string {
 }
 
 // readSum returns the sum remembered under statKey, or "".
-func (r *Runtime) readSum(statKey string) string {
-	data := r.readCacheFile(sumPath(r.cacheDir, statKey), 64)
+func (c loadCache) readSum(statKey string) string {
+	data := c.readCacheFile(sumPath(c.dir, statKey), 64)
 	if len(data) != 64 {
 		return ""
 	}
@@ -114,7 +114,7 @@ func (r *Runtime) readSum(statKey string) string {
 // readCacheFile returns the contents of a file of the facts directory,
 // or nil when it or the directory is missing, not private, or over max
 // bytes.
-func (r *Runtime) readCacheFile(path string, max int64) []byte {
+func (c loadCache) readCacheFile(path string, max int64) []byte {
 	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() || !private(st) {
 		return nil
 	}
@@ -137,7 +137,7 @@ func (r *Runtime) readCacheFile(path string, max int64) []byte {
 // writeCacheFile writes a file of the facts directory: to a temporary
 // file, private, renamed into place, so a reader never sees half of it.
 // Failing to write only costs the next start-up some work.
-func (r *Runtime) writeCacheFile(path string, data []byte) {
+func (c loadCache) writeCacheFile(path string, data []byte) {
 	dir := filepath.Dir(path)
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return

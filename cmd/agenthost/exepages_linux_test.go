@@ -1,4 +1,4 @@
-package exepages
+package main
 
 import (
 	"os"
@@ -34,11 +34,11 @@ func exeResident(t *testing.T) int {
 	return total
 }
 
-// TestTrim: the executable's read-only pages drop out of the resident set,
+// TestTrimExecutable: the executable's read-only pages drop out of the resident set,
 // and the code and data they held still work (they fault back in).
-func TestTrim(t *testing.T) {
+func TestTrimExecutable(t *testing.T) {
 	before := exeResident(t)
-	Trim()
+	trimExecutable()
 	after := exeResident(t)
 	t.Logf("executable resident: %d kB → %d kB", before, after)
 	if after > before*3/4 {

@@ -1,4 +1,4 @@
-package plugin
+package wasmbin
 
 import (
 	"bytes"
@@ -60,7 +60,7 @@ func initialMemory(t *testing.T, wasm []byte) []byte {
 
 func segmentCount(t *testing.T, wasm []byte) uint32 {
 	t.Helper()
-	bin, err := parseBinary(wasm)
+	bin, err := Parse(wasm, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +71,8 @@ func segmentCount(t *testing.T, wasm []byte) uint32 {
 
 // TestMergeDataSameMemory: joining data segments leaves a new instance's
 // memory byte for byte as the original module's, with fewer segments, for
-// core.wasm (Go's linker: tens of thousands of segments) and for segments
-// given out of order and across gaps wider than mergeGap.
+// the builtin core.wasm and for segments given out of order and across
+// gaps wider than mergeGap.
 func TestMergeDataSameMemory(t *testing.T) {
 	core, ok := plugins.BuiltinShared("core")
 	if !ok {
@@ -91,11 +91,11 @@ func TestMergeDataSameMemory(t *testing.T) {
 	}
 	for name, wasm := range cases {
 		t.Run(name, func(t *testing.T) {
-			bin, err := parseBinary(wasm)
+			bin, err := Parse(wasm, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			merged, err := limitMemory(wasm, bin, 1<<14)
+			merged, err := LimitMemory(wasm, bin, 1<<14)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestMergeDataLeavesOthers(t *testing.T) {
 	}
 	for name, wasm := range cases {
 		t.Run(name, func(t *testing.T) {
-			bin, err := parseBinary(wasm)
+			bin, err := Parse(wasm, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,8 +140,8 @@ func TestMergeDataLeavesOthers(t *testing.T) {
 }
 
 // TestLimitMemoryAllocates: patching core.wasm allocates little more than
-// the patched module itself (it used to allocate 3.4 times the module's
-// size, the largest share of the heap at a run's peak RSS).
+// the patched module itself: one allocation of the final size, not copies
+// of the module on the way.
 func TestLimitMemoryAllocates(t *testing.T) {
 	wasm, bin := parsedCore(t)
 	var out []byte
@@ -149,7 +149,7 @@ func TestLimitMemoryAllocates(t *testing.T) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		var err error
-		out, err = limitMemory(wasm, bin, 1<<14)
+		out, err = LimitMemory(wasm, bin, 1<<14)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
@@ -170,7 +170,7 @@ func FuzzMergeData(f *testing.F) {
 	f.Add(segments(segment(10, "abcd"), segment(12, "XY")))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		wasm := dataModule(data)
-		bin, err := parseBinary(wasm)
+		bin, err := Parse(wasm, "")
 		if err != nil {
 			return
 		}
@@ -182,56 +182,15 @@ func FuzzMergeData(f *testing.F) {
 			t.Fatalf("planned %d bytes, wrote %d", cap(got), len(got))
 		}
 		out := append(wasm[:bin.dataStart:bin.dataStart], got...)
-		if _, err := parseBinary(out); err != nil {
+		if _, err := Parse(out, ""); err != nil {
 			t.Fatalf("merged module does not parse: %v", err)
 		}
 	})
 }
 
-// TestCompileCollects: compiling a large module starts with a collection
-// of what the load left and ends with one of the garbage its decoding left
-// (a run's peak RSS is there); a small one has neither.
-func TestCompileCollects(t *testing.T) {
-	large, _ := parsedLarge(t)
-	small := dataModule(segments(segment(10, "ab")))
-	r := newRuntime(t)
-	for _, c := range []struct {
-		name    string
-		wasm    []byte
-		collect bool
-	}{{"echo", large, true}, {"small", small, false}} {
-		bin, err := parseBinary(c.wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(context.Background(), c.wasm, bin, 1<<14, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.ReadMemStats(&after)
-		cm.Close(context.Background())
-		want := uint32(0)
-		if c.collect {
-			want = 2
-		}
-		if got := after.NumForcedGC - before.NumForcedGC; got != want {
-			t.Errorf("%s (%d bytes): %d collections compiling it, want %d", c.name, len(c.wasm), got, want)
-		}
-		// The freed pages are given back too, not left for the
-		// scavenger to return over the next seconds. (A collection
-		// alone leaves tens of megabytes here; other goroutines of the
-		// test process may allocate a little in between.)
-		if kept := after.HeapIdle - after.HeapReleased; c.collect && kept > 8<<20 {
-			t.Errorf("%s: %d kB of free heap still resident after compiling; want it given back", c.name, kept>>10)
-		}
-	}
-}
-
 // mergeData returns the module's data section (id byte and size included)
 // as limitMemory writes it, or nil when planMerge keeps it as it is.
-func mergeData(b []byte, bin *binary) []byte {
+func mergeData(b []byte, bin *Module) []byte {
 	m := planMerge(b, bin)
 	if m == nil {
 		return nil
@@ -240,26 +199,11 @@ func mergeData(b []byte, bin *binary) []byte {
 }
 
 // parsedCore returns the builtin core module and its parse.
-func parsedCore(t testing.TB) ([]byte, *binary) {
+func parsedCore(t testing.TB) ([]byte, *Module) {
 	t.Helper()
 	core, _ := plugins.BuiltinShared("core")
 	wasm := []byte(core)
-	bin, err := parseBinary(wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return wasm, bin
-}
-
-// parsedLarge returns a module over a megabyte and its parse: the echo
-// test guest, built with Go (core.wasm is smaller).
-func parsedLarge(t testing.TB) ([]byte, *binary) {
-	t.Helper()
-	wasm := bytes.Clone(guests["echo"])
-	if len(wasm) < collectAfter {
-		t.Fatalf("the echo guest is %d bytes; the test needs a module of %d bytes or more", len(wasm), collectAfter)
-	}
-	bin, err := parseBinary(wasm)
+	bin, err := Parse(wasm, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,23 +220,47 @@ func leastOfThree(measure func() uint64) uint64 {
 	return least
 }
 
-// keptHeap returns the heap a module compiled with compilePatched keeps
-// alive (sum as compilePatched takes it), the least of three tries.
-func keptHeap(t *testing.T, r *Runtime, wasm []byte, bin *binary, sum string) uint64 {
-	t.Helper()
-	ctx := context.Background()
-	return leastOfThree(func() uint64 {
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		cm, err := r.compilePatched(ctx, wasm, bin, 1<<14, sum)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		runtime.KeepAlive(cm)
-		cm.Close(ctx)
-		return after.HeapAlloc - before.HeapAlloc
-	})
+// TestSplitDataKeeps: modules whose data the engine must apply keep their
+// data section: a start function runs inside instantiation, data past the
+// initial memory fails it, and the shapes planMerge leaves alone.
+func TestSplitDataKeeps(t *testing.T) {
+	two := segments(segment(10, "ab"), segment(20, "cd"))
+	withStart := []byte("\x00asm\x01\x00\x00\x00")
+	withStart = append(withStart, 1, 4, 1, 0x60, 0, 0) // type: () -> ()
+	withStart = append(withStart, 3, 2, 1, 0)          // one function of it
+	withStart = append(withStart, secMemory, 3, 1, 0, 1)
+	withStart = append(withStart, secStart, 1, 0)
+	withStart = append(withStart, 10, 4, 1, 2, 0, 0x0b) // its body: nothing
+	withStart = append(withStart, secData)
+	withStart = appendUleb(withStart, uint32(len(two)))
+	withStart = append(withStart, two...)
+	cases := map[string][]byte{
+		"start section":      withStart,
+		"past the memory":    dataModule(segments(segment(10, "ab"), segment(65536-1, "cd"))),
+		"overlapping":        dataModule(segments(segment(10, "abcd"), segment(12, "XY"))),
+		"data count":         dataModule(two, secDataCount, 1, 2),
+		"one segment":        dataModule(segments(segment(10, "ab"))),
+		"passive":            dataModule(segments(segment(10, "ab"), []byte{1, 1, 'x'})),
+		"no memory, no data": []byte("\x00asm\x01\x00\x00\x00"),
+	}
+	for name, wasm := range cases {
+		t.Run(name, func(t *testing.T) {
+			bin, err := Parse(wasm, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, data, err := SplitData(wasm, bin, 1<<14)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if data != nil {
+				t.Fatalf("the data was split off: %d runs", len(data.Runs))
+			}
+			if bin.dataEnd > 0 {
+				if ob, err := Parse(out, ""); err != nil || ob.dataEnd == 0 {
+					t.Fatalf("the module lost its data section (%v)", err)
+				}
+			}
+		})
+	}
 }

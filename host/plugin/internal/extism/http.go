@@ -1,4 +1,4 @@
-package plugin
+package extism
 
 import (
 	"bytes"
@@ -118,7 +118,7 @@ type extismRequest struct {
 // httpRequest performs http_request: only to an allowed origin, within the
 // call's deadline, with the body capped at maxHTTPResponse. A refusal or a
 // failure stops the guest with an error naming it.
-func (c *extismCall) httpRequest(reqOff, bodyOff uint64) uint64 {
+func (c *Call) httpRequest(reqOff, bodyOff uint64) uint64 {
 	c.lastStatus, c.lastHeaders = 0, nil
 	var req extismRequest
 	if err := json.Unmarshal(c.block(reqOff), &req); err != nil {
@@ -183,7 +183,7 @@ func (c *extismCall) httpRequest(reqOff, bodyOff uint64) uint64 {
 	return c.write(data)
 }
 
-func (c *extismCall) httpHeaders() uint64 {
+func (c *Call) httpHeaders() uint64 {
 	if c.lastHeaders == nil {
 		return 0
 	}

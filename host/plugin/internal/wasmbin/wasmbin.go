@@ -1,4 +1,12 @@
-package plugin
+// Package wasmbin reads and rewrites WebAssembly core modules, bytes in and
+// bytes out, before the sandbox compiles them: it tells modules from
+// components and from other files, finds a named custom section, lowers
+// the memory's maximum to a plugin's limit, joins the data segments a Go
+// linker writes by the tens of thousands, and can take the data section out
+// of a module for the host to write into each new instance's memory. It
+// reads only section headers and the memory and data sections; everything
+// else is copied as it is, and the engine validates the result.
+package wasmbin
 
 import (
 	"bytes"
@@ -7,10 +15,6 @@ import (
 	"fmt"
 	"slices"
 )
-
-// ManifestSection is the name of the custom section that carries an
-// agenthost/1 manifest.
-const ManifestSection = "agenthost.manifest"
 
 // ErrComponent is returned for a WASI 0.2 (component model) binary.
 var ErrComponent = errors.New("this is a WASI 0.2 component; agenthost runs WASI preview1 core modules; rebuild for wasm32-wasip1 (Go: GOOS=wasip1 GOARCH=wasm)")
@@ -24,15 +28,21 @@ const (
 	secStart     = 8
 	secData      = 11
 	secDataCount = 12
-	pageSize     = 65536
-	maxPages     = 65536 // 4 GiB, the wasm32 limit
 )
 
-// binary is what agenthost reads from a module's bytes before compiling it.
-type binary struct {
-	// manifest is the payload of the agenthost.manifest custom section, or
+const (
+	// PageSize is the size of a page of linear memory.
+	PageSize = 65536
+	// MaxPages is the most pages a 32-bit memory can have (4 GiB).
+	MaxPages = 65536
+)
+
+// Module is what Parse reads from a module's bytes: where its sections are.
+// It does not keep the bytes.
+type Module struct {
+	// Custom is the payload of the custom section Parse was asked for, or
 	// nil when the module has none.
-	manifest []byte
+	Custom []byte
 	// memStart/memEnd bound the memory section (id byte included); 0,0 when
 	// the module defines no memory.
 	memStart, memEnd int
@@ -44,12 +54,13 @@ type binary struct {
 	dataCount bool
 	// start is set when the module has a start section: its function runs
 	// inside instantiation, so the module keeps its data section
-	// (splitData).
+	// (SplitData).
 	start bool
 }
 
-// checkHeader tells core modules from components and from non-wasm bytes.
-func checkHeader(b []byte) error {
+// CheckHeader tells core modules from components (ErrComponent) and from
+// other bytes (ErrNotWasm).
+func CheckHeader(b []byte) error {
 	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
 		return ErrNotWasm
 	}
@@ -64,12 +75,13 @@ func checkHeader(b []byte) error {
 	return nil
 }
 
-// parseBinary walks the section headers of a core module.
-func parseBinary(b []byte) (*binary, error) {
-	if err := checkHeader(b); err != nil {
+// Parse walks the section headers of a core module and keeps the payload
+// of the custom section named custom (a module with two is refused).
+func Parse(b []byte, custom string) (*Module, error) {
+	if err := CheckHeader(b); err != nil {
 		return nil, err
 	}
-	out := &binary{}
+	out := &Module{}
 	for off := 8; off < len(b); {
 		start := off
 		id := b[off]
@@ -89,11 +101,11 @@ func parseBinary(b []byte) (*binary, error) {
 				return nil, fmt.Errorf("custom section at offset %d: bad name", start)
 			}
 			name := string(b[body+m : body+m+int(nameLen)])
-			if name == ManifestSection {
-				if out.manifest != nil {
-					return nil, fmt.Errorf("module has two %s custom sections", ManifestSection)
+			if name == custom {
+				if out.Custom != nil {
+					return nil, fmt.Errorf("module has two %s custom sections", custom)
 				}
-				out.manifest = append([]byte{}, b[body+m+int(nameLen):end]...)
+				out.Custom = append([]byte{}, b[body+m+int(nameLen):end]...)
 			}
 		case secMemory:
 			out.memStart, out.memEnd = start, end
@@ -109,31 +121,31 @@ func parseBinary(b []byte) (*binary, error) {
 	return out, nil
 }
 
-// limitMemory returns the module with its memory's maximum lowered to
-// limitPages, so the engine refuses any growth past the plugin's limit. The
-// input is not modified. A module whose initial memory already exceeds the
-// limit is refused. The data segments are joined on the way (planMerge).
-func limitMemory(b []byte, bin *binary, limitPages uint32) ([]byte, error) {
-	out, _, err := rewriteModule(b, bin, limitPages, nil)
+// LimitMemory returns the module b (parsed as bin) with its memory's
+// maximum lowered to limitPages, so the engine refuses any growth past the
+// plugin's limit. b is not modified. A module whose initial memory already
+// exceeds the limit is refused. The data segments are joined on the way
+// (planMerge).
+func LimitMemory(b []byte, bin *Module, limitPages uint32) ([]byte, error) {
+	out, _, err := rewrite(b, bin, limitPages, false)
 	return out, err
 }
 
-// splitData is limitMemory that leaves the data section out of the module
-// when it can, and returns it as guestData for the host to write into each
-// new instance's memory (guestdata.go), kept in cacheDir under the
-// module's sum sum when both are set; nil guestData when the module keeps
-// it. It can for the shape planMerge rewrites, in a module without a start
-// section whose data fits its initial memory.
-func splitData(b []byte, bin *binary, limitPages uint32, cacheDir, sum string) ([]byte, *guestData, error) {
-	return rewriteModule(b, bin, limitPages, func(segs []dataSegment) *guestData {
-		return newGuestData(b, segs, cacheDir, sum)
-	})
+// SplitData is LimitMemory that also leaves the data section out of the
+// module when it can, and returns the data for the host to write into each
+// new instance's memory before any of the guest's code runs; nil Data when
+// the module keeps its data section. It can for the shape planMerge
+// rewrites, in a module without a start section (whose function would run
+// inside instantiation, before the host writes the data) and whose data
+// fits its initial memory. Without a data count section no instruction can
+// name a data segment, so leaving the section out changes nothing else. The
+// Data reads its bytes from b, which must not change while it is used.
+func SplitData(b []byte, bin *Module, limitPages uint32) ([]byte, *Data, error) {
+	return rewrite(b, bin, limitPages, true)
 }
 
-// rewriteModule is limitMemory, and splitData when store is set: store
-// keeps the segments and returns them as guestData, or nil to leave them
-// in the module.
-func rewriteModule(b []byte, bin *binary, limitPages uint32, store func([]dataSegment) *guestData) ([]byte, *guestData, error) {
+// rewrite is LimitMemory, and SplitData when split is set.
+func rewrite(b []byte, bin *Module, limitPages uint32, split bool) ([]byte, *Data, error) {
 	if bin.memEnd == 0 {
 		return b, nil, nil
 	}
@@ -165,14 +177,14 @@ func rewriteModule(b []byte, bin *binary, limitPages uint32, store func([]dataSe
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory section: minimum: %w", err)
 	}
-	max := uint32(maxPages)
+	max := uint32(MaxPages)
 	if flags == 1 {
 		if max, _, err = uleb32(p[1+n:]); err != nil {
 			return nil, nil, fmt.Errorf("memory section: maximum: %w", err)
 		}
 	}
 	if min > limitPages {
-		return nil, nil, fmt.Errorf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(min)*pageSize>>20, uint64(limitPages)*pageSize>>20)
+		return nil, nil, fmt.Errorf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(min)*PageSize>>20, uint64(limitPages)*PageSize>>20)
 	}
 	if max > limitPages {
 		max = limitPages
@@ -185,9 +197,9 @@ func rewriteModule(b []byte, bin *binary, limitPages uint32, store func([]dataSe
 	// One allocation of the final size: the module can be megabytes.
 	size := bin.memStart + 1 + ulebLen(uint32(len(body))) + len(body) + len(b) - bin.memEnd
 	m := planMerge(b, bin)
-	var data *guestData
-	if store != nil && m != nil && !bin.start && m.end() <= uint64(min)*pageSize {
-		data = store(m.segs)
+	var data *Data
+	if split && m != nil && !bin.start && m.end() <= uint64(min)*PageSize {
+		data = newData(b, m.segs)
 	}
 	switch {
 	case data != nil:
@@ -270,17 +282,17 @@ type dataMerge struct {
 
 // planMerge plans the rewrite of the module's data section, or returns nil
 // to keep the section as it is. Go's wasm linker cuts its data at every run
-// of zeros into tens of thousands of segments (45,640 in core.wasm); the
-// engine keeps each one as a heap object and copies them one by one into
-// every new instance. Joining segments across gaps of at most mergeGap zero
-// bytes leaves a fresh memory exactly as before, since memory starts zeroed
+// of zeros into tens of thousands of segments; the engine keeps each one
+// as a heap object and copies them one by one into every new instance.
+// Joining segments across gaps of at most mergeGap zero bytes leaves a
+// fresh memory exactly as the original module's, since memory starts zeroed
 // and no other segment writes into a gap. Only the simple, unambiguous shape
 // is rewritten: every segment active on memory 0 at an i32.const offset,
 // none overlapping another, and no data count section (which code that
 // names segments by index needs). The plan holds offsets into b, not
 // copies: the caller writes the new section straight into the module it
 // builds (appendTo), so a large module is copied once.
-func planMerge(b []byte, bin *binary) *dataMerge {
+func planMerge(b []byte, bin *Module) *dataMerge {
 	if bin.dataEnd == 0 || bin.dataCount || bin.dataStart < bin.memEnd {
 		return nil
 	}
