@@ -3,16 +3,12 @@ package temporal
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -93,9 +89,7 @@ func (f forgetful) Agent(name string) (*loop.Agent, error) {
 func TestWorkerWithoutTheAgent(t *testing.T) {
 	m := &scriptModel{script: []reply{text("never")}}
 	a := agent("main", m, nil, 3)
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	var asked int
 	Register(env, &Activities{Agents: forgetful{fakeAgents{"main": a}, &asked}})
 	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
@@ -126,11 +120,12 @@ func TestEventPages(t *testing.T) {
 		return b
 	}}
 	b := big.build()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	Register(env, testActivities(env, fakeAgents{"main": b.top}))
 	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
 	events, n := pages(t, env)
 	if n < 2 || len(events) == 0 || events[len(events)-1].Type != loop.EventRunEnd {
 		t.Errorf("%d events in %d pages; want 1.25 MiB of tool results over several pages, ending with run.end", len(events), n)
@@ -176,9 +171,7 @@ func TestToolActivityTakesSlot(t *testing.T) {
 	a := agent("main", m, nil, 5)
 	ht := &heldTools{tools: newTools("read"), slots: slots}
 	a.Tools = ht
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	Register(env, &Activities{Agents: slottedAgents{fakeAgents{"main": a}, slots}})
 	env.ExecuteWorkflow(WorkflowRun, RunInput{Prompt: "task"})
 	var res loop.Result

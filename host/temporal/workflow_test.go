@@ -336,9 +336,7 @@ func runLocal(t *testing.T, sc scenario) (*loop.Result, []loop.Event, built) {
 // runWorkflow runs sc as a workflow in the SDK's test environment.
 func runWorkflow(t *testing.T, sc scenario) (*loop.Result, []loop.Event, built) {
 	b := sc.build()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	env := newTestEnv()
 	agents := fakeAgents{}
 	var add func(a *loop.Agent)
 	add = func(a *loop.Agent) {
@@ -463,4 +461,14 @@ func TestScenariosSameAsLocal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newTestEnv is the SDK's test environment with its log discarded. Its idle
+// timeout (how long it waits for an activity before failing the workflow)
+// is raised from 3s to a minute: it detects deadlocks, and a loaded machine
+// under the race detector can take seconds over one activity.
+func newTestEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	return s.NewTestWorkflowEnvironment().SetTestTimeout(time.Minute)
 }
