@@ -6,10 +6,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,7 +143,7 @@ func TestFactsTampered(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := compiledDir(t)
 			want := load(t, factsRuntime(t, dir), s).Tools()
 			files := factsFiles(t, dir)
 			if len(files) != 1 {
@@ -279,7 +281,7 @@ func padTo(t *testing.T, wasm []byte, n int) []byte {
 // A plugin file rewritten after its sum was remembered is hashed again:
 // the load sees the new module, not the facts of the old one.
 func TestSumFileRewritten(t *testing.T) {
-	dir := t.TempDir()
+	dir := compiledDir(t)
 	path := filepath.Join(t.TempDir(), "plugin.wasm")
 	must(t, os.WriteFile(path, guests["echo"], 0o644))
 	s := Spec{Name: "p", Path: path, Limits: Limits{Timeout: 5 * time.Second}}
@@ -306,7 +308,7 @@ func TestSumFileRewritten(t *testing.T) {
 // compiles: the call fails, the sum and facts are dropped, and the next
 // load sees the real module.
 func TestSumTampered(t *testing.T) {
-	dir := t.TempDir()
+	dir := compiledDir(t)
 	echoPath := writeGuest(t, guests["echo"])
 	lim := Limits{Timeout: 5 * time.Second}
 	s := Spec{Name: "p", Path: echoPath, Limits: lim}
@@ -373,4 +375,54 @@ func TestFactsCompileKeepsNoBytes(t *testing.T) {
 	if copied > remembered+uint64(len(wasm))/2 {
 		t.Errorf("a plugin whose sum was not remembered keeps %d kB after compiling, %d kB more than one whose sum was: its %d kB of bytes", copied>>10, (copied-remembered)>>10, len(wasm)>>10)
 	}
+}
+
+// compiled is a cache directory holding the compiled code of the echo and
+// reuse guests and no load facts, made once per test binary.
+var compiled struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// compiledDir is a new cache directory with the compiled code of the echo
+// and reuse guests in it but no load facts: the tests of the facts start
+// from an empty facts directory without compiling those guests again
+// (compiling is most of their time, minutes under the race detector).
+func compiledDir(t *testing.T) string {
+	t.Helper()
+	compiled.once.Do(func() {
+		compiled.dir, compiled.err = os.MkdirTemp(filepath.Dir(cacheDir), "compiled-")
+		if compiled.err != nil {
+			return
+		}
+		r, err := NewRuntime(context.Background(), compiled.dir)
+		if err != nil {
+			compiled.err = err
+			return
+		}
+		defer r.Close(context.Background())
+		for _, name := range []string{"echo", "reuse"} {
+			p, err := r.Load(context.Background(), spec(t, name, guests[name]))
+			if err == nil {
+				_, err = p.mod.wait(context.Background())
+			}
+			if err != nil {
+				compiled.err = fmt.Errorf("%s: %w", name, err)
+				return
+			}
+		}
+		compiled.err = os.RemoveAll(filepath.Join(compiled.dir, factsDir))
+	})
+	if compiled.err != nil {
+		t.Fatalf("compiling the guests once: %v", compiled.err)
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(compiled.dir)); err != nil {
+		t.Fatal(err)
+	}
+	if files := factsFiles(t, dir); len(files) != 0 {
+		t.Fatalf("the compiled cache holds facts: %v", files)
+	}
+	return dir
 }
