@@ -188,9 +188,9 @@ func (c *chat) command(text string) bool {
 		}
 		c.session = ""
 	case "/clear":
-		if c.e.stdoutTTY {
-			io.WriteString(c.e.stdout, "\x1b[H\x1b[2J\x1b[3J") // home, clear the screen and the scrollback
-		}
+		// The chat's screen is its terminal: home, clear the screen and
+		// the scrollback.
+		io.WriteString(c.tty, "\x1b[H\x1b[2J\x1b[3J")
 		if c.session != "" {
 			fmt.Fprintf(w, "left session %s; the next line starts a new one\n", outText(c.e, c.session))
 		}

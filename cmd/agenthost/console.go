@@ -228,11 +228,16 @@ func (c *console) clearSpinLocked() {
 }
 
 // setSpinLabel says what the spinner shows as awaited; label is escaped.
+// It is cut so that the spinner's line fits on the narrowest terminal.
 func (c *console) setSpinLabel(label string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.spinLabel = label
+	c.spinLabel = cutText(label, spinLabelMax)
 }
+
+// spinLabelMax keeps the spinner's line (frame, label, time) within 70
+// columns: a line that wrapped would not be cleared by the next frame.
+const spinLabelMax = 56
 
 // holdSpinner clears the spinner and keeps it off until release: the
 // terminal is someone else's (a question to the user).

@@ -127,7 +127,7 @@ func TestRetriedStreamTerminal(t *testing.T) {
 func TestTerminalEscapesEverywhere(t *testing.T) {
 	const evil = "\x1b]0;pwned\x07\x1b[2J\r\u009b"
 	var stdout, stderr bytes.Buffer
-	e := &env{stdout: &stdout, stderr: &stderr, stdoutTTY: true, stderrTTY: true}
+	e := &env{stdout: &stdout, stderr: &stderr, stdoutTTY: true, stderrTTY: true, getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
 	o := newOutput(e, false, false)
 	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 2})
 	o.text("main", 0, evil[:3])
