@@ -45,7 +45,7 @@ type output struct {
 	mu       sync.Mutex
 	callArg  map[string]string // key argument of each call in flight, by call id
 	mdr      mdLines           // md: the response's Markdown state (a code block open)
-	mdPart   string            // md: the line being streamed, not yet whole
+	mdPart   strings.Builder   // md: the line being streamed, not yet whole
 	mdSeq    uint64            // md: the console's writes when mdPart was last shown
 	mdLong   bool              // md: the line being streamed is too long to render
 	pending  strings.Builder   // not live: text of the request in flight
@@ -98,9 +98,10 @@ func (o *output) mdText(s string) {
 	for s != "" {
 		line, rest, whole := strings.Cut(s, "\n")
 		s = rest
-		if o.mdLong || len(o.mdPart)+len(line) > markdownMax {
+		if o.mdLong || o.mdPart.Len()+len(line) > markdownMax {
 			// A line this long is shown as it comes, not rendered.
-			o.mdLong, o.mdPart = true, ""
+			o.mdLong = true
+			o.mdPart.Reset()
 			o.con.writeStyled(termtext.Escape(line))
 			if whole {
 				o.con.writeStyled("\n")
@@ -110,14 +111,17 @@ func (o *output) mdText(s string) {
 		}
 		if !whole {
 			if line != "" {
-				o.mdPart += line
+				o.mdPart.WriteString(line)
 				o.mdSeq = o.con.writeStyled(termtext.Escape(line))
 			}
 			return
 		}
-		shown := o.mdPart != ""
-		line = o.mdPart + line
-		o.mdPart = ""
+		shown := o.mdPart.Len() > 0
+		if shown {
+			o.mdPart.WriteString(line)
+			line = o.mdPart.String()
+			o.mdPart.Reset()
+		}
 		r := o.mdr.line(line, o.mdColor)
 		if !shown {
 			o.con.writeStyled(r + "\n")
@@ -140,7 +144,7 @@ func (o *output) mdText(s string) {
 
 // mdFlush ends the response's text: a line left open is drawn rendered.
 func (o *output) mdFlush() {
-	if o.mdPart != "" || o.mdLong {
+	if o.mdPart.Len() > 0 || o.mdLong {
 		o.mdText("\n")
 	}
 	o.mdr = mdLines{}
@@ -180,7 +184,8 @@ func (o *output) event(ev loop.Event) {
 			o.partial = false
 		case loop.EventRetry:
 			o.pending.Reset()
-			o.mdPart, o.mdLong, o.mdr = "", false, mdLines{}
+			o.mdPart.Reset()
+			o.mdLong, o.mdr = false, mdLines{}
 			if o.partial {
 				o.endLine()
 				io.WriteString(o.e.stdout, streamRetried)
