@@ -12,6 +12,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/tetratelabs/wazero v1.12.0
+	github.com/yuin/goldmark v1.8.7
 	github.com/zclconf/go-cty v1.20.0
 	go.opentelemetry.io/collector/pdata v1.50.0
 	go.opentelemetry.io/otel v1.44.0

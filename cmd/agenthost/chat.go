@@ -1,8 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 
@@ -25,10 +26,13 @@ const chatPrompt = "> "
 // chatHelp lists the chat's commands.
 const chatHelp = `commands:
   /new      start a new session (the next line is its first turn)
+  /clear    clear the screen and start a new session
   /session  print the session's id
   /tools    list the agent's tools
-  /usage    print the session's tokens and cost so far
+  /usage    print the session's turns, tokens (prompt and completion) and cost
   /exit     leave (so do Ctrl-D and Ctrl-C at an empty prompt)
+Up and Down recall earlier lines, of this chat and of earlier ones; a pasted
+text is one message (its line breaks show as ⏎); Enter sends.
 `
 
 // cmdChat is `agenthost chat`: an interactive loop on a terminal. Each line
@@ -77,54 +81,20 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		defer f.Close()
 	}
 	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
-	keys := &ctrlCKeys{r: tty}
+	c.keyArgs = chatKeyArgs(h.Tools())
+	keys := &chatKeys{r: tty}
 	c.line = term.NewTerminal(struct {
 		io.Reader
 		io.Writer
 	}{keys, tty}, chatPrompt)
 	c.line.AutoCompleteCallback = keys.complete
+	hist, err := openHistory(e)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
+	}
+	defer hist.Close()
+	c.line.History = hist
 	return c.loop(ctx)
-}
-
-// ctrlCKeys makes Ctrl-C at the chat's prompt behave as in a shell: with
-// text on the line it clears the line, at an empty prompt it leaves.
-// x/term's Terminal ends ReadLine on Ctrl-C whatever the line holds, so
-// the key is handed to it as a private-use rune instead, which reaches
-// AutoCompleteCallback with the line; leaving is then a Ctrl-D at the
-// empty line, fed on the Terminal's next read.
-type ctrlCKeys struct {
-	r     io.Reader
-	leave bool // Ctrl-C came at an empty line
-}
-
-// ctrlCRune stands for Ctrl-C between ctrlCKeys.Read and complete.
-const ctrlCRune = '\uE003'
-
-func (k *ctrlCKeys) Read(p []byte) (int, error) {
-	if k.leave {
-		k.leave = false
-		p[0] = 4 // Ctrl-D at an empty line: ReadLine returns io.EOF
-		return 1, nil
-	}
-	// Leave room for each byte to become the rune's three.
-	n, err := k.r.Read(p[:max(1, len(p)/3)])
-	if bytes.IndexByte(p[:n], 3) < 0 {
-		return n, err
-	}
-	out := bytes.ReplaceAll(p[:n], []byte{3}, []byte(string(ctrlCRune)))
-	return copy(p, out), err
-}
-
-// complete is the Terminal's AutoCompleteCallback: it sees every key that
-// is not an editing key, so the stand-in for Ctrl-C too.
-func (k *ctrlCKeys) complete(line string, pos int, key rune) (string, int, bool) {
-	if key != ctrlCRune {
-		return "", 0, false
-	}
-	if line == "" {
-		k.leave = true
-	}
-	return "", 0, true
 }
 
 // chat is the state of one `agenthost chat`.
@@ -138,6 +108,7 @@ type chat struct {
 	line    *term.Terminal
 	approve *approveFlags
 	policy  *runPolicy // processors and memory for each turn's run (process.go)
+	keyArgs map[string]string
 }
 
 func (c *chat) loop(ctx context.Context) int {
@@ -161,7 +132,7 @@ func (c *chat) loop(ctx context.Context) int {
 			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
 			break
 		}
-		text = strings.TrimSpace(text)
+		text = strings.TrimSpace(pasteLine(text))
 		if text == "" {
 			continue
 		}
@@ -198,6 +169,10 @@ func (c *chat) readLine(ctx context.Context) (string, error) {
 		c.tty.Close()
 	})
 	defer stop()
+	// Bracketed paste only while the line is read: during a turn the
+	// terminal would echo the markers of a paste.
+	c.line.SetBracketedPasteMode(true)
+	defer c.line.SetBracketedPasteMode(false)
 	return c.line.ReadLine()
 }
 
@@ -208,6 +183,14 @@ func (c *chat) command(text string) bool {
 	case "/exit", "/quit":
 		return false
 	case "/new":
+		if c.session != "" {
+			fmt.Fprintf(w, "left session %s; the next line starts a new one\n", outText(c.e, c.session))
+		}
+		c.session = ""
+	case "/clear":
+		// The chat's screen is its terminal: home, clear the screen and
+		// the scrollback.
+		io.WriteString(c.tty, "\x1b[H\x1b[2J\x1b[3J")
 		if c.session != "" {
 			fmt.Fprintf(w, "left session %s; the next line starts a new one\n", outText(c.e, c.session))
 		}
@@ -253,17 +236,40 @@ func (c *chat) tools() {
 	if len(a.Tools) == 0 {
 		fmt.Fprintf(c.e.stdout, "%s has no tools\n", outText(c.e, name))
 	}
+	// Names in a column as wide as the longest (up to toolColumnMax), the
+	// first line of each description after it, cut to fit a line.
+	width := 0
 	for _, t := range a.Tools {
+		width = max(width, utf8.RuneCountInString(outText(c.e, t)))
+	}
+	width = min(width, toolColumnMax)
+	for _, t := range a.Tools {
+		n := outText(c.e, t)
 		d, _, _ := strings.Cut(desc[t], "\n")
-		fmt.Fprintf(c.e.stdout, "%s\t%s\n", outText(c.e, t), outText(c.e, d))
+		d = cutText(outText(c.e, strings.TrimSpace(d)), toolDescMax)
+		fmt.Fprintf(c.e.stdout, "  %s%s  %s\n", n, strings.Repeat(" ", max(0, width-utf8.RuneCountInString(n))), d)
 	}
 }
 
-// usage prints the session's tokens and cost so far, summed over its
-// finished runs the way `sessions list` does.
+const (
+	toolColumnMax = 32 // a longer name pushes its own description only
+	toolDescMax   = 80
+)
+
+// cutText is s cut to n runes, with an ellipsis when cut.
+func cutText(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// usage prints the session's turns, tokens and cost so far, summed over
+// its finished runs the way `sessions list` does.
 func (c *chat) usage() {
 	if c.session == "" {
-		fmt.Fprintln(c.e.stdout, "tokens -, cost - (no session yet)")
+		fmt.Fprintln(c.e.stdout, "no session yet: 0 turns, tokens -, cost -")
 		return
 	}
 	_, evs, err := session.Events(c.h.Config.Host.DataDir, c.session)
@@ -271,8 +277,24 @@ func (c *chat) usage() {
 		fmt.Fprintf(c.e.stderr, "agenthost: session %s: %v\n", outText(c.e, c.session), err)
 		return
 	}
+	var u loop.Usage
+	turns := 0
+	for _, ev := range evs {
+		if ev.Depth == 0 && ev.Type == loop.EventRunEnd && ev.Result != nil {
+			turns++
+			u = u.Add(ev.Result.Usage)
+		}
+	}
 	tokens, cost := sessionSpend(evs)
-	fmt.Fprintf(c.e.stdout, "session %s: tokens %s, cost %s\n", outText(c.e, c.session), tokens, cost)
+	split := ""
+	if turns > 0 {
+		est := ""
+		if u.Estimated {
+			est = "~"
+		}
+		split = fmt.Sprintf(" (%s%d prompt, %s%d completion)", est, u.PromptTokens, est, u.CompletionTokens)
+	}
+	fmt.Fprintf(c.e.stdout, "session %s: %d %s, tokens %s%s, cost %s\n", outText(c.e, c.session), turns, plural(turns, "turn", "turns"), tokens, split, cost)
 }
 
 // turn runs one line as a run of the session. A SIGINT during the turn
@@ -296,11 +318,29 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
+	out.keyArg = c.keyArg
+	out.md, out.mdColor = c.e.stdoutTTY, c.e.stdoutTTY && c.e.getenv("NO_COLOR") == ""
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
 	approver, release := newApprover(c.e, c.approve)
 	defer release()
 	req.Approver = approver
+	stopSpinner := func() {}
+	if c.e.stderrTTY {
+		// Alive while waiting: a spinner, off while a question is asked.
+		stopSpinner = out.con.startSpinner()
+		out.spin = true
+		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
+			defer out.con.holdSpinner()()
+			return approver.Decide(ctx, q)
+		})
+	}
 	res, err := c.h.Run(tctx, req)
+	stopSpinner()
+	return c.turnEnd(out, res, err)
+}
+
+// turnEnd prints how a turn ended.
+func (c *chat) turnEnd(out *output, res *loop.Result, err error) int {
 	if err != nil {
 		code := runError(c.e, err, c.path)
 		var ue *host.UsageError
@@ -315,4 +355,51 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s\n", outText(c.e, c.session))
 	}
 	return exitOK
+}
+
+// keyArgMax is the most of a key argument the progress line shows.
+const keyArgMax = 40
+
+// chatKeyArgs maps each tool to its key argument: the first property in
+// its schema's "required" list that is a string ("path" of read_file).
+func chatKeyArgs(tools []host.Tool) map[string]string {
+	keys := map[string]string{}
+	for _, t := range tools {
+		var s struct {
+			Required   []string `json:"required"`
+			Properties map[string]struct {
+				Type any `json:"type"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(t.InputSchema, &s) != nil {
+			continue
+		}
+		for _, r := range s.Required {
+			if p, ok := s.Properties[r]; ok && p.Type == "string" {
+				keys[t.Name] = r
+				break
+			}
+		}
+	}
+	return keys
+}
+
+// keyArg is what the call of tool with these arguments is about, for the
+// progress line: its key argument's value on one line, cut to
+// keyArgMax runes and escaped; "" when there is none.
+func (c *chat) keyArg(tool, args string) string {
+	k := c.keyArgs[tool]
+	if k == "" {
+		return ""
+	}
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return ""
+	}
+	v, ok := m[k].(string)
+	if !ok {
+		return ""
+	}
+	v = strings.Join(strings.Fields(v), " ")
+	return termtext.Escape(cutText(v, keyArgMax))
 }

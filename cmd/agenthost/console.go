@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/internal/termtext"
 )
@@ -23,6 +28,15 @@ type console struct {
 	out  io.Writer        // the real stdout
 	term *termtext.Writer // streamed text on a terminal: escaped, over out
 	open bool             // the last byte written to stdout is not a newline
+	seq  uint64           // writes to stdout and stderr so far
+
+	// The spinner of a chat's turn (startSpinner): a line on stderr,
+	// cleared before anything else is written to either stream.
+	errW      io.Writer // the real stderr
+	spinW     io.Writer // errW while a spinner runs
+	spinOn    bool      // the spinner's line is on the screen
+	spinHeld  int       // something else is using the terminal: do not draw
+	spinLabel string    // what is awaited: "thinking", a tool and its key argument
 }
 
 // newConsole makes the console of stdout; escape says whether text
@@ -41,6 +55,7 @@ func newConsole(stdout io.Writer, escape bool) *console {
 func (e *env) guardLines() *console {
 	if e.con == nil {
 		e.con = newConsole(e.stdout, e.stdoutTTY)
+		e.con.errW = e.stderr
 		e.stdout = consoleOut{e.con}
 		e.stderr = consoleErr{e.con, e.stderr}
 	}
@@ -51,6 +66,7 @@ func (e *env) guardLines() *console {
 func (c *console) stream(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.clearSpinLocked()
 	if c.term != nil {
 		c.term.WriteString(s)
 	} else {
@@ -66,6 +82,7 @@ func (c *console) endLine() {
 }
 
 func (c *console) endLineLocked() {
+	c.clearSpinLocked()
 	if c.term != nil {
 		c.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
 	}
@@ -85,6 +102,7 @@ func (c *console) flush() {
 
 // write writes p to stdout and notes whether it ended a line; c.mu is held.
 func (c *console) write(p []byte) (int, error) {
+	c.seq++
 	n, err := c.out.Write(p)
 	if n > 0 {
 		c.open = p[n-1] != '\n'
@@ -104,6 +122,7 @@ type consoleOut struct{ c *console }
 func (w consoleOut) Write(p []byte) (int, error) {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
+	w.c.clearSpinLocked()
 	return w.c.write(p)
 }
 
@@ -117,6 +136,119 @@ type consoleErr struct {
 func (w consoleErr) Write(p []byte) (int, error) {
 	w.c.mu.Lock()
 	defer w.c.mu.Unlock()
-	w.c.endLineLocked()
+	w.c.endLineLocked() // clears the spinner too
+	w.c.seq++
 	return w.w.Write(p)
+}
+
+// writeStyled writes text that is already escaped and styled for the
+// terminal (the chat's rendered Markdown) to stdout as it is. It returns
+// the count of writes so far (seqNow).
+func (c *console) writeStyled(s string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearSpinLocked()
+	if c.term != nil {
+		c.term.Flush()
+	}
+	c.write([]byte(s))
+	return c.seq
+}
+
+// seqNow is the count of writes to stdout and stderr so far: unchanged
+// since a write, nothing came after it on either stream.
+func (c *console) seqNow() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.seq
+}
+
+// columns is the width of stdout's terminal, 80 when unknown.
+func (c *console) columns() int {
+	if f, ok := c.out.(*os.File); ok {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 80
+}
+
+// spinFrames are the spinner's frames, one every spinTick.
+var spinFrames = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+
+const spinTick = 100 * time.Millisecond
+
+// startSpinner shows that the chat is alive while it waits: a frame, what
+// is awaited and the time since the turn began, redrawn in place on
+// stderr (a terminal) every spinTick, and cleared before anything else is
+// written. It is not drawn while the answer's last line is open on the
+// same terminal, nor while held. stop clears it and returns once it is
+// gone.
+func (c *console) startSpinner() (stop func()) {
+	c.mu.Lock()
+	c.spinW, c.spinLabel = c.errW, "thinking"
+	c.mu.Unlock()
+	start := time.Now()
+	done, quit := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(spinTick)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			c.mu.Lock()
+			if c.spinHeld == 0 && !(c.term != nil && c.open) {
+				el := time.Since(start).Seconds()
+				fmt.Fprintf(c.spinW, "\r%c %s %.1f s\x1b[K", spinFrames[i%len(spinFrames)], c.spinLabel, el)
+				c.spinOn = true
+			}
+			c.mu.Unlock()
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.clearSpinLocked()
+		c.spinW = nil
+	}
+}
+
+// clearSpinLocked removes the spinner's line; c.mu is held.
+func (c *console) clearSpinLocked() {
+	if c.spinOn {
+		io.WriteString(c.spinW, "\r\x1b[K")
+		c.spinOn = false
+	}
+}
+
+// setSpinLabel says what the spinner shows as awaited; label is escaped.
+// It is cut so that the spinner's line fits on the narrowest terminal.
+func (c *console) setSpinLabel(label string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spinLabel = cutText(label, spinLabelMax)
+}
+
+// spinLabelMax keeps the spinner's line (frame, label, time) within 70
+// columns: a line that wrapped would not be cleared by the next frame.
+const spinLabelMax = 56
+
+// holdSpinner clears the spinner and keeps it off until release: the
+// terminal is someone else's (a question to the user).
+func (c *console) holdSpinner() (release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearSpinLocked()
+	c.spinHeld++
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.spinHeld--
+	}
 }

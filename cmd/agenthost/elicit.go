@@ -48,6 +48,9 @@ type elicitField struct {
 func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.e.con != nil {
+		defer t.e.con.holdSpinner()() // the chat's spinner is off while asking
+	}
 	a := terminalAsker(t.e)
 	if a == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil

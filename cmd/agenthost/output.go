@@ -34,12 +34,24 @@ type output struct {
 	// hint, when set, says what to do about the error that stopped a run
 	// (failureHint); "" when nothing is known.
 	hint func(*loop.Result) string
+	// keyArg, when set, picks the argument that says what a tool call is
+	// about (chatKeyArgs); the progress line shows it after the tool.
+	keyArg func(tool, args string) string
+	// md renders the answer's Markdown (the chat on a terminal), in
+	// colour when mdColor; spin updates the chat's spinner.
+	md, mdColor, spin bool
+	color             bool // the progress display is in colour
 
 	mu       sync.Mutex
-	pending  strings.Builder // not live: text of the request in flight
-	partial  bool            // live: text of the request in flight is on the screen
-	streamed strings.Builder // top-level text printed since the last step started
-	evBuf    []byte          // reused by writeEvent
+	callArg  map[string]string // key argument of each call in flight, by call id
+	mdr      mdLines           // md: the response's Markdown state (a code block open)
+	mdPart   strings.Builder   // md: the line being streamed, not yet whole
+	mdSeq    uint64            // md: the console's writes when mdPart was last shown
+	mdLong   bool              // md: the line being streamed is too long to render
+	pending  strings.Builder   // not live: text of the request in flight
+	partial  bool              // live: text of the request in flight is on the screen
+	streamed strings.Builder   // top-level text printed since the last step started
+	evBuf    []byte            // reused by writeEvent
 }
 
 // streamRetried is printed on a terminal when a request whose text was
@@ -47,7 +59,9 @@ type output struct {
 const streamRetried = "[agenthost] stream interrupted; retrying\n"
 
 func newOutput(e *env, asJSON, events bool) *output {
-	return &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
+	o := &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
+	o.color = o.progress && useColor(e)
+	return o
 }
 
 // showsProgress tells whether a run shows the progress display on stderr:
@@ -66,8 +80,74 @@ func (o *output) text(agent string, depth int, s string) {
 		o.pending.WriteString(s)
 		return
 	}
+	if o.md {
+		o.streamed.WriteString(s)
+		o.mdText(s)
+		o.partial = true
+		return
+	}
 	o.print(s)
 	o.partial = true
+}
+
+// mdText renders streamed text a line at a time (mdLines): each line is
+// drawn rendered once it is whole. Until then its text is shown as it
+// arrives, escaped, and replaced by its rendering when it ends, unless
+// something else was written meanwhile (the line then stays as it came).
+func (o *output) mdText(s string) {
+	for s != "" {
+		line, rest, whole := strings.Cut(s, "\n")
+		s = rest
+		if o.mdLong || o.mdPart.Len()+len(line) > markdownMax {
+			// A line this long is shown as it comes, not rendered.
+			o.mdLong = true
+			o.mdPart.Reset()
+			o.con.writeStyled(termtext.Escape(line))
+			if whole {
+				o.con.writeStyled("\n")
+				o.mdLong = false
+			}
+			continue
+		}
+		if !whole {
+			if line != "" {
+				o.mdPart.WriteString(line)
+				o.mdSeq = o.con.writeStyled(termtext.Escape(line))
+			}
+			return
+		}
+		shown := o.mdPart.Len() > 0
+		if shown {
+			o.mdPart.WriteString(line)
+			line = o.mdPart.String()
+			o.mdPart.Reset()
+		}
+		r := o.mdr.line(line, o.mdColor)
+		if !shown {
+			o.con.writeStyled(r + "\n")
+			continue
+		}
+		if o.con.seqNow() == o.mdSeq && !strings.Contains(line, "\t") {
+			// Replace the raw line: up over the rows it wrapped to, then
+			// clear from there down.
+			rows := (textWidth(termtext.Escape(line)) - 1) / o.con.columns()
+			up := "\r"
+			if rows > 0 {
+				up = fmt.Sprintf("\x1b[%dA\r", rows)
+			}
+			o.con.writeStyled(up + "\x1b[J" + r + "\n")
+			continue
+		}
+		o.con.writeStyled("\n")
+	}
+}
+
+// mdFlush ends the response's text: a line left open is drawn rendered.
+func (o *output) mdFlush() {
+	if o.mdPart.Len() > 0 || o.mdLong {
+		o.mdText("\n")
+	}
+	o.mdr = mdLines{}
 }
 
 // print writes model text to stdout, escaped on a terminal. Not on a
@@ -75,6 +155,13 @@ func (o *output) text(agent string, depth int, s string) {
 // that ends it.
 func (o *output) print(s string) {
 	o.streamed.WriteString(s)
+	if o.md {
+		if !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		o.mdText(s)
+		return
+	}
 	if !o.live && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
@@ -90,12 +177,15 @@ func (o *output) event(ev loop.Event) {
 	if ev.Depth == 0 && !o.json && !o.events {
 		switch ev.Type {
 		case loop.EventStepStart:
+			o.mdFlush()
 			o.endLine()
 			o.streamed.Reset()
 			o.pending.Reset()
 			o.partial = false
 		case loop.EventRetry:
 			o.pending.Reset()
+			o.mdPart.Reset()
+			o.mdLong, o.mdr = false, mdLines{}
 			if o.partial {
 				o.endLine()
 				io.WriteString(o.e.stdout, streamRetried)
@@ -108,12 +198,30 @@ func (o *output) event(ev loop.Event) {
 					o.print(o.pending.String())
 					o.pending.Reset()
 				}
+				o.mdFlush()
 				o.con.flush()
 				o.partial = false
 			}
 		case loop.EventStepEnd:
 			o.pending.Reset() // a request that failed: its text is not kept
+			o.mdFlush()       // on a terminal what came of it stays, as when streamed
 			o.partial = false
+		}
+	}
+	switch ev.Type {
+	case loop.EventToolStart:
+		if o.keyArg != nil {
+			if o.callArg == nil {
+				o.callArg = map[string]string{}
+			}
+			o.callArg[ev.CallID] = o.keyArg(ev.Tool, ev.Arguments)
+		}
+		if o.spin {
+			o.con.setSpinLabel(strings.TrimSpace("running " + termtext.Escape(ev.Tool) + " " + o.callArg[ev.CallID]))
+		}
+	case loop.EventStepStart:
+		if o.spin {
+			o.con.setSpinLabel("thinking")
 		}
 	}
 	if o.events && ev.Type != loop.EventMessage {
@@ -121,6 +229,9 @@ func (o *output) event(ev loop.Event) {
 	}
 	if o.progress {
 		o.progressLine(ev)
+	}
+	if ev.Type == loop.EventToolEnd {
+		delete(o.callArg, ev.CallID)
 	}
 }
 
@@ -150,7 +261,14 @@ func (o *output) progressLine(ev loop.Event) {
 		if ev.DurationMS != nil {
 			ms = *ev.DurationMS
 		}
-		fmt.Fprintf(w, "%s  ↳ %s %s (%d ms)\n", indent, ev.Tool, status, ms)
+		arg := o.callArg[ev.CallID]
+		if arg != "" {
+			arg = " " + arg
+		}
+		if o.color {
+			status = map[string]string{"ok": "\x1b[32mok\x1b[39m", "error": "\x1b[31merror\x1b[39m"}[status]
+		}
+		fmt.Fprintf(w, "%s  ↳ %s%s %s %s\n", indent, ev.Tool, arg, status, durationText(ms))
 	case loop.EventToolDropped:
 		fmt.Fprintf(w, "%s  ↳ %s dropped: %s\n", indent, ev.Tool, ev.Message)
 	case loop.EventRetry:

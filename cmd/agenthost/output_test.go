@@ -17,7 +17,8 @@ import (
 // retries with their delay.
 func TestProgressLines(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	o := newOutput(&env{stdout: &stdout, stderr: &stderr, stderrTTY: true}, false, false)
+	noColor := func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }
+	o := newOutput(&env{stdout: &stdout, stderr: &stderr, stderrTTY: true, getenv: noColor}, false, false)
 	for step := 1; step <= 5; step++ {
 		o.event(loop.Event{Type: loop.EventStepStart, Agent: "build", Step: step, StepsMax: 5, Final: loop.Bool(step == 5)})
 		if step == 2 {
@@ -30,8 +31,8 @@ func TestProgressLines(t *testing.T) {
 	want := `· build step 1/5
 · build step 2/5
   retry 1 in 1.5s: HTTP 429
-  ↳ read_file ok (12 ms)
-    ↳ list_dir error (3 ms)
+  ↳ read_file ok 12 ms
+    ↳ list_dir error 3 ms
 · build step 3/5
   2 steps left
 · build step 4/5
@@ -126,7 +127,7 @@ func TestRetriedStreamTerminal(t *testing.T) {
 func TestTerminalEscapesEverywhere(t *testing.T) {
 	const evil = "\x1b]0;pwned\x07\x1b[2J\r\u009b"
 	var stdout, stderr bytes.Buffer
-	e := &env{stdout: &stdout, stderr: &stderr, stdoutTTY: true, stderrTTY: true}
+	e := &env{stdout: &stdout, stderr: &stderr, stdoutTTY: true, stderrTTY: true, getenv: func(k string) string { return map[string]string{"NO_COLOR": "1"}[k] }}
 	o := newOutput(e, false, false)
 	o.event(loop.Event{Type: loop.EventStepStart, Agent: "main", Step: 1, StepsMax: 2})
 	o.text("main", 0, evil[:3])

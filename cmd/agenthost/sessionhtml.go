@@ -59,8 +59,23 @@ type htmlRun struct {
 	Steps  int
 	Tokens int
 	Output string
+	// Answer is Output rendered from Markdown; "" when it is not rendered
+	// (too long), and Output is shown as text.
+	Answer template.HTML
 	Errors []string
 	MS     int64
+}
+
+// htmlTurn is one top-level run of the session: a chat's line, or a
+// `run --session` call. Its bars are placed on its own time axis, so that
+// the pauses between turns do not squeeze them.
+type htmlTurn struct {
+	N       int
+	Prompt  string
+	TotalMS int64
+	Steps   []*htmlStep
+	Runs    []htmlRun
+	t0, t1  time.Time
 }
 
 type htmlPage struct {
@@ -68,9 +83,7 @@ type htmlPage struct {
 	Agent   string
 	Created string
 	TotalMS int64
-	Prompt  string
-	Steps   []*htmlStep
-	Runs    []htmlRun
+	Turns   []*htmlTurn
 }
 
 // buildHTMLPage lays a session's events out as a timeline.
@@ -79,7 +92,8 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 	if len(evs) == 0 {
 		return p
 	}
-	t0, t1 := evs[0].Time, evs[len(evs)-1].Time
+	p.TotalMS = evs[len(evs)-1].Time.Sub(evs[0].Time).Milliseconds()
+	var turn *htmlTurn
 	type key struct {
 		agent string
 		depth int
@@ -89,20 +103,27 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 	calls := map[string]*htmlCall{}
 	for _, ev := range evs {
 		k := key{ev.Agent, ev.Depth}
+		if turn == nil || ev.Type == loop.EventRunStart && ev.Depth == 0 {
+			turn = &htmlTurn{N: len(p.Turns) + 1, t0: ev.Time}
+			p.Turns = append(p.Turns, turn)
+			clear(open)
+			clear(last)
+		}
+		turn.t1 = ev.Time
 		switch ev.Type {
 		case loop.EventStepStart:
 			s := &htmlStep{Agent: ev.Agent, Depth: ev.Depth, Step: ev.Step, Forced: ev.Final != nil && *ev.Final, start: ev.Time}
 			open[k] = s
 			last[k] = s
-			p.Steps = append(p.Steps, s)
+			turn.Steps = append(turn.Steps, s)
 		case loop.EventMessage:
 			if ev.Msg == nil {
 				continue
 			}
 			s := open[k]
 			switch {
-			case ev.Msg.Role == loop.RoleUser && p.Prompt == "" && ev.Depth == 0:
-				p.Prompt = ev.Msg.Content
+			case ev.Msg.Role == loop.RoleUser && turn.Prompt == "" && ev.Depth == 0:
+				turn.Prompt = ev.Msg.Content
 			case ev.Msg.Role == loop.RoleAssistant && s != nil && s.modelEnd.IsZero():
 				s.modelEnd = ev.Time
 				s.Text, s.Reasoning = ev.Msg.Content, ev.Msg.Reasoning
@@ -159,12 +180,23 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 				s.Final = true
 			}
 			if r := ev.Result; r != nil {
-				p.Runs = append(p.Runs, htmlRun{Agent: r.Agent, Stop: string(r.StopReason), Steps: r.Steps, Tokens: r.Usage.TotalTokens, Output: r.Output, Errors: r.Errors})
+				run := htmlRun{Agent: r.Agent, Stop: string(r.StopReason), Steps: r.Steps, Tokens: r.Usage.TotalTokens, Output: r.Output, Errors: r.Errors}
+				run.Answer, _ = markdownHTML(r.Output)
+				turn.Runs = append(turn.Runs, run)
 			}
 		}
 	}
-	total := t1.Sub(t0)
-	p.TotalMS = total.Milliseconds()
+	for _, turn := range p.Turns {
+		turn.layout()
+	}
+	return p
+}
+
+// layout places the turn's steps and calls on its time axis.
+func (turn *htmlTurn) layout() {
+	t0 := turn.t0
+	total := turn.t1.Sub(t0)
+	turn.TotalMS = total.Milliseconds()
 	pct := func(t time.Time) float64 {
 		if total <= 0 {
 			return 0
@@ -181,7 +213,7 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 		}
 		return w
 	}
-	for _, s := range p.Steps {
+	for _, s := range turn.Steps {
 		if s.modelEnd.IsZero() {
 			s.modelEnd = s.start
 		}
@@ -197,7 +229,22 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 			c.Left, c.Width = pct(c.start), width(c.start, c.end)
 		}
 	}
-	return p
+}
+
+// durationText is a duration for a person: "340 ms", "2.35 s", "12.3 s",
+// "4 min 5 s".
+func durationText(ms int64) string {
+	switch {
+	case ms < 1000:
+		return fmt.Sprintf("%d ms", ms)
+	case ms < 10_000:
+		return fmt.Sprintf("%.2f s", float64(ms)/1000)
+	case ms < 60_000:
+		return fmt.Sprintf("%.1f s", float64(ms)/1000)
+	default:
+		s := (ms + 500) / 1000
+		return fmt.Sprintf("%d min %d s", s/60, s%60)
+	}
 }
 
 // writeSessionHTML writes the page: one self-contained file, inline CSS,
@@ -210,6 +257,8 @@ func writeSessionHTML(w io.Writer, m session.Meta, evs []loop.Event) error {
 var sessionTmpl = template.Must(template.New("session").Funcs(template.FuncMap{
 	"pct":    func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
 	"indent": func(d int) string { return fmt.Sprintf("%dem", d*2) },
+	"dur":    durationText,
+	"plural": plural,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -219,50 +268,71 @@ var sessionTmpl = template.Must(template.New("session").Funcs(template.FuncMap{
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.3em; }
+h2 { font-size: 1.15em; margin-top: 1.5em; }
+h3 { font-size: 1em; }
+section.turn { border-top: 2px solid #ccc; margin-top: 1.5em; }
 table { border-collapse: collapse; width: 100%; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 6px; vertical-align: top; text-align: left; }
 td.axis { width: 45%; }
+td.model-ms, td.tokens { white-space: nowrap; }
 .track { position: relative; height: 14px; background: #f4f4f4; margin: 2px 0; }
 .bar { position: absolute; top: 0; height: 14px; }
 .model { background: #6a8fd8; }
 .tool { background: #5cb85c; }
 .tool.error { background: #d9534f; }
+.legend { font-size: 0.9em; color: #444; }
+.legend .key { display: inline-block; margin-right: 1.2em; }
+.legend .swatch { position: static; display: inline-block; width: 1.6em; height: 0.9em; vertical-align: middle; margin-right: 0.3em; }
 tr.final td:first-child { font-weight: bold; }
 .approval { font-size: 0.9em; color: #555; }
 .tag { font-size: 0.8em; padding: 0 4px; border-radius: 3px; background: #333; color: #fff; }
 pre { white-space: pre-wrap; word-break: break-word; background: #fafafa; padding: 4px; margin: 2px 0; }
+.answer { border-left: 3px solid #6a8fd8; padding: 0 0.8em; }
+.answer pre { background: #f4f4f4; }
+.answer code { background: #f4f4f4; padding: 0 2px; }
+.answer table td, .answer table th { border: 1px solid #ddd; }
+.answer .url { color: #555; font-family: monospace; word-break: break-all; }
 details summary { cursor: pointer; }
 </style>
 </head>
 <body>
 <h1>Session {{.ID}}</h1>
-<p>Agent <b>{{.Agent}}</b>, created {{.Created}}, {{.TotalMS}} ms in all.</p>
-{{if .Prompt}}<h2>Prompt</h2><pre class="prompt">{{.Prompt}}</pre>{{end}}
-<h2>Timeline</h2>
+<p>Agent <b>{{.Agent}}</b>, created {{.Created}}, {{dur .TotalMS}} in all{{if gt (len .Turns) 1}}, {{len .Turns}} turns{{end}}.</p>
+<p class="legend">Time axis of each turn, from its start to its end:
+<span class="key"><span class="swatch bar model"></span>model request</span>
+<span class="key"><span class="swatch bar tool"></span>tool call</span>
+<span class="key"><span class="swatch bar tool error"></span>tool call that failed</span></p>
+{{$many := gt (len .Turns) 1}}{{range .Turns}}<section class="turn" data-turn="{{.N}}">
+{{if $many}}<h2>Turn {{.N}} <span class="turn-ms">({{dur .TotalMS}})</span></h2>{{end}}
+{{if .Prompt}}<h3>Prompt</h3><pre class="prompt">{{.Prompt}}</pre>{{end}}
+<h3>Timeline</h3>
 <table class="timeline">
 <thead><tr><th>Step</th><th>Model</th><th>Tokens</th><th>Finish</th><th class="axis">Time</th><th>Calls</th></tr></thead>
 <tbody>
 {{range .Steps}}<tr class="step{{if .Final}} final{{end}}" data-agent="{{.Agent}}" data-step="{{.Step}}">
 <td style="padding-left: {{indent .Depth}}">{{.Agent}} #{{.Step}}{{if .Final}} <span class="tag">final</span>{{end}}{{if .Forced}} <span class="tag">no tools: limit reached</span>{{end}}</td>
-<td class="model-ms">{{.ModelMS}} ms</td>
+<td class="model-ms">{{dur .ModelMS}}</td>
 <td class="tokens">{{.Tokens}}</td>
 <td>{{.Finish}}</td>
-<td class="axis"><div class="track"><div class="bar model" style="left: {{pct .ModelL}}; width: {{pct .ModelW}}" title="model {{.ModelMS}} ms"></div></div>
-{{range .Calls}}<div class="track"><div class="bar tool{{if .IsError}} error{{end}}" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} {{.MS}} ms"></div></div>
+<td class="axis"><div class="track"><div class="bar model" style="left: {{pct .ModelL}}; width: {{pct .ModelW}}" title="model {{dur .ModelMS}}"></div></div>
+{{range .Calls}}<div class="track"><div class="bar tool{{if .IsError}} error{{end}}" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} {{dur .MS}}"></div></div>
 {{end}}</td>
 <td>{{if .Text}}<details class="text"><summary>text</summary><pre>{{.Text}}</pre></details>{{end}}
 {{range .Approvals}}<div class="approval" data-decision="{{.Decision}}">{{.Tool}}: <b>{{.Decision}}</b> by {{.By}}{{if .Reason}}: {{.Reason}}{{end}}</div>
-{{end}}{{range .Calls}}<details class="call" data-tool="{{.Tool}}"><summary>{{.Tool}} {{.MS}} ms{{if .IsError}} (error){{end}}</summary>
+{{end}}{{range .Calls}}<details class="call" data-tool="{{.Tool}}"><summary>{{.Tool}} {{dur .MS}}{{if .IsError}} (error){{end}}</summary>
 <div>arguments</div><pre class="arguments">{{.Arguments}}</pre>
 <div>result</div><pre class="result">{{.Result}}</pre></details>
 {{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>
-{{range .Runs}}<h2>Result of {{.Agent}}</h2>
-<p class="stop">Stop reason: <b>{{.Stop}}</b>, {{.Steps}} steps, {{.Tokens}} tokens.</p>
+{{range .Runs}}<h3>Result of {{.Agent}}</h3>
+<p class="stop">Stop reason: <b>{{.Stop}}</b>, {{.Steps}} {{plural .Steps "step" "steps"}}, {{.Tokens}} tokens.</p>
 {{range .Errors}}<p class="error">{{.}}</p>{{end}}
-<pre class="output">{{.Output}}</pre>
+{{if .Answer}}<div class="answer">{{.Answer}}</div>
+<details class="source"><summary>Markdown source</summary><pre class="output">{{.Output}}</pre></details>
+{{else if .Output}}<pre class="output">{{.Output}}</pre>
+{{end}}{{end}}</section>
 {{end}}</body>
 </html>
 `))

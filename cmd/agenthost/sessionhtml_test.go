@@ -285,6 +285,7 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0, evs := twoStepEvents()
+	evs = append(evs, secondTurn(t0)...)
 	err = writeSessionHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, evs)
 	f.Close()
 	if err != nil {
@@ -294,7 +295,7 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile"),
-		"--window-size=1200,800", "--screenshot="+png, "file://"+page)
+		"--window-size=1200,1600", "--screenshot="+png, "file://"+page)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)
 	}
@@ -302,8 +303,13 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	if err != nil || len(b) < 1000 || string(b[1:4]) != "PNG" {
 		t.Fatalf("screenshot: %d bytes, %v", len(b), err)
 	}
-	// The DOM the browser built: two step rows, the second final, both
-	// calls folded, and the hostile tool output still text, not elements.
+	if d := os.Getenv("AGENTHOST_SCREENSHOT_DIR"); d != "" {
+		os.WriteFile(filepath.Join(d, "session.png"), b, 0o644) // to look at by hand
+	}
+	// The DOM the browser built: three step rows in two turns, the
+	// second and third final, both calls folded, the answer's Markdown
+	// as elements, and the hostile tool output and the answer's HTML
+	// still text, not elements.
 	dump := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir="+filepath.Join(dir, "profile2"),
 		"--dump-dom", "file://"+page)
 	out, err := dump.Output()
@@ -312,14 +318,20 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	}
 	doc := parseHTML(t, string(out))
 	rows := doc.find("tr", "step")
-	if len(rows) != 2 || !strings.Contains(rows[1].attr["class"], "final") {
-		t.Fatalf("rendered DOM has %d step rows (want 2, the second final):\n%s", len(rows), out)
+	if len(rows) != 3 || !strings.Contains(rows[1].attr["class"], "final") || !strings.Contains(rows[2].attr["class"], "final") {
+		t.Fatalf("rendered DOM has %d step rows (want 3, the second and third final):\n%s", len(rows), out)
+	}
+	if turns := doc.find("section", "turn"); len(turns) != 2 {
+		t.Errorf("rendered DOM has %d turns, want 2", len(turns))
+	}
+	if ans := doc.find("div", "answer"); len(ans) != 2 || len(ans[1].find("h1", "")) != 1 || len(ans[1].find("li", "")) != 4 {
+		t.Errorf("rendered DOM lacks the second answer's heading and list items:\n%s", out)
 	}
 	if calls := doc.find("details", "call"); len(calls) != 2 || calls[0].attr["data-tool"] != "read_file" {
 		t.Errorf("rendered DOM has %d folded calls, want 2 read_file", len(calls))
 	}
-	if len(doc.find("script", "")) > 0 || len(doc.find("img", "")) > 0 {
-		t.Errorf("the browser made elements of the tool output:\n%s", out)
+	if len(doc.find("script", "")) > 0 || len(doc.find("img", "")) > 0 || len(doc.find("a", "")) > 0 {
+		t.Errorf("the browser made elements of the tool output or the answer:\n%s", out)
 	}
 }
 
@@ -349,5 +361,173 @@ func TestSessionHTMLApproval(t *testing.T) {
 	}
 	if len(rows[1].find("div", "approval")) != 0 {
 		t.Errorf("step 2 shows an approval")
+	}
+}
+
+// mdAnswer is an answer in Markdown with everything the report renders
+// and everything it must not turn into markup.
+const mdAnswer = "# Findings\n\nThe file has **two** lines and *one* `code span`.\n\n" +
+	"- first item\n- second item\n\n1. one\n2. two\n\n```go\nfmt.Println(\"<b>x</b>\")\n```\n\n" +
+	"See [the docs](https://example.com/docs \"t\") and <https://example.com/auto>, " +
+	"![a chart](http://evil.example/track.png) [click](javascript:alert(1)).\n\n" +
+	"<script>alert(2)</script>\n\ninline <img src=x onerror=alert(3)> html\n"
+
+// secondTurn is a later run of the same session (a chat's next line) that
+// answers in Markdown.
+func secondTurn(t0 time.Time) []loop.Event {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ev := func(ms int, e loop.Event) loop.Event {
+		e.Time, e.Agent = at(ms), "main"
+		return e
+	}
+	user := loop.Message{Role: loop.RoleUser, Content: "Summarise, in Markdown"}
+	answer := loop.Message{Role: loop.RoleAssistant, Content: mdAnswer}
+	return []loop.Event{
+		ev(60_000, loop.Event{Type: loop.EventRunStart}),
+		ev(60_000, loop.Event{Type: loop.EventMessage, Msg: &user}),
+		ev(60_000, loop.Event{Type: loop.EventStepStart, Step: 1}),
+		ev(62_500, loop.Event{Type: loop.EventMessage, Msg: &answer}),
+		ev(62_500, loop.Event{Type: loop.EventStepEnd, Step: 1, FinishReason: "stop", Usage: &loop.Usage{PromptTokens: 300, CompletionTokens: 80}}),
+		ev(62_500, loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{Agent: "main", StopReason: loop.StopCompleted, Steps: 1, Output: mdAnswer, Usage: loop.Usage{TotalTokens: 380}}}),
+	}
+}
+
+// checkInert fails when the page has an element or attribute that runs,
+// fetches or navigates.
+func checkInert(t *testing.T, doc *node, page string) {
+	t.Helper()
+	for _, el := range []string{"script", "img", "link", "a", "iframe", "object", "embed", "form"} {
+		if len(doc.find(el, "")) > 0 {
+			t.Errorf("page has a <%s> element:\n%s", el, page)
+		}
+	}
+	for _, n := range doc.find("", "") {
+		for a := range n.attr {
+			if strings.HasPrefix(a, "on") || a == "src" || a == "href" || a == "action" || a == "srcset" || a == "data" {
+				t.Errorf("<%s> has %s=%q", n.name, a, n.attr[a])
+			}
+		}
+	}
+	if regexp.MustCompile(`(?i)<script|url\(|@import`).MatchString(page) {
+		t.Errorf("page has a script or refers to something outside it:\n%s", page)
+	}
+}
+
+// A session of two runs (two chat lines) is shown turn by turn, each with
+// its prompt, its own time axis and its result; the answer's Markdown is
+// rendered, and nothing in it becomes a script, an image or a link.
+func TestSessionHTMLTurnsMarkdown(t *testing.T) {
+	t0, evs := twoStepEvents()
+	evs = append(evs, secondTurn(t0)...)
+	var sb strings.Builder
+	if err := writeSessionHTML(&sb, session.Meta{ID: "s4", Agent: "main", Created: t0}, evs); err != nil {
+		t.Fatal(err)
+	}
+	page := sb.String()
+	doc := parseHTML(t, page)
+	checkInert(t, doc, page)
+
+	turns := doc.find("section", "turn")
+	if len(turns) != 2 {
+		t.Fatalf("%d turns, want 2:\n%s", len(turns), page)
+	}
+	for i, want := range []string{"Read a.txt & b.txt", "Summarise, in Markdown"} {
+		if got := turns[i].find("pre", "prompt")[0].allText(); got != want {
+			t.Errorf("turn %d prompt %q, want %q", i+1, got, want)
+		}
+	}
+	if got := turns[1].find("h2", "")[0].allText(); got != "Turn 2 (2.50 s)" {
+		t.Errorf("turn 2 heading %q", got)
+	}
+	if n := len(turns[0].find("tr", "step")); n != 2 {
+		t.Errorf("turn 1 has %d steps, want 2", n)
+	}
+	// the second turn's axis is its own: its only step spans all of it
+	bars := turns[1].find("div", "bar")
+	if len(bars) != 1 || bars[0].attr["style"] != "left: 0.00%; width: 100.00%" {
+		t.Errorf("turn 2 bars: %v", bars)
+	}
+	if got := turns[1].find("td", "model-ms")[0].allText(); got != "2.50 s" {
+		t.Errorf("turn 2 model time %q, want 2.50 s", got)
+	}
+	if got := doc.find("p", "")[0].allText(); !strings.Contains(got, "1 min 3 s in all, 2 turns") {
+		t.Errorf("summary %q", got)
+	}
+
+	ans := turns[1].find("div", "answer")
+	if len(ans) != 1 {
+		t.Fatalf("turn 2 has %d rendered answers", len(ans))
+	}
+	a := ans[0]
+	if h := a.find("h1", ""); len(h) != 1 || h[0].allText() != "Findings" {
+		t.Errorf("heading: %v", h)
+	}
+	if s := a.find("strong", ""); len(s) != 1 || s[0].allText() != "two" {
+		t.Errorf("strong: %v", s)
+	}
+	if e := a.find("em", ""); len(e) != 1 || e[0].allText() != "one" {
+		t.Errorf("em: %v", e)
+	}
+	if li := a.find("li", ""); len(li) != 4 || len(a.find("ul", "")) != 1 || len(a.find("ol", "")) != 1 {
+		t.Errorf("lists: %d items", len(li))
+	}
+	if c := a.find("pre", ""); len(c) < 1 || c[0].find("code", "")[0].allText() != "fmt.Println(\"<b>x</b>\")\n" {
+		t.Errorf("code block: %v", c)
+	}
+	var urls []string
+	for _, u := range a.find("span", "url") {
+		urls = append(urls, u.allText())
+	}
+	if got := strings.Join(urls, " "); got != "https://example.com/docs https://example.com/auto http://evil.example/track.png javascript:alert(1)" {
+		t.Errorf("addresses shown as text: %q", got)
+	}
+	if got := a.find("span", "image")[0].allText(); got != "[image: a chart]" {
+		t.Errorf("image %q", got)
+	}
+	text := a.allText()
+	for _, want := range []string{"<script>alert(2)</script>", "<img src=x onerror=alert(3)>"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("raw HTML %q not shown as text in %q", want, text)
+		}
+	}
+	// the Markdown source stays available, folded
+	if got := turns[1].find("pre", "output")[0].allText(); got != mdAnswer {
+		t.Errorf("source %q", got)
+	}
+	// the legend names each kind of bar
+	leg := doc.find("p", "legend")
+	if len(leg) != 1 || len(leg[0].find("span", "swatch")) != 3 || !strings.Contains(leg[0].allText(), "tool call that failed") {
+		t.Errorf("legend: %v", leg)
+	}
+	for _, sw := range leg[0].find("span", "swatch") {
+		if !hasClass(sw, "bar") {
+			t.Errorf("legend swatch %q is not drawn as a bar", sw.attr["class"])
+		}
+	}
+}
+
+// An answer past markdownMax is shown as text, not parsed.
+func TestSessionHTMLLongAnswerNotRendered(t *testing.T) {
+	t0, evs := twoStepEvents()
+	long := "# big\n" + strings.Repeat("x", markdownMax)
+	last := &evs[len(evs)-1]
+	r := *last.Result
+	r.Output = long
+	last.Result = &r
+	var sb strings.Builder
+	if err := writeSessionHTML(&sb, session.Meta{ID: "s5", Agent: "main", Created: t0}, evs); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, sb.String())
+	if len(doc.find("div", "answer")) != 0 || doc.find("pre", "output")[0].allText() != long {
+		t.Errorf("a long answer is not shown as text")
+	}
+}
+
+func TestDurationText(t *testing.T) {
+	for ms, want := range map[int64]string{0: "0 ms", 999: "999 ms", 1000: "1.00 s", 2345: "2.35 s", 12_345: "12.3 s", 59_949: "59.9 s", 65_400: "1 min 5 s", 3_600_000: "60 min 0 s"} {
+		if got := durationText(ms); got != want {
+			t.Errorf("durationText(%d) = %q, want %q", ms, got, want)
+		}
 	}
 }
