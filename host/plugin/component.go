@@ -183,7 +183,11 @@ func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error
 		f.Kind, f.Err = FailureCanceled, context.Cause(ctx)
 	case component.FailureMemory:
 		f.Kind = FailureMemory
-		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sizeString(p.limits.Memory), trimStack(cf.Err))
+		cause := cf.Err
+		if inner := errors.Unwrap(cause); inner != nil {
+			cause = inner // without the component's own words for the limit
+		}
+		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sizeString(p.limits.Memory), trimStack(cause))
 	case component.FailureOutput:
 		f.Kind = FailureOutput
 		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sizeString(uint64(p.limits.MaxOutput)))
@@ -247,15 +251,19 @@ type WorldImport struct {
 }
 
 // inspectComponent fills in the report on a component by loading it (its
-// core modules compiled, nothing run): its world and tools, or why it
-// cannot be loaded.
-func inspectComponent(ctx context.Context, r *Runtime, wasm []byte, info *Info) {
+// core modules compiled, nothing run): its world and tools, or, for a
+// component outside the supported shape, why it cannot run here. A
+// malformed component is an error.
+func inspectComponent(ctx context.Context, r *Runtime, wasm []byte, info *Info) error {
 	info.Kind = KindComponent
 	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: memoryPages(withDefaults(Limits{}).Memory)})
-	if err != nil {
+	if errors.Is(err, component.ErrShape) {
 		info.Kind = ""
-		info.Problems = append(info.Problems, "component: "+err.Error())
-		return
+		info.Problems = append(info.Problems, err.Error())
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("WASI 0.2 component: %w", err)
 	}
 	defer k.Close(ctx)
 	w := &World{Exports: []WorldExport{}, Imports: []WorldImport{}}
@@ -271,6 +279,7 @@ func inspectComponent(ctx context.Context, r *Runtime, wasm []byte, info *Info) 
 	for _, t := range k.Tools() {
 		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
+	return nil
 }
 
 // write renders a component's world for a terminal.

@@ -50,13 +50,16 @@ type Info struct {
 // mode, in a sandbox with nothing granted, the default limits and a short
 // timeout (detectTimeout), unless the module cannot read AGENTHOST_MODE. A
 // WASI 0.2 component is loaded (compiled, not run) to report its world. It
-// fails for bytes that are not WebAssembly (ErrNotWasm) or do not compile.
+// fails for bytes that are not WebAssembly (ErrNotWasm), a malformed
+// component, or a module that does not compile.
 func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	sum := sha256.Sum256(wasm)
 	info := &Info{Size: len(wasm), SHA256: hex.EncodeToString(sum[:]), Imports: []string{}, Exports: []string{}}
 	bin, err := parseBinary(wasm)
 	if errors.Is(err, ErrComponent) {
-		inspectComponent(ctx, r, wasm, info)
+		if err := inspectComponent(ctx, r, wasm, info); err != nil {
+			return nil, err
+		}
 		return info, nil
 	}
 	if err != nil {
