@@ -24,8 +24,9 @@ import (
 //
 // It fails when src names no builtin or cannot be read, when the
 // compilation cache is refused (see ResolveCacheDir), and for bytes that
-// are not a core WebAssembly module or do not compile (the error names src
-// and wraps plugin.ErrNotWasm or plugin.ErrComponent where they apply).
+// are not WebAssembly, a malformed WASI 0.2 component or a module that does
+// not compile (the error names src and wraps plugin.ErrNotWasm where it
+// applies).
 func Inspect(ctx context.Context, src string, opts Options) (*plugin.Info, error) {
 	wasm, err := readPlugin(src)
 	if err != nil {

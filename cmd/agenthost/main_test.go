@@ -93,6 +93,8 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p.Cmds["otlprecv"] = cmdOTLPRecv
 	p.Cmds["mcphttp"] = cmdMCPHTTP
 	p.Cmds["mcpoauth"] = cmdMCPOAuth
+	p.Cmds["component"] = cmdComponent
+	p.Cmds["webserver"] = cmdWebServer
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p

@@ -32,6 +32,7 @@ func cmdPlugin(ctx context.Context, args []string, e *env) int {
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // WIT signatures are full of < and >
 		_ = enc.Encode(info)
 		return exitOK
 	}

@@ -27,6 +27,8 @@ import (
 //	toolchain:asc   $AGENTHOST_AS_DIR/node_modules holding assemblyscript and
 //	                @assemblyscript/wasi-shim, and node on $PATH
 //	toolchain:zig   zig on $PATH
+//	toolchain:componentize  ComponentizeJS from npm (cached; needs node and npm);
+//	                the script builds with "component js NAME OUT"
 var toolchains = map[string]func(dir string) error{
 	"c": func(dir string) error {
 		src := filepath.Join(dir, "t.c")

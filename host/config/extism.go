@@ -84,13 +84,13 @@ func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
 // notExtism reports the Extism attributes of a plugin of another kind.
 func (b *builder) notExtism(p *Plugin, rp *rawPlugin) {
 	if present(rp.ConfigRange) {
-		b.errorf(rp.ConfigRange, "config on a "+string(p.Kind)+" plugin", "config is the Extism plugin config; it is only for kind = \"extism\" plugins. Use env for a %s plugin.", p.Kind)
+		b.errorf(rp.ConfigRange, "config on a "+string(p.Kind)+" plugin", "config is the Extism plugin config (config_get) or a component's wasi:config/store; it is only for kind = \"extism\" and kind = \"component\" plugins. Use env for a %s plugin.", p.Kind)
 	}
 	if present(rp.ReuseRange) {
 		b.errorf(rp.ReuseRange, "reuse on a "+string(p.Kind)+" plugin", "reuse = true is for Extism plugins (kind = \"extism\"). An agenthost/1 plugin declares \"reuse\": true in its manifest; a %s plugin serves one call per instance.", p.Kind)
 	}
 	if rp.HTTP != nil {
-		b.errorf(rp.HTTP.DefRange, "http on a "+string(p.Kind)+" plugin", "The http block grants network access to Extism plugins (kind = \"extism\") only; %s plugins have no network.", p.Kind)
+		b.errorf(rp.HTTP.DefRange, "http on a "+string(p.Kind)+" plugin", "The http block grants network access to Extism plugins (kind = \"extism\") and components (kind = \"component\") only; %s plugins have no network.", p.Kind)
 	}
 	for _, t := range rp.Tools {
 		for _, a := range []struct {
@@ -160,4 +160,25 @@ func (t *CLITool) evalInput(args json.RawMessage) (argv []string, input []byte, 
 		return nil, nil, fmt.Errorf("tool %q: input: %w", t.Name, err)
 	}
 	return nil, []byte(s), nil
+}
+
+// component checks a component's block: config (wasi:config/store) and
+// http (wasi:http/outgoing-handler) apply; tool blocks and reuse do not.
+func (b *builder) component(p *Plugin, rp *rawPlugin) {
+	p.Config = rp.Config
+	if h := rp.HTTP; h != nil && b.set(h.AllowRange) {
+		for _, a := range h.Allow {
+			if err := checkOrigin(a); err != "" {
+				b.errorf(h.AllowRange, "Invalid http allow entry", "%s", err)
+				continue
+			}
+			p.HTTPAllow = append(p.HTTPAllow, a)
+		}
+	}
+	if present(rp.ReuseRange) {
+		b.errorf(rp.ReuseRange, "reuse on a component plugin", "reuse = true is for Extism plugins (kind = \"extism\"); a component runs every call in fresh instances. Remove reuse.")
+	}
+	for _, t := range rp.Tools {
+		b.errorf(t.DefRange, "Tool block on a component plugin", "Plugin %q is a WASI 0.2 component: every function it exports is a tool, with its schema from the WIT types and its description from the component's docs. Remove this block; use tool_prefix or rename to change the names the model sees.", p.Name)
+	}
 }

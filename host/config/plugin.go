@@ -41,7 +41,7 @@ const (
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism}
+var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -110,10 +110,12 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	b.mounts(p, rp.Mounts)
 	b.toolNames(&p.ToolNames, rp.ToolPrefix, rp.ToolPrefixRange, rp.Rename, rp.RenameRange)
 
-	if p.Kind != KindExtism {
+	if p.Kind != KindExtism && p.Kind != KindComponent {
 		b.notExtism(p, rp)
 	}
 	switch {
+	case p.Kind == KindComponent:
+		b.component(p, rp)
 	case p.Kind == KindWASICLI && len(rp.Tools) == 0:
 		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
 	case p.Kind == KindExtism:
@@ -187,8 +189,19 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		b.errorf(r, "Truncated WebAssembly file", "%s ends inside its 8-byte header; rebuild it.", p.Source)
 		return
 	case head[6] == 1 && head[7] == 0:
-		b.errorf(r, "WASI 0.2 component", "%s is a WASI 0.2 component; agenthost runs WASI preview1 core modules (wasm32-wasip1). Rebuild it for wasm32-wasip1 (Rust: --target wasm32-wasip1; Go: GOOS=wasip1 GOARCH=wasm).", p.Source)
-		return
+		// The layer field marks a component: its kind is "component".
+		switch p.Kind {
+		case "", KindComponent:
+			p.Kind = KindComponent
+		default:
+			if present(rp.KindRange) {
+				b.errorf(rp.KindRange, "Invalid kind", "%s is a WASI 0.2 component, not %s %s plugin; set kind = \"component\" or remove kind (a component's kind is detected).", p.Source, article(string(p.Kind)), p.Kind)
+			} else {
+				p.Kind = KindComponent // the component checks refuse what does not fit
+			}
+		}
+	case p.Kind == KindComponent:
+		b.errorf(rp.KindRange, "Invalid kind", "%s is a core WebAssembly module, not a WASI 0.2 component (wasm32-wasip2, jco/ComponentizeJS, ...); remove kind = \"component\" or set the kind it is.", p.Source)
 	case binary.LittleEndian.Uint32(head[4:8]) != 1:
 		b.errorf(r, "Unsupported WebAssembly version", "%s has WebAssembly binary version %d; agenthost runs version 1 core modules built for wasm32-wasip1.", p.Source, binary.LittleEndian.Uint32(head[4:8]))
 		return

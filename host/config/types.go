@@ -154,6 +154,7 @@ const (
 	KindAgenthost PluginKind = "agenthost"
 	KindWASICLI   PluginKind = "wasi_cli"
 	KindExtism    PluginKind = "extism"
+	KindComponent PluginKind = "component"
 )
 
 // Plugin is a plugin block.
@@ -179,8 +180,10 @@ type Plugin struct {
 	// Tools are the tool blocks (wasi_cli plugins, and Extism plugins
 	// without tool discovery, declare their tools here).
 	Tools []*CLITool
-	// Config is the Extism plugin config; HTTPAllow the origins an Extism
-	// plugin may reach (the http block). Extism plugins only.
+	// Config is the Extism plugin config, or a component's
+	// wasi:config/store; HTTPAllow the origins an Extism plugin or a
+	// component may reach (the http block). Extism plugins and components
+	// only.
 	Config    map[string]string
 	HTTPAllow []string
 	// Reuse lets one instance of an Extism plugin serve many calls of a

@@ -44,9 +44,11 @@
 //
 // When kind is omitted it is detected: a manifest section means agenthost;
 // tool blocks mean wasi_cli; otherwise describe mode must produce a valid
-// manifest. WASI 0.2 components are recognised from their header and
-// refused with a rebuild hint, as are modules importing anything but WASI
-// preview1 (the error names the import).
+// manifest. A WASI 0.2 component is recognised from its header and loads
+// as kind "component" (component.go: host/component runs it, every export
+// a tool, Spec.Config its wasi:config/store and Spec.HTTPAllow its
+// wasi:http grant). Core modules importing anything but WASI preview1 (and
+// Extism's host module) are refused (the error names the import).
 //
 // # Capability grants
 //

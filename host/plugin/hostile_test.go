@@ -202,7 +202,7 @@ func TestDetectAndRefuse(t *testing.T) {
 		kind Kind
 		want string
 	}{
-		{"component", []byte("\x00asm\x0d\x00\x01\x00rest"), "", "this is a WASI 0.2 component; agenthost runs WASI preview1 core modules; rebuild for wasm32-wasip1"},
+		{"malformed component", []byte("\x00asm\x0d\x00\x01\x00rest"), "", "plugin.wasm: offset 10: "},
 		{"not wasm", []byte("#!/bin/sh\n"), "", "not a WebAssembly module"},
 		{"unknown import", importModule("env", "foo"), "", "imports env.foo which agenthost does not provide"},
 		{"extism import with a wrong signature", importModule("extism:host/env", "input_length"), "", "imports extism:host/env.input_length with a signature that differs from Extism's"},
@@ -252,8 +252,8 @@ func TestInspect(t *testing.T) {
 	if err != nil || info.Kind != "" || len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "env.foo") {
 		t.Errorf("env.foo: %+v, %v", info, err)
 	}
-	if _, err := Inspect(ctx, r, []byte("\x00asm\x0d\x00\x01\x00")); !errors.Is(err, ErrComponent) {
-		t.Errorf("component: err = %v, want ErrComponent", err)
+	if _, err := Inspect(ctx, r, []byte("\x00asm\x0d\x00\x01\x00\x01")); err == nil || !strings.Contains(err.Error(), "WASI 0.2 component: ") {
+		t.Errorf("malformed component: err = %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,15 +17,20 @@ import (
 
 // Info is what Inspect reports about a .wasm file.
 type Info struct {
-	// Kind is "agenthost", "wasi_cli" (a WASI command without a manifest)
-	// or "extism"; "" when the module cannot run here (see Problems).
+	// Kind is "agenthost", "wasi_cli" (a WASI command without a manifest),
+	// "extism" or "component"; "" when the module cannot run here (see
+	// Problems).
 	Kind   Kind   `json:"kind"`
 	Size   int    `json:"size"`
 	SHA256 string `json:"sha256"`
-	// Imports are "module.name" of every imported function and memory.
+	// Imports are "module.name" of every imported function and memory;
+	// for a component, the imported interfaces.
 	Imports []string `json:"imports"`
-	// Exports are the exported function names, sorted.
+	// Exports are the exported function names, sorted; for a component,
+	// its tools in export order.
 	Exports []string `json:"exports"`
+	// World is the world of a component (see World).
+	World *World `json:"world,omitempty"`
 	// Dialect is the dialect of an Extism plugin.
 	Dialect Dialect `json:"dialect,omitempty"`
 	// Manifest and ManifestSource ("custom section" or "describe") are set
@@ -42,13 +48,20 @@ type Info struct {
 // Inspect reports on a .wasm file without running any tool: kind, imports,
 // exports, manifest and tools. Without a manifest section it runs describe
 // mode, in a sandbox with nothing granted, the default limits and a short
-// timeout (detectTimeout), unless the module cannot read AGENTHOST_MODE. It fails
-// for bytes that are not a core WebAssembly module (ErrNotWasm,
-// ErrComponent) or do not compile.
+// timeout (detectTimeout), unless the module cannot read AGENTHOST_MODE. A
+// WASI 0.2 component is loaded (compiled, not run) to report its world. It
+// fails for bytes that are not WebAssembly (ErrNotWasm), a malformed
+// component, or a module that does not compile.
 func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	sum := sha256.Sum256(wasm)
 	info := &Info{Size: len(wasm), SHA256: hex.EncodeToString(sum[:]), Imports: []string{}, Exports: []string{}}
 	bin, err := parseBinary(wasm)
+	if errors.Is(err, ErrComponent) {
+		if err := inspectComponent(ctx, r, wasm, info); err != nil {
+			return nil, err
+		}
+		return info, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -178,6 +191,9 @@ func (info *Info) String() string {
 				b.WriteString("  random\n")
 			}
 		}
+	}
+	if info.World != nil {
+		info.World.write(&b)
 	}
 	if info.Detection != "" {
 		fmt.Fprintf(&b, "detected: %s\n", info.Detection)

@@ -71,8 +71,10 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	switch spec.Kind {
 	case "", KindAgenthost, KindWASICLI:
 	case KindExtism:
+	case KindComponent:
+		return r.loadComponent(ctx, spec)
 	default:
-		return nil, fmt.Errorf("unknown kind %q; want %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism)
+		return nil, fmt.Errorf("unknown kind %q; want %q, %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism, KindComponent)
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
@@ -105,6 +107,12 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		}
 		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
 		bin, err := parseBinary(wasm)
+		if errors.Is(err, ErrComponent) {
+			if spec.Kind == "" {
+				return r.loadComponent(ctx, spec)
+			}
+			return nil, fmt.Errorf("%s is a WASI 0.2 component, not a core module of kind %q; set kind = \"component\" (or remove kind)", sourceName(spec), spec.Kind)
+		}
 		if err != nil {
 			return nil, err
 		}

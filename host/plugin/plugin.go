@@ -58,6 +58,8 @@ type Plugin struct {
 	// its pre-started instance.
 	reuse  bool
 	shared *tool
+	// comp is set for components (component.go).
+	comp *componentPlugin
 }
 
 // mountPoint is a mount of the plugin: the FS shared by its instances,
@@ -86,6 +88,8 @@ type tool struct {
 	noWarm atomic.Bool
 	// ext says how to call the tool of an Extism plugin; nil otherwise.
 	ext *extismTool
+	// comp is the function a component's tool calls (its tool name).
+	comp string
 	// call runs a call whose arguments passed the schema: the way of the
 	// plugin's kind (callAgenthost, callCLI, callExtism).
 	call func(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error)
@@ -94,7 +98,7 @@ type tool struct {
 // Name is the plugin's name (Spec.Name).
 func (p *Plugin) Name() string { return p.name }
 
-// Kind is KindAgenthost, KindWASICLI or KindExtism.
+// Kind is KindAgenthost, KindWASICLI, KindExtism or KindComponent.
 func (p *Plugin) Kind() Kind { return p.kind }
 
 // Manifest is the plugin's manifest; nil for wasi_cli and extism.

@@ -17,6 +17,9 @@ const (
 	// KindExtism is an Extism plugin: it imports extism:host/env and is
 	// called through its exports (extism.go).
 	KindExtism Kind = "extism"
+	// KindComponent is a WASI 0.2 component: every exported function is
+	// a tool, run by host/component (component.go).
+	KindComponent Kind = "component"
 )
 
 // Spec is one plugin to load: where its module comes from, its kind, its
@@ -47,9 +50,11 @@ type Spec struct {
 	Env    map[string]string
 	Clock  bool
 	Random bool
-	// Config is the Extism plugin config (config_get); HTTPAllow the
-	// origins (scheme://host[:port], host may start with "*.") its
-	// http_request may reach. Extism plugins only.
+	// Config is the Extism plugin config (config_get), or a component's
+	// wasi:config/store; HTTPAllow the origins (scheme://host[:port], host
+	// may start with "*.") its http_request, or a component's
+	// wasi:http/outgoing-handler, may reach. Extism plugins and
+	// components only.
 	Config    map[string]string
 	HTTPAllow []string
 	// Reuse lets one instance of an Extism plugin serve many calls of

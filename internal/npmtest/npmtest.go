@@ -14,12 +14,20 @@ import (
 	"time"
 )
 
+// TB is what Install needs of a test: testing.TB has it, and so can a
+// script test's command.
+type TB interface {
+	Helper()
+	Skipf(format string, args ...any)
+	Fatal(args ...any)
+}
+
 // Install installs pkgs (npm package specs, versions pinned) into
 // $AGENTHOST_NPM_CACHE/name, else the user's cache directory's
 // agenthost-tests/npm/name, unless already there, and returns the
 // installation's node_modules/.bin directory. why says what the test
 // needs the packages for, in skip messages.
-func Install(t testing.TB, why, name string, pkgs ...string) string {
+func Install(t TB, why, name string, pkgs ...string) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skipf("-short: %s installs and runs Node programs", why)

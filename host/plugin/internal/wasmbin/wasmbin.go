@@ -17,7 +17,7 @@ import (
 )
 
 // ErrComponent is returned for a WASI 0.2 (component model) binary.
-var ErrComponent = errors.New("this is a WASI 0.2 component; agenthost runs WASI preview1 core modules; rebuild for wasm32-wasip1 (Go: GOOS=wasip1 GOARCH=wasm)")
+var ErrComponent = errors.New("this is a WASI 0.2 component, not a core module: it runs as a plugin of kind \"component\"")
 
 // ErrNotWasm is returned for bytes that are not a WebAssembly binary.
 var ErrNotWasm = errors.New("not a WebAssembly module (the file does not start with \\0asm)")

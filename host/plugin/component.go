@@ -1,0 +1,305 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host/component"
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// WASI 0.2 components (kind "component"): host/component parses, links
+// and runs them; this file gives them a plugin block's grants and limits
+// and turns their outcomes into tool results and Failures.
+
+// componentPlugin is the component state of a Plugin.
+type componentPlugin struct {
+	k *component.Component
+	// env is the granted environment as NAME=value, sorted.
+	env    []string
+	config map[string]string
+	// http is the wasi:http grant; nil when the block allows no origin.
+	http *component.HTTPGrant
+}
+
+// loadComponent loads a component: its core modules compiled (through
+// the runtime's compilation cache), its exported functions its tools. A
+// component outside the supported shape (async exports, exported
+// resources, nested components with core modules, ...) is refused here.
+func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error) {
+	if len(spec.Tools) > 0 {
+		return nil, errors.New("tool blocks are not for components: every function a component exports is a tool, described by its WIT types and docs; remove the tool blocks (tool_prefix and rename change the names)")
+	}
+	if spec.Reuse {
+		return nil, errors.New("reuse is for Extism plugins; a component runs every call in fresh instances")
+	}
+	src, err := r.source(spec)
+	if err != nil {
+		return nil, err
+	}
+	wasm, err := r.facts.rehash(src)
+	if err != nil {
+		return nil, err
+	}
+	if spec.SHA256 != "" && src.sum != spec.SHA256 {
+		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
+	}
+	if err := wasmbin.CheckHeader(wasm); !errors.Is(err, ErrComponent) {
+		if err == nil {
+			return nil, fmt.Errorf("%s is a core WebAssembly module, not a WASI 0.2 component; remove kind = \"component\" (or set the kind it is)", sourceName(spec))
+		}
+		return nil, err
+	}
+	var allow func(*url.URL) bool
+	if len(spec.HTTPAllow) > 0 {
+		if allow, err = extism.Allowlist(spec.HTTPAllow); err != nil {
+			return nil, err
+		}
+	}
+	limits := withDefaults(spec.Limits)
+	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: memoryPages(limits.Memory)})
+	if err != nil {
+		return nil, fmt.Errorf("component %s: %w", sourceName(spec), err)
+	}
+	p := &Plugin{r: r, name: spec.Name, kind: KindComponent, limits: limits, byName: map[string]*tool{}}
+	ok := false
+	defer func() {
+		if !ok {
+			p.closeMounts()
+			k.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	p.grants = grant(nil, spec)
+	p.grants.HTTPAllow = append([]string(nil), spec.HTTPAllow...)
+	base, err := p.baseConfig()
+	if err != nil {
+		return nil, err
+	}
+	cp := &componentPlugin{k: k, config: spec.Config}
+	for name, v := range p.grants.Env {
+		if !strings.HasPrefix(name, "AGENTHOST_") {
+			cp.env = append(cp.env, name+"="+v)
+		}
+	}
+	sort.Strings(cp.env)
+	if allow != nil {
+		cp.http = &component.HTTPGrant{Allow: allow}
+	}
+	p.comp = cp
+	for _, ct := range k.Tools() {
+		if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, nil, base); err != nil {
+			return nil, err
+		}
+		t := p.byName[ct.Name]
+		t.comp = ct.Name
+		t.call = p.callComponent
+	}
+	ok = true
+	return p, nil
+}
+
+// sandbox is what one call of the component may reach: the plugin's
+// grants, with a fresh write quota over its read-write mounts.
+func (p *Plugin) sandbox() *component.Sandbox {
+	cp := p.comp
+	sb := &component.Sandbox{
+		Env:        cp.env,
+		RealClock:  p.grants.Clock,
+		RealRandom: p.grants.Random,
+		MaxOutput:  int(min(p.limits.MaxOutput, 1<<30)),
+		MaxResult:  int(min(p.limits.MaxOutput, 1<<30)),
+		HTTP:       cp.http,
+		Config:     cp.config,
+	}
+	for _, m := range p.mounts {
+		if !m.fs.ReadOnly() {
+			sb.Quota = rootfs.NewQuota(p.limits.MaxWrite, p.limits.MaxFiles)
+			break
+		}
+	}
+	for _, m := range p.mounts {
+		fs := m.fs
+		if !fs.ReadOnly() {
+			fs = fs.WithQuota(sb.Quota)
+		}
+		sb.Mounts = append(sb.Mounts, component.Mount{GuestPath: m.guest, FS: fs, ReadOnly: fs.ReadOnly()})
+	}
+	return sb
+}
+
+// callComponent runs one call of a component's function in fresh
+// instances, within limits.timeout. A result::err is an error result; a
+// call that does not run to its end is a *Failure.
+func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, p.limits.Timeout)
+	defer cancel()
+	out, err := p.comp.k.Call(cctx, t.comp, args, p.sandbox())
+	if err != nil {
+		var ae *component.ArgumentError
+		if errors.As(err, &ae) {
+			return errResult("invalid arguments for tool %q: %v", t.spec.Name, ae.Err), nil
+		}
+		return loop.ToolResult{}, p.componentFailure(ctx, t, err)
+	}
+	for _, u := range out.HTTPRefused {
+		zerolog.Ctx(ctx).Info().Str("plugin", p.name).Str("tool", t.spec.Name).Str("url", u).Msg("HTTP request refused: its origin is not in the plugin's http allow list")
+	}
+	res := loop.ToolResult{Content: string(out.JSON), IsError: out.IsError}
+	if res.IsError && len(out.Stderr) > 0 {
+		res.Content += "\nstderr:\n" + validUTF8(out.Stderr)
+	}
+	return res, nil
+}
+
+// componentFailure turns a component's *component.Failure into a
+// *Failure of the plugin.
+func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error {
+	f := &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureTrap, Err: err}
+	var cf *component.Failure
+	if !errors.As(err, &cf) {
+		return f
+	}
+	f.Err = trimStack(cf.Err)
+	if len(cf.Stderr) > 0 {
+		f.Stderr = lastBytes(validUTF8(cf.Stderr), 2048)
+	}
+	switch cf.Kind {
+	case component.FailureTimeout:
+		f.Kind = FailureTimeout
+		if ctx.Err() == nil {
+			f.Err = fmt.Errorf("no result within %s (limits.timeout): %w", p.limits.Timeout, context.DeadlineExceeded)
+		}
+	case component.FailureCanceled:
+		f.Kind, f.Err = FailureCanceled, context.Cause(ctx)
+	case component.FailureMemory:
+		f.Kind = FailureMemory
+		cause := cf.Err
+		if inner := errors.Unwrap(cause); inner != nil {
+			cause = inner // without the component's own words for the limit
+		}
+		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sizeString(p.limits.Memory), trimStack(cause))
+	case component.FailureOutput:
+		f.Kind = FailureOutput
+		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sizeString(uint64(p.limits.MaxOutput)))
+	case component.FailureResult:
+		f.Kind = FailureOutput
+		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sizeString(uint64(p.limits.MaxOutput)))
+	case component.FailureQuota:
+		f.Kind = FailureQuota
+		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
+	case component.FailureExit:
+		f.Kind, f.ExitCode = FailureExit, cf.ExitCode
+	case component.FailureStart:
+		f.Kind = FailureStart
+	}
+	return f
+}
+
+// lastBytes keeps the end of s, at most n bytes, cut at a rune boundary.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	for i := 0; i < len(s) && i < 4; i++ {
+		if s[i]&0xc0 != 0x80 {
+			return s[i:]
+		}
+	}
+	return s
+}
+
+// World is what `plugin inspect` shows of a component: its exported
+// functions with their WIT signatures, and its imports with whether
+// agenthost provides them.
+type World struct {
+	Exports []WorldExport `json:"exports"`
+	Imports []WorldImport `json:"imports"`
+}
+
+// WorldExport is an exported function: a tool.
+type WorldExport struct {
+	// Tool is the tool name (before tool_prefix and rename).
+	Tool string `json:"tool"`
+	// Interface is the exported interface ("" for a top-level function),
+	// Function the function's name in it.
+	Interface string `json:"interface,omitempty"`
+	Function  string `json:"function"`
+	// Signature is the function's type in WIT syntax.
+	Signature string `json:"signature"`
+}
+
+// WorldImport is an imported interface (or function).
+type WorldImport struct {
+	Name string `json:"name"`
+	// Provided reports whether agenthost implements it; the functions of
+	// one it does not provide trap when called.
+	Provided bool `json:"provided"`
+	// Missing are the functions of a provided interface agenthost does
+	// not implement (they trap when called).
+	Missing []string `json:"missing,omitempty"`
+}
+
+// inspectComponent fills in the report on a component by loading it (its
+// core modules compiled, nothing run): its world and tools, or, for a
+// component outside the supported shape, why it cannot run here. A
+// malformed component is an error.
+func inspectComponent(ctx context.Context, r *Runtime, wasm []byte, info *Info) error {
+	info.Kind = KindComponent
+	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: memoryPages(withDefaults(Limits{}).Memory)})
+	if errors.Is(err, component.ErrShape) {
+		info.Kind = ""
+		info.Problems = append(info.Problems, err.Error())
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("WASI 0.2 component: %w", err)
+	}
+	defer k.Close(ctx)
+	w := &World{Exports: []WorldExport{}, Imports: []WorldImport{}}
+	for _, f := range k.Funcs() {
+		w.Exports = append(w.Exports, WorldExport{Tool: f.Name, Interface: f.Interface, Function: f.Function, Signature: f.Type.String()})
+		info.Exports = append(info.Exports, f.Name)
+	}
+	for _, im := range k.Imports() {
+		w.Imports = append(w.Imports, WorldImport{Name: im.Name, Provided: im.Provided, Missing: im.Missing})
+		info.Imports = append(info.Imports, im.Name)
+	}
+	info.World = w
+	for _, t := range k.Tools() {
+		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	return nil
+}
+
+// write renders a component's world for a terminal.
+func (w *World) write(b *strings.Builder) {
+	b.WriteString("world:\n")
+	for _, e := range w.Exports {
+		name := e.Function
+		if e.Interface != "" {
+			name = e.Interface + "#" + e.Function
+		}
+		fmt.Fprintf(b, "  export %s: %s\n", name, e.Signature)
+	}
+	for _, im := range w.Imports {
+		switch {
+		case !im.Provided:
+			fmt.Fprintf(b, "  import %s: NOT PROVIDED (its functions trap when called)\n", im.Name)
+		case len(im.Missing) > 0:
+			fmt.Fprintf(b, "  import %s: provided, except %s (they trap when called)\n", im.Name, strings.Join(im.Missing, ", "))
+		default:
+			fmt.Fprintf(b, "  import %s: provided\n", im.Name)
+		}
+	}
+}
