@@ -222,10 +222,11 @@ func (ru *run) admit(c ToolCall, args arguments) (CheckedCall, string, bool) {
 
 // callTools runs the admitted Toolset calls calls[i], i in idx, and sets
 // their answers: with ArgumentChecker.CallChecked of checked[i] when the
-// Toolset checks its calls (checked is not nil), else with Toolset.Call. A call starts once it holds one of the slots
-// (Runner.Slots, else the run's own), in call order, on a goroutine of
-// its own; one call alone, or every call with Runner.Sequential, runs on
-// this goroutine instead (one at a time needs no slot of the run's own).
+// Toolset checks its calls (checked is not nil), else with Toolset.Call.
+// A call starts once it holds one of the slots (Runner.Slots, else the
+// run's own), in call order, on a goroutine of its own; one call alone,
+// or every call with Runner.Sequential, runs on this goroutine instead
+// (one at a time needs no slot of the run's own).
 // Once ctx ends, the calls not started are answered AbortedAnswer without
 // running.
 //
