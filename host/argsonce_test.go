@@ -89,4 +89,14 @@ func TestArgumentsOnce(t *testing.T) {
 		}
 		return res.Content
 	})
+	// One message for a tool there is not, whichever door: CallTool
+	// offers every tool of the host, the agent's toolset its own.
+	all := `unknown tool "read_files". Did you mean "read_file"? Available tools: edit, list_dir, read_file, search, write_file`
+	if res, err := h.CallTool(ctx, "read_files", `{}`, "c2"); err != nil || !res.IsError || res.Content != all {
+		t.Errorf("CallTool of an unknown tool: %+v, %v; want %q", res, err, all)
+	}
+	want := `unknown tool "read_files". Did you mean "read_file"? Available tools: read_file`
+	if res, err := h.Agent("main").Tools.Call(ctx, loopCall("read_files", `{}`)); err != nil || !res.IsError || res.Content != want {
+		t.Errorf("Toolset.Call of an unknown tool: %+v, %v; want %q", res, err, want)
+	}
 }

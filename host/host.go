@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -69,6 +71,8 @@ type Host struct {
 	mcpServers []*mcpuse.Server
 	mcpTools   []Tool
 	mcpOpts    Options
+	// all holds every tool of the host, for CallTool.
+	all *toolset
 	// slots bound the tool calls that run at once in this process, across
 	// all its runs and CallTool (host.max_parallel_tools).
 	slots *loop.Slots
@@ -168,6 +172,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	if diags.HasErrors() {
 		return nil, diags, nil
+	}
+
+	h.all = newToolset()
+	for _, n := range slices.Sorted(maps.Keys(h.tools)) {
+		h.all.add(h.tools[n])
 	}
 
 	models, err := h.models(opts)
@@ -457,6 +466,16 @@ func (t *toolset) add(ref toolRef) {
 
 func (t *toolset) Tools() []loop.ToolSpec { return t.specs }
 
+// lookup finds the tool called name, or gives the error result of a call
+// of a tool the set does not have: the host's one decision of "unknown
+// tool" (the loop makes it for a run's calls before they get here).
+func (t *toolset) lookup(name string) (toolRef, string) {
+	if ref, ok := t.byName[name]; ok {
+		return ref, ""
+	}
+	return toolRef{}, loop.UnknownTool(name, t.names)
+}
+
 // checked is what toolset.Check makes of a call (loop.CheckedCall's
 // Checked): the tool's ref and, for a plugin's tool, the plugin's checked
 // call.
@@ -465,15 +484,13 @@ type checked struct {
 	call plugin.Checked
 }
 
-// Check implements loop.ArgumentChecker: the one place the host decides
-// that a call names a tool it does not have (the loop decides it for a
-// run's calls before they get here) and where a plugin tool's arguments
-// are validated, once, against its schema. An MCP server's tool is
+// Check implements loop.ArgumentChecker: a plugin tool's arguments are
+// validated, once, against its schema. An MCP server's tool is
 // admitted as it is: the server checks its own arguments.
 func (t *toolset) Check(call loop.ToolCall, args map[string]any) (loop.CheckedCall, string) {
-	ref, ok := t.byName[call.Name]
-	if !ok {
-		return loop.CheckedCall{}, loop.UnknownTool(call.Name, t.names)
+	ref, msg := t.lookup(call.Name)
+	if msg != "" {
+		return loop.CheckedCall{}, msg
 	}
 	if ref.mcp != nil {
 		return loop.CheckedCall{ToolCall: call, Checked: checked{ref: ref}}, ""
@@ -514,8 +531,8 @@ func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult
 
 // check decodes call's arguments and checks it.
 func (t *toolset) check(call loop.ToolCall) (loop.CheckedCall, string) {
-	if _, ok := t.byName[call.Name]; !ok {
-		return loop.CheckedCall{}, loop.UnknownTool(call.Name, t.names)
+	if _, msg := t.lookup(call.Name); msg != "" {
+		return loop.CheckedCall{}, msg
 	}
 	args, msg := loop.ParseArguments(call)
 	if msg != "" {

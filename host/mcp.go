@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/agenthost/agenthost/loop"
 )
@@ -16,14 +15,9 @@ import (
 // error, never a panic. The call takes one of the host's slots (Slots)
 // first, as an agent's calls do, waiting for one while ctx lasts.
 func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (loop.ToolResult, error) {
-	ref, ok := h.tools[name]
-	if !ok {
-		names := make([]string, 0, len(h.tools))
-		for n := range h.tools {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return loop.ToolResult{Content: loop.UnknownTool(name, names), IsError: true}, nil
+	ref, msg := h.all.lookup(name)
+	if msg != "" {
+		return loop.ToolResult{Content: msg, IsError: true}, nil
 	}
 	if err := h.slots.Acquire(ctx); err != nil {
 		return loop.ToolResult{}, fmt.Errorf("tool %q: cancelled while waiting for one of the %d tool slots (host.max_parallel_tools): %w", name, h.slots.Size(), err)
