@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -69,6 +71,8 @@ type Host struct {
 	mcpServers []*mcpuse.Server
 	mcpTools   []Tool
 	mcpOpts    Options
+	// all holds every tool of the host, for CallTool.
+	all *toolset
 	// slots bound the tool calls that run at once in this process, across
 	// all its runs and CallTool (host.max_parallel_tools).
 	slots *loop.Slots
@@ -168,6 +172,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	if diags.HasErrors() {
 		return nil, diags, nil
+	}
+
+	h.all = newToolset()
+	for _, n := range slices.Sorted(maps.Keys(h.tools)) {
+		h.all.add(h.tools[n])
 	}
 
 	models, err := h.models(opts)
@@ -326,11 +335,9 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 			prov = p
 		}
 	}
-	ts := &toolset{byName: map[string]toolRef{}}
+	ts := newToolset()
 	for _, t := range a.Tools {
-		ref := h.tools[t]
-		ts.specs = append(ts.specs, ref.spec)
-		ts.byName[t] = ref
+		ts.add(h.tools[t])
 	}
 	la := &loop.Agent{
 		Name:           a.Name,
@@ -444,34 +451,92 @@ func (h *Host) Close(ctx context.Context) error {
 // toolset is the narrowed set of tools one agent may call. It is immutable.
 type toolset struct {
 	specs  []loop.ToolSpec
+	names  []string
 	byName map[string]toolRef
+}
+
+func newToolset() *toolset { return &toolset{byName: map[string]toolRef{}} }
+
+// add adds the tool ref, known to agents by ref.spec.Name.
+func (t *toolset) add(ref toolRef) {
+	t.specs = append(t.specs, ref.spec)
+	t.names = append(t.names, ref.spec.Name)
+	t.byName[ref.spec.Name] = ref
 }
 
 func (t *toolset) Tools() []loop.ToolSpec { return t.specs }
 
-// Check implements loop.ArgumentChecker: schema problems are refused before
-// the call counts toward the budget.
-func (t *toolset) Check(call loop.ToolCall) string {
-	ref, ok := t.byName[call.Name]
-	if !ok {
-		return fmt.Sprintf("unknown tool %q", call.Name)
+// lookup finds the tool called name, or gives the error result of a call
+// of a tool the set does not have: the host's one decision of "unknown
+// tool" (the loop makes it for a run's calls before they get here).
+func (t *toolset) lookup(name string) (toolRef, string) {
+	if ref, ok := t.byName[name]; ok {
+		return ref, ""
 	}
-	if ref.mcp != nil {
-		return "" // the server checks its own arguments
-	}
-	call.Name = ref.own
-	return ref.plugin.Check(call)
+	return toolRef{}, loop.UnknownTool(name, t.names)
 }
 
-func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
-	ref, ok := t.byName[call.Name]
-	if !ok {
-		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", call.Name), IsError: true}, nil
+// checked is what toolset.Check makes of a call (loop.CheckedCall's
+// Checked): the tool's ref and, for a plugin's tool, the plugin's checked
+// call.
+type checked struct {
+	ref  toolRef
+	call plugin.Checked
+}
+
+// Check implements loop.ArgumentChecker: a plugin tool's arguments are
+// validated, once, against its schema. An MCP server's tool is
+// admitted as it is: the server checks its own arguments.
+func (t *toolset) Check(call loop.ToolCall, args map[string]any) (loop.CheckedCall, string) {
+	ref, msg := t.lookup(call.Name)
+	if msg != "" {
+		return loop.CheckedCall{}, msg
 	}
 	if ref.mcp != nil {
-		return ref.callMCP(ctx, call)
+		return loop.CheckedCall{ToolCall: call, Checked: checked{ref: ref}}, ""
 	}
-	call.Name = ref.own
+	own := call
+	own.Name = ref.own // the plugin's own name, before tool_prefix and rename
+	pc, msg := ref.plugin.Check(own, args)
+	if msg != "" {
+		return loop.CheckedCall{}, msg
+	}
+	return loop.CheckedCall{ToolCall: call, Checked: checked{ref: ref, call: pc}}, ""
+}
+
+// CallChecked implements loop.ArgumentChecker: it runs a call Check
+// admitted, without decoding or validating its arguments again. A call
+// Check did not make is checked first, as Call does.
+func (t *toolset) CallChecked(ctx context.Context, call loop.CheckedCall) (loop.ToolResult, error) {
+	c, ok := call.Checked.(checked)
+	if !ok {
+		return t.Call(ctx, call.ToolCall)
+	}
+	if c.ref.mcp != nil {
+		return c.ref.callMCP(ctx, call.ToolCall)
+	}
 	// An agent's reused instances are its own (t is one agent's toolset).
-	return ref.plugin.Call(plugin.WithScopeOwner(ctx, t), call)
+	return c.ref.plugin.CallChecked(plugin.WithScopeOwner(ctx, t), c.call)
+}
+
+// Call runs a call nobody checked: it decodes the arguments as the loop
+// does, then Check and CallChecked.
+func (t *toolset) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
+	cc, msg := t.check(call)
+	if msg != "" {
+		return loop.ToolResult{Content: msg, IsError: true}, nil
+	}
+	return t.CallChecked(ctx, cc)
+}
+
+// check decodes call's arguments and checks it.
+func (t *toolset) check(call loop.ToolCall) (loop.CheckedCall, string) {
+	if _, msg := t.lookup(call.Name); msg != "" {
+		return loop.CheckedCall{}, msg
+	}
+	args, msg := loop.ParseArguments(call)
+	if msg != "" {
+		return loop.CheckedCall{}, msg
+	}
+	return t.Check(call, args)
 }

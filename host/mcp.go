@@ -15,9 +15,9 @@ import (
 // error, never a panic. The call takes one of the host's slots (Slots)
 // first, as an agent's calls do, waiting for one while ctx lasts.
 func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (loop.ToolResult, error) {
-	ref, ok := h.tools[name]
-	if !ok {
-		return loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", name), IsError: true}, nil
+	ref, msg := h.all.lookup(name)
+	if msg != "" {
+		return loop.ToolResult{Content: msg, IsError: true}, nil
 	}
 	if err := h.slots.Acquire(ctx); err != nil {
 		return loop.ToolResult{}, fmt.Errorf("tool %q: cancelled while waiting for one of the %d tool slots (host.max_parallel_tools): %w", name, h.slots.Size(), err)
@@ -27,6 +27,6 @@ func (h *Host) CallTool(ctx context.Context, name, arguments, callID string) (lo
 	if ref.mcp != nil {
 		return ref.callMCP(ctx, call) // an mcp_server's tool, passed through
 	}
-	call.Name = ref.own // the plugin's own name, before tool_prefix and rename
-	return ref.plugin.Call(ctx, call)
+	call.Name = ref.own               // the plugin's own name, before tool_prefix and rename
+	return ref.plugin.Call(ctx, call) // decodes and validates the arguments once, then runs them
 }

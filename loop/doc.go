@@ -80,9 +80,12 @@
 // exhausted"; the doom-loop check; then the name (exact, case-insensitive
 // repair, else an error naming the tool likely meant and listing the tools)
 // and the arguments (must be a JSON object; the Toolset's ArgumentChecker
-// checks the schema). The calls that pass then run: the Toolset's calls
-// concurrently (the model sent them together, so they are taken as
-// independent; Toolset.Call must be safe for concurrent use), then the
+// checks the schema). The arguments are decoded once, for the doom-loop
+// check, the object check and ArgumentChecker.Check alike. The calls that
+// pass then run: the Toolset's calls concurrently (the model sent them
+// together, so they are taken as independent; Toolset.Call, or
+// ArgumentChecker.CallChecked with what Check returned, must be safe for
+// concurrent use), then the
 // subagent calls one after another. Only calls that reach the Toolset (or a
 // subagent) count toward the budget and Result.ToolCalls. A Toolset error
 // becomes the error result "plugin failure: …", is logged and listed in

@@ -2,9 +2,7 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/agenthost/agenthost/internal/defaults"
 )
@@ -61,11 +59,11 @@ func newDoomDetector(threshold int, action DoomAction) doomDetector {
 	return doomDetector{threshold: threshold, action: action}
 }
 
-// observe records call c and reports whether it completes a doom loop:
-// the threshold-th (or a later) identical call in a row, while detection is
-// on.
-func (d *doomDetector) observe(c ToolCall) bool {
-	sig := doomSignature(c)
+// observe records call c, whose canonical arguments are canon
+// (canonicalJSON), and reports whether it completes a doom loop: the
+// threshold-th (or a later) identical call in a row, while detection is on.
+func (d *doomDetector) observe(c ToolCall, canon string) bool {
+	sig := doomSignature(c.Name, canon)
 	if sig == d.sig {
 		d.count++
 	} else {
@@ -99,12 +97,13 @@ func (d *doomDetector) decide(ask func() Verdict) (doomVerdict, string) {
 	return verdictStop, fmt.Sprintf("stop: call %d in a row with the same arguments", d.count)
 }
 
-// checkDoom runs call c through the doom-loop detector. It says whether c
+// checkDoom runs call c, whose canonical arguments are canon, through the
+// doom-loop detector. It says whether c
 // may run and, when not, the error result to give it and whether the run is
 // stopping. Every verdict emits doom_loop.
-func (ru *run) checkDoom(ctx context.Context, c ToolCall) (run bool, content string, stop bool) {
+func (ru *run) checkDoom(ctx context.Context, c ToolCall, canon string) (run bool, content string, stop bool) {
 	d := &ru.doom
-	if !d.observe(c) {
+	if !d.observe(c, canon) {
 		return true, "", false
 	}
 	var ask func() Verdict
@@ -141,24 +140,9 @@ func doomStopping(c ToolCall) string {
 	return fmt.Sprintf("not executed: the run is stopping because the tool call %s was repeated (doom loop)", c.Name)
 }
 
-// doomSignature identifies a call for doom-loop detection: its name and its
-// arguments re-marshalled with object keys sorted.
-func doomSignature(c ToolCall) string {
-	return c.Name + "\x00" + canonicalJSON(c.Arguments)
-}
-
-// canonicalJSON returns s re-marshalled with object keys sorted, or s itself
-// when it is not valid JSON.
-func canonicalJSON(s string) string {
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil || d.More() {
-		return s
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return s
-	}
-	return string(b)
+// doomSignature identifies a call for doom-loop detection: its name and
+// its canonical arguments (arguments.canon: re-marshalled with object keys
+// sorted).
+func doomSignature(name, canon string) string {
+	return name + "\x00" + canon
 }

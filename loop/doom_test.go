@@ -185,7 +185,7 @@ func doomTrace(d doomDetector, answers []Verdict, calls ...ToolCall) (trace []st
 		}
 	}
 	for _, c := range calls {
-		if !d.observe(c) {
+		if !d.observe(c, canonicalJSON(c.Arguments)) {
 			trace = append(trace, fmt.Sprint(d.count))
 			continue
 		}
@@ -276,14 +276,20 @@ func TestDoomDetector(t *testing.T) {
 }
 
 func TestDoomSignature(t *testing.T) {
-	if doomSignature(tc("1", "a", `{"x":1}`)) == doomSignature(tc("2", "b", `{"x":1}`)) {
+	if sig(tc("1", "a", `{"x":1}`)) == sig(tc("2", "b", `{"x":1}`)) {
 		t.Error("calls to different tools share a signature")
 	}
-	if doomSignature(tc("1", "a", `{"x":1,"y":2}`)) != doomSignature(tc("2", "a", `{"y":2,"x":1}`)) {
+	if sig(tc("1", "a", `{"x":1,"y":2}`)) != sig(tc("2", "a", `{"y":2,"x":1}`)) {
 		t.Error("the call id or the key order changes the signature")
 	}
 	// The name ends where the arguments start: "ab"+"c" is not "a"+"bc".
-	if doomSignature(tc("1", "ab", "c")) == doomSignature(tc("1", "a", "bc")) {
+	if sig(tc("1", "ab", "c")) == sig(tc("1", "a", "bc")) {
 		t.Error("name and arguments run together in the signature")
 	}
 }
+
+// canonicalJSON is the canonical form of arguments s as the run reads them.
+func canonicalJSON(s string) string { return readArguments(ToolCall{Arguments: s}).canon }
+
+// sig is the doom-loop signature of call c.
+func sig(c ToolCall) string { return doomSignature(c.Name, canonicalJSON(c.Arguments)) }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/defaults"
-	"github.com/agenthost/agenthost/internal/toolname"
 )
 
 // offerTools registers the agent's plugin tools, offered on non-final steps.
@@ -89,8 +88,12 @@ func (ru *run) resolve(name string) (string, bool) {
 // are appended once all have ended.
 func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 	answers := make([]Message, len(calls))
-	var tools, subs []int // the calls that run: Toolset calls, subagent calls
-	refuse := ""          // when set, the remaining calls are answered with it
+	var tools, subs []int     // the calls that run: Toolset calls, subagent calls
+	var checked []CheckedCall // the checked Toolset calls, by index in calls
+	if _, ok := ru.a.Tools.(ArgumentChecker); ok {
+		checked = make([]CheckedCall, len(calls))
+	}
+	refuse := "" // when set, the remaining calls are answered with it
 	limit := ru.a.MaxCallsPerStep
 	if limit <= 0 {
 		limit = defaults.MaxCallsPerStep
@@ -114,16 +117,21 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 			answers[i] = toolMessage(c, refuse, true)
 			continue
 		}
-		if run, content, stop := ru.checkDoom(ctx, c); !run {
+		args := readArguments(c)
+		if run, content, stop := ru.checkDoom(ctx, c, args.canon); !run {
 			answers[i] = toolMessage(c, content, true)
 			if stop {
 				refuse = doomStopping(c)
 			}
 			continue
 		}
-		if content, ok := ru.admit(c); !ok {
+		cc, content, ok := ru.admit(c, args)
+		if !ok {
 			answers[i] = toolMessage(c, content, true)
 			continue
+		}
+		if checked != nil {
+			checked[i] = cc
 		}
 		if content, ok := ru.approve(ctx, c); !ok {
 			answers[i] = toolMessage(c, content, true)
@@ -136,7 +144,7 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 			tools = append(tools, i)
 		}
 	}
-	ru.callTools(ctx, calls, tools, answers)
+	ru.callTools(ctx, calls, checked, tools, answers)
 	for _, i := range subs {
 		c := calls[i]
 		if ctx.Err() != nil {
@@ -181,51 +189,44 @@ func AbortedAnswer(c ToolCall) Message {
 	return toolMessage(c, abortedResult, true)
 }
 
-// admit checks call c before it runs: a subagent's arguments and depth, a
-// tool the agent has, arguments that are a JSON object and pass the
-// tool's schema. A refused call gets the returned error result; it emits
-// no tool event and does not count toward the budget.
-func (ru *run) admit(c ToolCall) (string, bool) {
+// admit checks call c, whose arguments are args, before it runs: a
+// subagent's arguments and depth, a tool the agent has, arguments that are
+// a JSON object and pass the tool's schema (ArgumentChecker). A refused
+// call gets the returned error result; it emits no tool event and does not
+// count toward the budget. An admitted call of an ArgumentChecker's tool
+// comes back checked, to run with CallChecked.
+func (ru *run) admit(c ToolCall, args arguments) (CheckedCall, string, bool) {
 	if sub := ru.subagents[c.Name]; sub != nil {
-		return ru.admitSubagent(c, sub)
+		content, ok := ru.admitSubagent(c, sub)
+		return CheckedCall{}, content, ok
 	}
 	if !ru.plugin[c.Name] {
 		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg("unknown tool")
-		return ru.unknownTool(c.Name), false
+		return CheckedCall{}, UnknownTool(c.Name, ru.names), false
 	}
-	if msg := checkArguments(c); msg != "" {
-		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg(msg)
-		return msg, false
+	if args.msg != "" {
+		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg(args.msg)
+		return CheckedCall{}, args.msg, false
 	}
-	if ck, ok := ru.a.Tools.(ArgumentChecker); ok {
-		if msg := ck.Check(c); msg != "" {
-			ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Str("reason", msg).Msg("arguments refused by the tool's schema")
-			return msg, false
-		}
+	ck, ok := ru.a.Tools.(ArgumentChecker)
+	if !ok {
+		return CheckedCall{ToolCall: c}, "", true
 	}
-	return "", true
-}
-
-// unknownTool is the error result of a call of a tool the agent does not
-// have: with the likely meant one (the model wrote "fs.read_text_file" or
-// "read_text_file" for "fs__read_text_file", or misspelt a name) and the
-// tools it has.
-func (ru *run) unknownTool(name string) string {
-	if len(ru.names) == 0 {
-		return fmt.Sprintf("unknown tool %q: no tools are available", name)
+	cc, msg := ck.Check(c, args.obj)
+	if msg != "" {
+		ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Str("reason", msg).Msg("arguments refused by the tool's schema")
+		return CheckedCall{}, msg, false
 	}
-	hint := ""
-	if s := toolname.Suggest(name, ru.names); s != "" {
-		hint = fmt.Sprintf(" Did you mean %q?", s)
-	}
-	return fmt.Sprintf("unknown tool %q.%s Available tools: %s", name, hint, strings.Join(ru.names, ", "))
+	return cc, "", true
 }
 
 // callTools runs the admitted Toolset calls calls[i], i in idx, and sets
-// their answers. A call starts once it holds one of the slots
-// (Runner.Slots, else the run's own), in call order, on a goroutine of
-// its own; one call alone, or every call with Runner.Sequential, runs on
-// this goroutine instead (one at a time needs no slot of the run's own).
+// their answers: with ArgumentChecker.CallChecked of checked[i] when the
+// Toolset checks its calls (checked is not nil), else with Toolset.Call.
+// A call starts once it holds one of the slots (Runner.Slots, else the
+// run's own), in call order, on a goroutine of its own; one call alone,
+// or every call with Runner.Sequential, runs on this goroutine instead
+// (one at a time needs no slot of the run's own).
 // Once ctx ends, the calls not started are answered AbortedAnswer without
 // running.
 //
@@ -233,7 +234,7 @@ func (ru *run) unknownTool(name string) string {
 // call's tool.start as it starts, its tool.end as it ends. The events are
 // flushed before this goroutine waits (for a slot or a call's end) and
 // before the calls it starts begin.
-func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answers []Message) {
+func (ru *run) callTools(ctx context.Context, calls []ToolCall, checked []CheckedCall, idx []int, answers []Message) {
 	if len(idx) == 0 {
 		return
 	}
@@ -261,7 +262,14 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 			defer slots.Release()
 		}
 		t0 := ru.r.now()
-		res, err := ru.a.Tools.Call(context.WithValue(ctx, runKey{}, ru), calls[i])
+		cctx := context.WithValue(ctx, runKey{}, ru)
+		var res ToolResult
+		var err error
+		if checked != nil {
+			res, err = ru.a.Tools.(ArgumentChecker).CallChecked(cctx, checked[i])
+		} else {
+			res, err = ru.a.Tools.Call(cctx, calls[i])
+		}
 		return done{i, res, err, ru.r.now().Sub(t0)}
 	}
 	end := func(d done) {
@@ -359,19 +367,6 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, idx []int, answe
 	}
 }
 
-// checkArguments returns the error result for arguments that are not a JSON
-// object, or "".
-func checkArguments(c ToolCall) string {
-	var v any
-	if err := json.Unmarshal([]byte(c.Arguments), &v); err != nil {
-		return fmt.Sprintf("invalid arguments for tool %s: not valid JSON: %v", c.Name, err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Sprintf("invalid arguments for tool %s: want a JSON object, got %s", c.Name, jsonKind(v))
-	}
-	return ""
-}
-
 func jsonKind(v any) string {
 	switch v.(type) {
 	case nil:
@@ -380,7 +375,7 @@ func jsonKind(v any) string {
 		return "an array"
 	case string:
 		return "a string"
-	case float64:
+	case float64, json.Number:
 		return "a number"
 	case bool:
 		return "a boolean"

@@ -2,7 +2,9 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -10,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/agenthost/agenthost/internal/argcount"
 )
 
 func TestToolCallChecks(t *testing.T) {
@@ -146,11 +150,15 @@ func TestToolErrorResult(t *testing.T) {
 // checkingTools is a Toolset that refuses arguments without a "path" key.
 type checkingTools struct{ *fakeTools }
 
-func (c checkingTools) Check(call ToolCall) string {
-	if !strings.Contains(call.Arguments, `"path"`) {
-		return "invalid arguments for tool " + call.Name + ": missing property 'path'"
+func (c checkingTools) Check(call ToolCall, args map[string]any) (CheckedCall, string) {
+	if _, ok := args["path"]; !ok {
+		return CheckedCall{}, "invalid arguments for tool " + call.Name + ": missing property 'path'"
 	}
-	return ""
+	return CheckedCall{ToolCall: call, Checked: args}, ""
+}
+
+func (c checkingTools) CallChecked(ctx context.Context, call CheckedCall) (ToolResult, error) {
+	return c.Call(ctx, call.ToolCall)
 }
 
 func TestArgumentCheckerRefusesBeforeCounting(t *testing.T) {
@@ -245,5 +253,83 @@ func TestParallelCallsRunConcurrently(t *testing.T) {
 	}
 	if n := len(rec.of(EventToolStart)); n != 3 || len(rec.of(EventToolEnd)) != 3 || res.ToolCalls != 3 {
 		t.Errorf("%d tool.start, %d tool.end events, %d tool calls; want 3 each", n, len(rec.of(EventToolEnd)), res.ToolCalls)
+	}
+}
+
+// recordingChecker is a checking Toolset that records what Check was
+// given and what CallChecked receives, and fails any call that did not
+// come through Check.
+type recordingChecker struct {
+	*fakeTools
+	mu      sync.Mutex
+	args    []map[string]any
+	checked []any
+}
+
+func (r *recordingChecker) Check(call ToolCall, args map[string]any) (CheckedCall, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.args = append(r.args, args)
+	return CheckedCall{ToolCall: call, Checked: len(r.args)}, ""
+}
+
+func (r *recordingChecker) CallChecked(ctx context.Context, call CheckedCall) (ToolResult, error) {
+	r.mu.Lock()
+	r.checked = append(r.checked, call.Checked)
+	r.mu.Unlock()
+	return r.fakeTools.Call(ctx, call.ToolCall)
+}
+
+func (r *recordingChecker) Call(ctx context.Context, call ToolCall) (ToolResult, error) {
+	return ToolResult{}, fmt.Errorf("Call of %s: a checked call must run with CallChecked", call.Name)
+}
+
+// TestCheckedCallsDecodeOnce: the loop decodes a call's arguments once
+// (doom-loop signature, object check and the schema check all use that
+// one decoding), hands the decoded object to Check with its numbers exact,
+// and runs what Check returned with CallChecked, never Call.
+func TestCheckedCallsDecodeOnce(t *testing.T) {
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "read_file", `{"path":"a","n":0.1}`), tc("2", "read_file", `{"path":"b","big":12345678901234567890}`)),
+		text("done"),
+	}}
+	ts := &recordingChecker{fakeTools: newTools("read_file")}
+	r, rec, _ := testRunner()
+	d0, _ := argcount.Counts()
+	res := runChecked(t, context.Background(), r, rec, testAgent(m, ts, 5), Input{Prompt: "task"})
+	d1, _ := argcount.Counts()
+	if res.StopReason != StopCompleted || res.ToolCalls != 2 || len(res.Errors) != 0 {
+		t.Fatalf("stop %s, %d tool calls, errors %q", res.StopReason, res.ToolCalls, res.Errors)
+	}
+	if d1-d0 != 2 {
+		t.Errorf("arguments of 2 calls decoded %d times, want 2", d1-d0)
+	}
+	if len(ts.args) != 2 || ts.args[0]["n"] != json.Number("0.1") || ts.args[1]["big"] != json.Number("12345678901234567890") {
+		t.Errorf("Check got %v, want the decoded objects with exact numbers", ts.args)
+	}
+	slices.SortFunc(ts.checked, func(a, b any) int { return a.(int) - b.(int) })
+	if !slices.Equal(ts.checked, []any{1, 2}) {
+		t.Errorf("CallChecked got %v, want what Check returned for each call", ts.checked)
+	}
+}
+
+// TestArgumentsRefused: arguments that are not one JSON object are refused
+// with encoding/json's own words, a number too large for a float64
+// included, before the Toolset sees them.
+func TestArgumentsRefused(t *testing.T) {
+	for _, tt := range []struct{ args, want string }{
+		{`{"n":1e400}`, "invalid arguments for tool read_file: not valid JSON: json: cannot unmarshal number 1e400 into Go value of type float64"},
+		{`{"a":1} {"b":2}`, "invalid arguments for tool read_file: not valid JSON: invalid character '{' after top-level value"},
+		{`{"a":`, "invalid arguments for tool read_file: not valid JSON: unexpected end of JSON input"},
+		{`[1]`, "invalid arguments for tool read_file: want a JSON object, got an array"},
+		{`7`, "invalid arguments for tool read_file: want a JSON object, got a number"},
+	} {
+		args, msg := ParseArguments(tc("1", "read_file", tt.args))
+		if msg != tt.want || args != nil {
+			t.Errorf("ParseArguments(%s) = %v, %q; want %q", tt.args, args, msg, tt.want)
+		}
+	}
+	if args, msg := ParseArguments(tc("1", "read_file", ` {"n": 1e300} `)); msg != "" || args["n"] != json.Number("1e300") {
+		t.Errorf("ParseArguments of a large float: %v, %q", args, msg)
 	}
 }

@@ -165,16 +165,46 @@ type ToolResult struct {
 // tool's plugin broke (trap, timeout, crash); the loop turns that into an
 // error result too, and goes on. Call must be safe for concurrent use: the
 // calls of one response run at the same time.
+//
+// The loop decides "unknown tool" itself, from Tools and the subagents
+// (UnknownTool): it hands a Toolset only calls of the tools Tools lists.
 type Toolset interface {
 	Tools() []ToolSpec
 	Call(ctx context.Context, call ToolCall) (ToolResult, error)
 }
 
-// ArgumentChecker is an optional extension of Toolset. Check validates a
-// call's arguments against the tool's schema without running anything and
-// returns "" when they are valid, else the reason. The loop checks before it
-// counts a call: a refused call gets an error result, emits no tool events
-// and does not count toward the budget, like arguments that are not JSON.
+// ArgumentChecker is an optional extension of Toolset that splits Call in
+// two, so that a call's arguments are decoded once and validated once:
+//
+//   - Check decides, without running anything, whether call may run: args
+//     is call.Arguments as the loop decoded it (ParseArguments: a JSON
+//     object, numbers as json.Number), which Check validates against the
+//     tool's schema without decoding the text again. It returns the
+//     checked call and "", or the reason the call is refused (the text of
+//     its error result).
+//   - CallChecked runs a call Check returned, without decoding or
+//     validating its arguments again. It must be safe for concurrent use.
+//
+// The loop checks every call before it counts it: a refused call gets an
+// error result, emits no tool events and does not count toward the budget,
+// like arguments that are not a JSON object. The calls admitted then run
+// with CallChecked, never with Call; Call stays for callers that hold a
+// call nobody checked, and gives the outcome Check then CallChecked would.
+//
+// A CheckedCall does not outlive the process that made it: a durable run
+// (host/temporal) checks a call in one activity and runs it in another,
+// possibly on another worker, which checks it again where it runs.
 type ArgumentChecker interface {
-	Check(call ToolCall) string
+	Check(call ToolCall, args map[string]any) (CheckedCall, string)
+	CallChecked(ctx context.Context, call CheckedCall) (ToolResult, error)
+}
+
+// CheckedCall is a call an ArgumentChecker admitted: the call, and what
+// the check made of it.
+type CheckedCall struct {
+	ToolCall
+	// Checked is the toolset's own result of the check (for a plugin's
+	// tool: the tool and its validated arguments). It is opaque to the
+	// loop and means something only to the toolset that made it.
+	Checked any
 }

@@ -31,51 +31,32 @@ func argsString(expr hcl.Expression, args []byte) (s string, ok bool) {
 		return "", false
 	}
 	sc := jsonscan.Scanner{Data: args}
-	if sc.Peek() != '{' {
-		return "", false
-	}
-	sc.I++
-	var keys [16][]byte // the keys seen, quotes included
+	var keys [16][]byte // the keys seen
 	var found []byte
 	n := 0
-	if sc.Peek() == '}' {
-		return "", false // no NAME
-	}
-	for {
-		key := sc.Str()
-		if key == nil || !plainASCII(key[1:len(key)-1]) || n == len(keys) {
-			return "", false
+	ok = sc.Object(func(key []byte) bool {
+		if !plainASCII(key) || n == len(keys) {
+			return false
 		}
 		for _, k := range keys[:n] {
 			if bytes.Equal(k, key) {
-				return "", false
+				return false
 			}
 		}
 		keys[n] = key
 		n++
-		if sc.Peek() != ':' {
-			return "", false
+		if string(key) != attr.Name {
+			return sc.ValueWithin(plainValues)
 		}
-		sc.I++
-		if string(key[1:len(key)-1]) == attr.Name {
-			v := sc.Str()
-			if v == nil || !plainASCII(v[1:len(v)-1]) {
-				return "", false
-			}
-			found = v[1 : len(v)-1]
-		} else if !sc.ValueWithin(plainValues) {
-			return "", false
+		v := sc.Str()
+		if v == nil || !plainASCII(v[1:len(v)-1]) {
+			return false
 		}
-		switch sc.Peek() {
-		case ',':
-			sc.I++
-			continue
-		case '}':
-			sc.I++
-		default:
-			return "", false
-		}
-		break
+		found = v[1 : len(v)-1]
+		return true
+	})
+	if !ok {
+		return "", false
 	}
 	if found == nil || !sc.End() {
 		return "", false

@@ -14,6 +14,8 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/internal/argcount"
+	"github.com/agenthost/agenthost/internal/jsonenc"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -73,42 +75,83 @@ func (f *Failure) Error() string {
 
 func (f *Failure) Unwrap() error { return f.Err }
 
-// request is the agenthost/1 call document sent on stdin.
-type request struct {
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	CallID    string          `json:"call_id"`
+// Checked is a call of one of a plugin's tools whose arguments passed the
+// tool's schema (Plugin.Check), ready for Plugin.CallChecked. It is valid
+// only for the plugin that made it.
+type Checked struct {
+	p    *Plugin
+	t    *tool
+	call loop.ToolCall
+	// args is the arguments' text, trimmed: what the plugin receives.
+	args json.RawMessage
 }
 
-// Check validates the call's arguments against the tool's schema without
-// running the plugin: "" when they are valid, else the reason (the text of
-// the error result Call would give).
-func (p *Plugin) Check(call loop.ToolCall) string {
-	t, ok := p.byName[call.Name]
-	if !ok {
-		return fmt.Sprintf("plugin %q has no tool %q", p.name, call.Name)
+// Check validates call's arguments against the schema of the plugin's
+// tool call.Name without running the plugin. args is call.Arguments
+// decoded, numbers as json.Number (as loop.ParseArguments and
+// jsonschema.UnmarshalJSON decode it): Check validates it and does not
+// decode the text again. It returns the checked call and "", or the
+// reason the call is refused (the text of the error result Call would
+// give).
+func (p *Plugin) Check(call loop.ToolCall, args any) (Checked, string) {
+	t, msg := p.tool(call.Name)
+	if msg != "" {
+		return Checked{}, msg
 	}
-	_, msg := t.checkArgs(call.Arguments)
-	return msg
+	return p.check(t, call, args)
 }
 
-// Call runs one tool call. Arguments that are not JSON or fail the tool's
-// schema give an error result without running the plugin. Otherwise a fresh
-// sandboxed instance (possibly pre-started) serves the call: exit 0 gives a
-// result, exit 1 an error result (IsError); a trap, timeout, other exit code
-// or output flood gives a *Failure. Call never panics on guest behaviour.
+func (p *Plugin) check(t *tool, call loop.ToolCall, args any) (Checked, string) {
+	if msg := t.validate(args); msg != "" {
+		return Checked{}, msg
+	}
+	raw := strings.TrimSpace(call.Arguments)
+	if raw == "" {
+		raw = "{}"
+	}
+	return Checked{p: p, t: t, call: call, args: json.RawMessage(raw)}, ""
+}
+
+// tool finds the tool called name, or says the plugin has none.
+func (p *Plugin) tool(name string) (*tool, string) {
+	if t, ok := p.byName[name]; ok {
+		return t, ""
+	}
+	names := make([]string, len(p.tools))
+	for i, s := range p.tools {
+		names[i] = s.Name
+	}
+	return nil, fmt.Sprintf("plugin %q has no tool %q; its tools are: %s", p.name, name, strings.Join(names, ", "))
+}
+
+// Call runs one call: Check, after decoding the arguments, then
+// CallChecked. Arguments that are not JSON or fail the tool's schema give
+// an error result without running the plugin.
 func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult, error) {
-	t, ok := p.byName[call.Name]
-	if !ok {
-		names := make([]string, len(p.tools))
-		for i, s := range p.tools {
-			names[i] = s.Name
-		}
-		return errResult("plugin %q has no tool %q; its tools are: %s", p.name, call.Name, strings.Join(names, ", ")), nil
-	}
-	args, msg := t.checkArgs(call.Arguments)
+	t, msg := p.tool(call.Name)
 	if msg != "" {
 		return loop.ToolResult{Content: msg, IsError: true}, nil
+	}
+	args, msg := decodeArgs(call)
+	if msg != "" {
+		return loop.ToolResult{Content: msg, IsError: true}, nil
+	}
+	c, msg := p.check(t, call, args)
+	if msg != "" {
+		return loop.ToolResult{Content: msg, IsError: true}, nil
+	}
+	return p.CallChecked(ctx, c)
+}
+
+// CallChecked runs a call Check admitted, without decoding or validating
+// its arguments again: a fresh sandboxed instance (possibly pre-started,
+// or reused) serves the call: exit 0 gives a result, exit 1 an error
+// result (IsError); a trap, timeout, other exit code or output flood
+// gives a *Failure. CallChecked never panics on guest behaviour.
+func (p *Plugin) CallChecked(ctx context.Context, c Checked) (loop.ToolResult, error) {
+	t := c.t
+	if c.p != p {
+		return errResult("plugin %q: call %q was not checked by this plugin", p.name, c.call.Name), nil
 	}
 	if p.r.isClosed() {
 		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
@@ -117,7 +160,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
 	}
 	start := time.Now()
-	res, err := t.call(ctx, t, call, args)
+	res, err := t.call(ctx, t, c.call, c.args)
 	p.logCall(ctx, t, start, res, err)
 	return res, err
 }
@@ -126,7 +169,7 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 // instance of a reuse plugin, else in the tool's pre-started instance when
 // there is one, else in a fresh one.
 func (p *Plugin) callAgenthost(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
-	stdin, _ := json.Marshal(request{Tool: t.spec.Name, Arguments: args, CallID: call.ID})
+	stdin := appendRequest(make([]byte, 0, 64+len(args)+len(call.ID)), t.spec.Name, args, call.ID)
 	if p.reuse {
 		return p.callReuse(ctx, t, stdin)
 	}
@@ -153,29 +196,62 @@ func (p *Plugin) callCLI(ctx context.Context, t *tool, _ loop.ToolCall, args jso
 	return p.result(ctx, t, i)
 }
 
-// checkArgs parses and validates the arguments; a non-empty message is the
-// error result to return instead of running the plugin.
-func (t *tool) checkArgs(raw string) (json.RawMessage, string) {
-	trimmed := strings.TrimSpace(raw)
+// appendRequest appends the agenthost/1 call document sent on stdin,
+// {"tool":…,"arguments":…,"call_id":…}, to b. args is checked JSON: it
+// goes as it is, unless it spans lines (a reuse instance reads one
+// request a line), then compacted.
+func appendRequest(b []byte, tool string, args json.RawMessage, callID string) []byte {
+	b = append(b, `{"tool":`...)
+	b = jsonenc.AppendString(b, tool)
+	b = append(b, `,"arguments":`...)
+	if bytes.IndexByte(args, '\n') < 0 {
+		b = append(b, args...)
+	} else {
+		var c bytes.Buffer
+		if err := json.Compact(&c, args); err != nil {
+			b = append(b, "{}"...) // not reached: args passed the check
+		} else {
+			b = append(b, c.Bytes()...)
+		}
+	}
+	b = append(b, `,"call_id":`...)
+	b = jsonenc.AppendString(b, callID)
+	return append(b, '}')
+}
+
+// decodeArgs decodes a call's arguments for Call, which gets them
+// undecoded: "" or white space is {}; the message is the error result for
+// text that is not JSON.
+func decodeArgs(call loop.ToolCall) (any, string) {
+	argcount.Decoded()
+	trimmed := strings.TrimSpace(call.Arguments)
 	if trimmed == "" {
 		trimmed = "{}"
 	}
 	if !json.Valid([]byte(trimmed)) {
-		return nil, fmt.Sprintf("invalid arguments for tool %q: not valid JSON: %s", t.spec.Name, shorten(trimmed, 200))
+		return nil, fmt.Sprintf("invalid arguments for tool %q: not valid JSON: %s", call.Name, shorten(trimmed, 200))
 	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(trimmed))
 	if err != nil {
-		return nil, fmt.Sprintf("invalid arguments for tool %q: %v", t.spec.Name, err)
+		return nil, fmt.Sprintf("invalid arguments for tool %q: %v", call.Name, err)
 	}
-	if err := t.schema.Validate(v); err != nil {
+	return v, ""
+}
+
+// validate validates decoded arguments against the tool's schema; a
+// non-empty message is the error result to return instead of running the
+// plugin.
+func (t *tool) validate(args any) string {
+	argcount.Validated()
+	if err := t.schema.Validate(args); err != nil {
 		var ve *jsonschema.ValidationError
 		msg := err.Error()
 		if errors.As(err, &ve) {
 			msg = validationMessage(ve)
 		}
-		return nil, fmt.Sprintf("invalid arguments for tool %q: %s", t.spec.Name, msg)
+		return fmt.Sprintf("invalid arguments for tool %q: %s", t.spec.Name, msg)
 	}
-	return json.RawMessage(trimmed), ""
+	return ""
 }
 
 // validationMessage renders a schema error without the internal schema URL.

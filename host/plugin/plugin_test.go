@@ -88,6 +88,30 @@ func TestArgumentsCheckedBeforeRunning(t *testing.T) {
 	}
 }
 
+// TestCallCheckedOwnCallsOnly: a plugin runs only the calls it checked
+// itself; another plugin's checked call, or none, is an error result and
+// starts nothing.
+func TestCallCheckedOwnCallsOnly(t *testing.T) {
+	r := newRuntime(t)
+	p := load(t, r, spec(t, "echo", guests["echo"]))
+	p.SetPrestart(false)
+	other := load(t, r, spec(t, "echo2", guests["echo"]))
+	other.SetPrestart(false)
+	c, msg := other.Check(loop.ToolCall{ID: "c", Name: "echo", Arguments: `{"text":"a"}`}, map[string]any{"text": "a"})
+	if msg != "" {
+		t.Fatalf("Check: %s", msg)
+	}
+	before := r.started.Load()
+	for _, c := range []Checked{c, {}} {
+		if res, err := p.CallChecked(context.Background(), c); err != nil || !res.IsError || !strings.Contains(res.Content, "was not checked by this plugin") {
+			t.Errorf("CallChecked of a call another plugin checked: %+v, %v", res, err)
+		}
+	}
+	if n := r.started.Load() - before; n != 0 {
+		t.Errorf("%d instances started, want 0", n)
+	}
+}
+
 func TestGrantedEnvironment(t *testing.T) {
 	r := newRuntime(t)
 	cp := spec(t, "echo", guests["echo"])

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agenthost/agenthost/internal/jsonscan"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -59,7 +59,7 @@ type toolDelta struct {
 type content struct{ Text, Thinking string }
 
 func (c *content) UnmarshalJSON(b []byte) error {
-	if s, ok := plainString(b); ok {
+	if s, ok := jsonscan.PlainString(b); ok {
 		c.Text = s
 		return nil
 	}
@@ -98,24 +98,6 @@ func (c *content) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// plainString decodes a JSON string without escapes, the common case,
-// without the cost of json.Unmarshal.
-func plainString(b []byte) (string, bool) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", false
-	}
-	b = b[1 : len(b)-1]
-	if bytes.IndexByte(b, '\\') >= 0 || bytes.IndexByte(b, '"') >= 0 || !utf8.Valid(b) {
-		return "", false
-	}
-	for _, c := range b {
-		if c < 0x20 {
-			return "", false
-		}
-	}
-	return string(b), true
-}
-
 // index is a tool call's index: a number, a numeric string, or absent.
 type index struct {
 	set bool
@@ -141,7 +123,7 @@ func (i *index) UnmarshalJSON(b []byte) error {
 type flexString string
 
 func (f *flexString) UnmarshalJSON(b []byte) error {
-	if s, ok := plainString(b); ok {
+	if s, ok := jsonscan.PlainString(b); ok {
 		*f = flexString(s)
 		return nil
 	}

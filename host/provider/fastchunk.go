@@ -114,7 +114,7 @@ func (d *chunkDecoder) choices(cs *[]choice) bool {
 				if d.null() {
 					return true
 				}
-				s, ok := plainString(d.Str())
+				s, ok := jsonscan.PlainString(d.Str())
 				ch.FinishReason = s
 				return ok
 			}
@@ -224,87 +224,35 @@ func (d *chunkDecoder) null() bool {
 // object reads an object, calling field for each key with the decoder
 // before the value; field must consume the value.
 func (d *chunkDecoder) object(field func(key []byte) bool) bool {
-	if d.Peek() != '{' {
-		return false
-	}
-	d.I++
 	if d.depth++; d.depth > maxFastDepth {
 		return false
 	}
-	if d.Peek() == '}' {
-		d.I++
-		d.depth--
-		return true
-	}
-	for {
-		if d.Peek() != '"' {
-			return false
-		}
-		key := d.Str()
-		if len(key) < 2 {
-			return false
-		}
-		key = key[1 : len(key)-1]
-		for _, b := range key {
-			// Escapes, upper case and non-ASCII could match a field
-			// case-insensitively in encoding/json.
-			if b == '\\' || b >= 0x80 || (b >= 'A' && b <= 'Z') {
-				return false
-			}
-		}
-		if d.Peek() != ':' {
-			return false
-		}
-		d.I++
-		d.WS()
-		if !field(key) {
-			return false
-		}
-		switch d.Peek() {
-		case ',':
-			d.I++
-		case '}':
-			d.I++
-			d.depth--
-			return true
-		default:
+	ok := d.Object(func(key []byte) bool { return plainKey(key) && field(key) })
+	d.depth--
+	return ok
+}
+
+// plainKey reports whether key (without its quotes) is matched by
+// encoding/json exactly as written: escapes, upper case and non-ASCII
+// could match a field case-insensitively.
+func plainKey(key []byte) bool {
+	for _, b := range key {
+		if b == '\\' || b >= 0x80 || (b >= 'A' && b <= 'Z') {
 			return false
 		}
 	}
+	return true
 }
 
 // array reads an array, calling elem for each element; empty is called
 // for an empty array (encoding/json makes an empty, non-nil slice).
 func (d *chunkDecoder) array(elem func() bool, empty func()) bool {
-	if d.Peek() != '[' {
-		return false
-	}
-	d.I++
 	if d.depth++; d.depth > maxFastDepth {
 		return false
 	}
-	if d.Peek() == ']' {
-		d.I++
-		d.depth--
-		empty()
-		return true
-	}
-	for {
-		d.WS()
-		if !elem() {
-			return false
-		}
-		switch d.Peek() {
-		case ',':
-			d.I++
-		case ']':
-			d.I++
-			d.depth--
-			return true
-		default:
-			return false
-		}
-	}
+	ok := d.Array(elem, empty)
+	d.depth--
+	return ok
 }
 
 // raw returns the text of the next value, checked.
@@ -319,21 +267,8 @@ func (d *chunkDecoder) raw() ([]byte, bool) {
 
 // skip checks and passes the next value.
 func (d *chunkDecoder) skip() bool {
-	switch c := d.Peek(); {
-	case c == '{':
-		return d.object(func([]byte) bool { return d.skip() })
-	case c == '[':
-		return d.array(d.skip, func() {})
-	case c == '"':
-		return d.Str() != nil
-	case c == '-' || (c >= '0' && c <= '9'):
-		return d.Number()
-	case c == 't':
-		return d.Literal("true")
-	case c == 'f':
-		return d.Literal("false")
-	case c == 'n':
-		return d.Literal("null")
-	}
-	return false
+	return d.ValueWithin(jsonscan.Limits{MaxDepth: maxFastDepth - d.depth, Key: quotedPlainKey})
 }
+
+// quotedPlainKey is plainKey of a key with its quotes.
+func quotedPlainKey(key []byte) bool { return plainKey(key[1 : len(key)-1]) }

@@ -138,7 +138,7 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{}, err
 	}
 	if ag.Tools == nil {
-		return ToolOutput{Result: loop.ToolResult{Content: fmt.Sprintf("unknown tool %q", in.Call.Name), IsError: true}}, nil
+		return ToolOutput{Result: loop.ToolResult{Content: loop.UnknownTool(in.Call.Name, nil), IsError: true}}, nil
 	}
 	ctx, stop := heartbeat(ctx)
 	defer stop()
@@ -153,6 +153,11 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	// run's calls may land on different workers.
 	scope := plugin.NewScope()
 	defer scope.Close()
+	// Call, not CallChecked: the check the workflow made (ActivityCheck)
+	// ran in another activity, possibly on another worker or before a
+	// retry, and what it made of the call stays in that process; only the
+	// call crosses Temporal. The toolset checks it again here, where it
+	// runs: its arguments are decoded and validated once on this worker.
 	res, err := ag.Tools.Call(plugin.WithScope(ctx, scope), in.Call)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -199,10 +204,16 @@ func (a *Activities) Check(ctx context.Context, in ToolInput) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if ck, ok := ag.Tools.(loop.ArgumentChecker); ok {
-		return ck.Check(in.Call), nil
+	ck, ok := ag.Tools.(loop.ArgumentChecker)
+	if !ok {
+		return "", nil
 	}
-	return "", nil
+	args, msg := loop.ParseArguments(in.Call)
+	if msg != "" {
+		return msg, nil
+	}
+	_, msg = ck.Check(in.Call, args)
+	return msg, nil
 }
 
 // capResult cuts a tool result to MaxToolResultBytes, on a UTF-8 boundary,

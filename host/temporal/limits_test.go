@@ -38,6 +38,10 @@ func (b *bigTools) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, 
 	return loop.ToolResult{Content: strings.Repeat("x", b.n)}, nil
 }
 
+func (b *bigTools) CallChecked(ctx context.Context, c loop.CheckedCall) (loop.ToolResult, error) {
+	return b.Call(ctx, c.ToolCall)
+}
+
 // TestPayloadLimits: in a workflow a tool result is cut to
 // MaxToolResultBytes before it enters the history, and a model request
 // above MaxRequestBytes stops the run with error instead of failing the
@@ -159,6 +163,10 @@ func (h *heldTools) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult,
 	}
 	h.free = append(h.free, free)
 	return h.tools.Call(ctx, c)
+}
+
+func (h *heldTools) CallChecked(ctx context.Context, c loop.CheckedCall) (loop.ToolResult, error) {
+	return h.Call(ctx, c.ToolCall)
 }
 
 // TestToolActivityTakesSlot: on a worker whose agents share slots (the

@@ -330,10 +330,25 @@ func (t *toolset) Call(c context.Context, call loop.ToolCall) (loop.ToolResult, 
 }
 
 // checkedToolset adds loop.ArgumentChecker: the check is a local activity
-// on the worker, which has the plugin's schemas.
+// on the worker, which has the plugin's schemas. What the worker's check
+// made of the call cannot leave the worker: the CheckedCall carries only
+// the call, and the tool activity checks it again where it runs
+// (Activities.Tool).
 type checkedToolset struct{ *toolset }
 
-func (t *checkedToolset) Check(call loop.ToolCall) string {
+func (t *checkedToolset) Check(call loop.ToolCall, _ map[string]any) (loop.CheckedCall, string) {
+	if msg := t.check(call); msg != "" {
+		return loop.CheckedCall{}, msg
+	}
+	return loop.CheckedCall{ToolCall: call}, ""
+}
+
+// CallChecked runs the call as one ActivityTool, like Call.
+func (t *checkedToolset) CallChecked(ctx context.Context, call loop.CheckedCall) (loop.ToolResult, error) {
+	return t.Call(ctx, call.ToolCall)
+}
+
+func (t *checkedToolset) check(call loop.ToolCall) string {
 	ctx := workflow.WithLocalActivityOptions(t.st.ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: checkTimeout, RetryPolicy: infraRetry})
 	var msg string
 	if err := workflow.ExecuteLocalActivity(ctx, ActivityCheck, ToolInput{Agent: t.spec.Name, Call: call}).Get(ctx, &msg); err != nil {

@@ -108,12 +108,18 @@ func (t *tools) Call(ctx context.Context, c loop.ToolCall) (loop.ToolResult, err
 	return loop.ToolResult{Content: "ok " + c.Name + " " + c.Arguments}, nil
 }
 
-func (t *tools) Check(c loop.ToolCall) string {
+func (t *tools) Check(c loop.ToolCall, _ map[string]any) (loop.CheckedCall, string) {
 	if c.Name == t.bad {
-		return "invalid arguments for tool " + c.Name + ": missing property \"path\""
+		return loop.CheckedCall{}, "invalid arguments for tool " + c.Name + ": missing property \"path\""
 	}
-	return ""
+	return loop.CheckedCall{ToolCall: c}, ""
 }
+
+func (t *tools) CallChecked(ctx context.Context, c loop.CheckedCall) (loop.ToolResult, error) {
+	return t.Call(ctx, c.ToolCall)
+}
+
+var _ loop.ArgumentChecker = (*tools)(nil)
 
 // fakeAgents serves agents by name.
 type fakeAgents map[string]*loop.Agent

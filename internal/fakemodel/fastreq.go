@@ -2,7 +2,6 @@ package fakemodel
 
 import (
 	"bytes"
-	"unicode/utf8"
 
 	"github.com/agenthost/agenthost/internal/jsonscan"
 )
@@ -19,32 +18,15 @@ import (
 // server is meant to answer at once.
 func readRequest(body []byte) (model string, stream, ok bool) {
 	s := jsonscan.Scanner{Data: body}
-	if s.Peek() != '{' {
-		return "", false, false
-	}
-	s.I++
-	if s.Peek() == '}' {
-		s.I++
-		return "", false, s.End()
-	}
-	for {
-		key := s.Str()
-		if key == nil || bytes.IndexByte(key, '\\') >= 0 {
-			return "", false, false // escaped keys: encoding/json decides
-		}
-		if s.Peek() != ':' {
-			return "", false, false
-		}
-		s.I++
-		s.WS()
-		k := key[1 : len(key)-1]
+	ok = s.Object(func(k []byte) bool {
 		switch {
+		case bytes.IndexByte(k, '\\') >= 0:
+			return false // escaped keys: encoding/json decides
 		case string(k) == "model":
-			v := s.Str()
-			if v == nil || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
-				return "", false, false // encoding/json would unescape or replace bad UTF-8
-			}
-			model = string(v[1 : len(v)-1])
+			// encoding/json would unescape or replace bad UTF-8.
+			var plain bool
+			model, plain = jsonscan.PlainString(s.Str())
+			return plain
 		case string(k) == "stream":
 			switch {
 			case s.Literal("true"):
@@ -52,25 +34,18 @@ func readRequest(body []byte) (model string, stream, ok bool) {
 			case s.Literal("false"):
 				stream = false
 			default:
-				return "", false, false
+				return false
 			}
+			return true
 		case bytes.EqualFold(k, []byte("model")) || bytes.EqualFold(k, []byte("stream")):
-			return "", false, false // encoding/json would match it: let it decide
-		default:
-			if !s.Value(maxDepth) {
-				return "", false, false
-			}
+			return false // encoding/json would match it: let it decide
 		}
-		switch s.Peek() {
-		case ',':
-			s.I++
-			continue
-		case '}':
-			s.I++
-			return model, stream, s.End()
-		}
+		return s.Value(maxDepth)
+	})
+	if !ok || !s.End() {
 		return "", false, false
 	}
+	return model, stream, true
 }
 
 // maxDepth is the deepest nesting the fast path follows (encoding/json's

@@ -1,8 +1,16 @@
 // Package jsonscan checks JSON text the way encoding/json's scanner does,
 // piece by piece, for the hand-written fast paths that read the few shapes
 // they know and give everything else to encoding/json (host/provider's
-// stream chunks, internal/fakemodel's requests).
+// stream chunks, host/config's args.NAME inputs, internal/fakemodel's
+// requests). It is the one JSON scanner of the host side: a fast path
+// walks objects and arrays with Object and Array and passes what it does
+// not read with Value.
 package jsonscan
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // Scanner reads Data from I. Each method that checks a piece returns false
 // (or nil) when the text there is not that piece; I is then somewhere
@@ -98,6 +106,93 @@ func (s *Scanner) Str() []byte {
 		}
 	}
 	return nil
+}
+
+// PlainString returns the text of str, a JSON string with its quotes, when
+// it has no escapes, no control characters and is valid UTF-8: what
+// encoding/json decodes it to without change. ok is false otherwise.
+func PlainString(str []byte) (s string, ok bool) {
+	if len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
+		return "", false
+	}
+	b := str[1 : len(str)-1]
+	if bytes.IndexByte(b, '\\') >= 0 || bytes.IndexByte(b, '"') >= 0 || !utf8.Valid(b) {
+		return "", false
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return "", false
+		}
+	}
+	return string(b), true
+}
+
+// Object passes an object, calling member for each of its members with
+// the key's text between its quotes (escapes as they are) and the scanner
+// at the value, after white space; member must pass the value, or return
+// false to give up. Object returns false when the text is not an object or
+// member gave up.
+func (s *Scanner) Object(member func(key []byte) bool) bool {
+	if s.Peek() != '{' {
+		return false
+	}
+	s.I++
+	if s.Peek() == '}' {
+		s.I++
+		return true
+	}
+	for {
+		key := s.Str()
+		if key == nil || s.Peek() != ':' {
+			return false
+		}
+		s.I++
+		s.WS()
+		if !member(key[1 : len(key)-1]) {
+			return false
+		}
+		switch s.Peek() {
+		case ',':
+			s.I++
+		case '}':
+			s.I++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// Array passes an array, calling elem for each element with the scanner
+// at it, after white space; elem must pass it, or return false to give up.
+// empty, when not nil, is called for an array without elements.
+func (s *Scanner) Array(elem func() bool, empty func()) bool {
+	if s.Peek() != '[' {
+		return false
+	}
+	s.I++
+	if s.Peek() == ']' {
+		s.I++
+		if empty != nil {
+			empty()
+		}
+		return true
+	}
+	for {
+		s.WS()
+		if !elem() {
+			return false
+		}
+		switch s.Peek() {
+		case ',':
+			s.I++
+		case ']':
+			s.I++
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 func isHex(c byte) bool {
