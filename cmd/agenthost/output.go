@@ -202,11 +202,11 @@ func (o *output) finish(res *loop.Result) {
 		}
 		switch {
 		case res.StopReason != loop.StopCompleted:
-			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls%s (session %s)\n",
-				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, spendText(res), res.Session)
+			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %s%s (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, toolCalls(res.ToolCalls), spendText(res), res.Session)
 		case o.progress:
-			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %d tool calls%s (session %s)\n",
-				res.Steps, plural(res.Steps, "step", "steps"), res.ToolCalls, spendText(res), res.Session)
+			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %s%s (session %s)\n",
+				res.Steps, plural(res.Steps, "step", "steps"), toolCalls(res.ToolCalls), spendText(res), res.Session)
 		}
 	}
 }
@@ -215,7 +215,7 @@ func (o *output) finish(res *loop.Result) {
 // ", 1285 tokens, $0.0016"; the tokens are marked "estimated" when a server
 // reported none, and the cost is left out when unknown.
 func spendText(res *loop.Result) string {
-	s := fmt.Sprintf(", %d tokens", res.Usage.TotalTokens)
+	s := fmt.Sprintf(", %d %s", res.Usage.TotalTokens, plural(res.Usage.TotalTokens, "token", "tokens"))
 	if res.Usage.Estimated {
 		s += " (estimated)"
 	}
@@ -223,6 +223,11 @@ func spendText(res *loop.Result) string {
 		s += ", $" + loop.USD(*res.Cost)
 	}
 	return s
+}
+
+// toolCalls is "1 tool call", "2 tool calls".
+func toolCalls(n int) string {
+	return fmt.Sprintf("%d %s", n, plural(n, "tool call", "tool calls"))
 }
 
 func plural(n int, one, many string) string {
