@@ -40,11 +40,18 @@ type output struct {
 	partial  bool            // live: text of the request in flight is on the screen
 	streamed strings.Builder // top-level text printed since the last step started
 	evBuf    []byte          // reused by writeEvent
+	// replaying is set on a terminal when a request whose text was shown
+	// is retried: the retried stream's text (again) is held while it
+	// repeats what the screen shows (replay), and only what is new is
+	// printed.
+	replaying bool
+	replay    string
+	again     strings.Builder
 }
 
-// streamRetried is printed on a terminal when a request whose text was
-// already shown is retried: the answer starts again below it.
-const streamRetried = "[agenthost] stream interrupted; retrying\n"
+// streamRetried is printed on a terminal when a retried request answers
+// differently from the text already shown: its answer starts again below.
+const streamRetried = "[agenthost] stream interrupted; the answer starts again\n"
 
 func newOutput(e *env, asJSON, events bool) *output {
 	return &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
@@ -66,8 +73,35 @@ func (o *output) text(agent string, depth int, s string) {
 		o.pending.WriteString(s)
 		return
 	}
+	if o.replaying {
+		o.again.WriteString(s)
+		a := o.again.String()
+		switch {
+		case strings.HasPrefix(o.replay, a):
+			return // still the text on the screen
+		case strings.HasPrefix(a, o.replay):
+			s = a[len(o.replay):] // it goes on where the screen stops
+			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.con.lineOpen() {
+				// A line (the retry's progress) was written below the
+				// cut line: it is shown again whole.
+				o.con.stream(cut)
+			}
+		default:
+			o.restart()
+			s = a
+		}
+		o.replaying = false
+	}
 	o.print(s)
 	o.partial = true
+}
+
+// restart marks on stdout that the answer starts again: the retried
+// request's text differs from what is on the screen.
+func (o *output) restart() {
+	o.endLine()
+	io.WriteString(o.e.stdout, streamRetried)
+	o.streamed.Reset()
 }
 
 // print writes model text to stdout, escaped on a terminal. Not on a
@@ -94,16 +128,26 @@ func (o *output) event(ev loop.Event) {
 			o.streamed.Reset()
 			o.pending.Reset()
 			o.partial = false
+			o.replaying = false
 		case loop.EventRetry:
 			o.pending.Reset()
 			if o.partial {
-				o.endLine()
-				io.WriteString(o.e.stdout, streamRetried)
-				o.streamed.Reset()
+				// The retried stream usually repeats the text shown:
+				// it is held until it says something new.
+				o.replaying, o.replay = true, o.streamed.String()
 				o.partial = false
 			}
+			o.again.Reset()
 		case loop.EventMessage:
 			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+				if o.replaying {
+					// The kept answer is shorter than the text shown.
+					o.replaying = false
+					if o.again.String() != o.replay {
+						o.restart()
+						o.print(o.again.String())
+					}
+				}
 				if o.pending.Len() > 0 {
 					o.print(o.pending.String())
 					o.pending.Reset()
@@ -193,7 +237,13 @@ func (o *output) finish(res *loop.Result) {
 		o.endLine()
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
-			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
+			// A plugin's stderr tail keeps its lines, indented under the
+			// error's.
+			lines := strings.Split(strings.TrimRight(err, "\n"), "\n")
+			for i, l := range lines {
+				lines[i] = errText(o.e, l)
+			}
+			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", strings.Join(lines, "\n  "))
 		}
 		if o.hint != nil {
 			if h := o.hint(res); h != "" {
