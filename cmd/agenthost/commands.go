@@ -185,6 +185,9 @@ func (c *cli) add(parent *cobra.Command, s leafSpec) *cobra.Command {
 					old.Shorthand, old.Hidden = "", true
 					pf.Name = long
 					cmd.Flags().AddFlag(&old)
+					if long == "config" {
+						pf.Usage = "config `file` (default: $AGENTHOST_CONFIG, else agents.hcl here or in the nearest parent directory that has one)"
+					}
 				}
 				cmd.Flags().AddFlag(pf)
 			})

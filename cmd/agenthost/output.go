@@ -237,13 +237,7 @@ func (o *output) finish(res *loop.Result) {
 		o.endLine()
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
-			// A plugin's stderr tail keeps its lines, indented under the
-			// error's.
-			lines := strings.Split(strings.TrimRight(err, "\n"), "\n")
-			for i, l := range lines {
-				lines[i] = errText(o.e, l)
-			}
-			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", strings.Join(lines, "\n  "))
+			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
 		}
 		if o.hint != nil {
 			if h := o.hint(res); h != "" {
