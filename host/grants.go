@@ -54,6 +54,32 @@ func grantWarnings(cp *config.Plugin, g plugin.Grants) hcl.Diagnostics {
 			Subject: cp.DefRange.Ptr(),
 		})
 	}
+	var asked, fix []string
+	if g.UngrantedClock {
+		asked = append(asked, "the real clock (without it, it sees a fixed clock in the past)")
+		fix = append(fix, "  clock = true")
+	}
+	if g.UngrantedRandom {
+		asked = append(asked, "randomness (without it, its random numbers are the same on every run)")
+		fix = append(fix, "  random = true")
+	}
+	if len(g.UngrantedEnv) > 0 {
+		asked = append(asked, "the environment variables "+strings.Join(g.UngrantedEnv, ", ")+" (without them, they are unset)")
+		var kv []string
+		for _, k := range g.UngrantedEnv {
+			kv = append(kv, fmt.Sprintf("    %s = env(%q)", k, k))
+		}
+		fix = append(fix, "  env = {\n"+strings.Join(kv, "\n")+"\n  }")
+	}
+	if len(asked) > 0 {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Plugin request not granted",
+			Detail: fmt.Sprintf("plugin %q asks for %s, but its block does not grant it. If the plugin should have it, add to plugin %q:\n%s",
+				cp.Name, strings.Join(asked, "; "), cp.Name, strings.Join(fix, "\n")),
+			Subject: cp.DefRange.Ptr(),
+		})
+	}
 	for _, m := range g.Unrequested {
 		subject := cp.DefRange.Ptr()
 		for _, cm := range cp.Mounts {

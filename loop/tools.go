@@ -282,7 +282,10 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, checked []Checke
 			} else {
 				content = "plugin failure: " + d.err.Error()
 				ru.res.Errors = append(ru.res.Errors, fmt.Sprintf("tool %s (call %s): plugin failure: %v", c.Name, c.ID, d.err))
-				ru.log.Error().Err(d.err).Str("tool", c.Name).Str("call_id", c.ID).Dur("duration", d.dur).Msg("plugin failure")
+				// Reported once: in Result.Errors, which the front end
+				// prints, and in the plugin's own log record; this one,
+				// with the call id, is for debugging.
+				ru.log.Debug().Err(d.err).Str("tool", c.Name).Str("call_id", c.ID).Dur("duration", d.dur).Msg("plugin failure")
 			}
 		}
 		ru.log.Debug().Str("tool", c.Name).Str("call_id", c.ID).Bool("is_error", isErr).Dur("duration", d.dur).Msg("tool call")

@@ -72,6 +72,9 @@ func cmdChat(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	defer h.Close(context.WithoutCancel(ctx))
+	if code := resolveSession(h.Config.Host.DataDir, sessionFlag, e); code != exitOK {
+		return code
+	}
 
 	// The input line is read on the controlling terminal, like the
 	// doom-loop question (asker.go); stdin when there is none.

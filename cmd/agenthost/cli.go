@@ -37,6 +37,9 @@ type env struct {
 	// con, once guardLines made it, is what stdout and stderr write
 	// through (console.go).
 	con *console
+	// describe, when set, receives the flag set of the command called
+	// to describe its flags (commands.go).
+	describe **flag.FlagSet
 }
 
 // Main runs the command line of the process and returns the exit code. A
@@ -85,90 +88,22 @@ func version() string {
 	return "devel"
 }
 
-const usage = `agenthost runs LLM agents declared in HCL, with sandboxed WebAssembly tools.
-
-Usage:
-  agenthost run      [-c FILE] [-a AGENT] [--json] [--events] [--session ID]
-                     [--record FILE] [--replay FILE] [--log-level L] [PROMPT | -]
-                     [--temporal HOST:PORT [--namespace NS] [--task-queue Q]]
-  agenthost chat     [-c FILE] [-a AGENT] [--session ID] [--log-level L]
-  agenthost validate [-c FILE]
-  agenthost tools    [-c FILE] [-a AGENT] [--json]
-  agenthost doctor   [-c FILE] [-a AGENT] [--json]
-  agenthost plugin inspect [--json] FILE.wasm | builtin:NAME
-  agenthost sessions [-c FILE] [list | show [--html] ID]
-  agenthost test     [-v] [-run TEXT] [-update] [-timeout D] [PATH...]
-  agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents] [--http ADDR]
-                      [--token-env VAR] [--max-conns N] [--max-sessions N]
-                      [--session-timeout D] [--read-timeout D] [--log-level L]
-                      [--log-file FILE]
-  agenthost mcp call [-c FILE] [--json] NAME TOOL [ARGS-JSON]
-  agenthost mcp login | logout [-c FILE] NAME
-  agenthost worker   [-c FILE] --temporal HOST:PORT [--namespace NS] [--task-queue Q]
-                     [--concurrency N] [--heartbeat D] [--log-level L]
-  agenthost runs     [-c FILE] --temporal HOST:PORT [--json] [list | show ID | cancel ID]
-  agenthost init
-  agenthost version
-
-The config is -c FILE, else $AGENTHOST_CONFIG, else ./agents.hcl.
-Exit codes: 0 completed, 1 provider or internal error, 2 usage or config
-error, 3 stopped by a limit (max_steps, budget, token_limit, cost_limit,
-doom_loop), 130 aborted.
-`
-
-func run(ctx context.Context, args []string, e *env) int {
-	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
-		return exitUsage
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "run":
-		return cmdRun(ctx, rest, e)
-	case "chat":
-		return cmdChat(ctx, rest, e)
-	case "validate":
-		return cmdValidate(ctx, rest, e)
-	case "tools":
-		return cmdTools(ctx, rest, e)
-	case "plugin":
-		return cmdPlugin(ctx, rest, e)
-	case "sessions":
-		return cmdSessions(ctx, rest, e)
-	case "test":
-		return cmdTest(ctx, rest, e)
-	case "init":
-		return cmdInit(ctx, rest, e)
-	case "mcp":
-		return cmdMCP(ctx, rest, e)
-	case "doctor":
-		return cmdDoctor(ctx, rest, e)
-	case "worker":
-		return cmdWorker(ctx, rest, e)
-	case "runs":
-		return cmdRuns(ctx, rest, e)
-	case "version", "--version", "-version":
-		fmt.Fprintf(e.stdout, "agenthost %s\n", version())
-		return exitOK
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(e.stdout, usage)
-		return exitOK
-	default:
-		fmt.Fprintf(e.stderr, "agenthost: unknown command %q\n\n%s", cmd, usage)
-		return exitUsage
-	}
-}
-
 // newFlags makes a flag set that reports errors to stderr and never exits.
 func newFlags(name string, e *env) *flag.FlagSet {
 	fs := flag.NewFlagSet("agenthost "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
+	if e.describe != nil {
+		*e.describe = fs
+	}
 	return fs
 }
 
 // parseFlags parses flags, allowing them after positional arguments too
 // (agenthost run "task" --json). It returns the positional arguments.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	if len(args) == 1 && args[0] == describeArg {
+		return nil, errDescribe
+	}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -14,7 +15,10 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 )
 
-// configPath picks the config: -c, else $AGENTHOST_CONFIG, else ./agents.hcl.
+// configPath picks the config: -c, else $AGENTHOST_CONFIG, else
+// agents.hcl in the current directory or, like git finds its repository,
+// in the nearest parent directory that has one (its absolute path then).
+// With none anywhere it is "agents.hcl", which loadConfig reports missing.
 func configPath(flagValue string, e *env) string {
 	if flagValue != "" {
 		return flagValue
@@ -22,7 +26,24 @@ func configPath(flagValue string, e *env) string {
 	if v := e.getenv("AGENTHOST_CONFIG"); v != "" {
 		return v
 	}
-	return "agents.hcl"
+	const name = "agents.hcl"
+	if _, err := os.Stat(name); err == nil {
+		return name
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return name
+	}
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return name
+		}
+		dir = parent
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
+			return filepath.Join(dir, name)
+		}
+	}
 }
 
 // hostOptions are the host options every command starts from: the

@@ -91,6 +91,14 @@ func (c *console) endLineLocked() {
 	}
 }
 
+// lineOpen reports whether stdout's last line is still open: nothing, not
+// even a newline the console added for stderr, was written after it.
+func (c *console) lineOpen() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.open
+}
+
 // flush writes what the terminal writer holds, without ending the line.
 func (c *console) flush() {
 	c.mu.Lock()

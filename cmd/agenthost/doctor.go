@@ -35,7 +35,7 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("doctor", e)
 	cfgFlag := fs.String("c", "", "config `file`")
 	agentFlag := fs.String("a", "", "check only what this `agent` (and its subagents) use")
-	asJSON := fs.Bool("json", false, "print JSON (the default when stdout is not a terminal)")
+	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -117,7 +117,7 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 	for _, p := range rep.Plugins {
 		rep.OK = rep.OK && p.OK()
 	}
-	if *asJSON || !e.stdoutTTY {
+	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/defaults"
 )
 
 // starterWorkspace is the folder 'agenthost init' makes for the starter's
@@ -78,6 +79,43 @@ func cmdInit(_ context.Context, args []string, e *env) int {
 	} else {
 		fmt.Fprintf(e.stdout, "made %s/ (the folder the agents work in)\n", starterWorkspace)
 	}
-	fmt.Fprintln(e.stdout, "next: set OPENAI_BASE_URL (and OPENAI_API_KEY), then: agenthost run \"your task\"")
+	if code := initDataDir(e); code != exitOK {
+		return code
+	}
+	fmt.Fprint(e.stdout, `next:
+  export AGENTHOST_MODEL=qwen2.5:7b-instruct   # the model to use (default shown)
+  export OPENAI_BASE_URL=http://127.0.0.1:11434/v1   # its server (default: Ollama), and OPENAI_API_KEY if it needs one
+  agenthost doctor                             # checks the server, the key, the model and the plugins
+  agenthost run "your task"
+`)
+	return exitOK
+}
+
+// initDataDir makes the data_dir of the starter (private, as sessions
+// need it) with a .gitignore that keeps the sessions, which hold every
+// prompt and tool result, out of version control. One already there is
+// kept as it is.
+func initDataDir(e *env) int {
+	dir := defaults.DataDir
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+		return exitError
+	}
+	ignore := filepath.Join(dir, ".gitignore")
+	f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return exitOK
+	}
+	if err == nil {
+		_, err = f.WriteString("# agenthost's data (sessions, recordings): not for version control.\n*\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+		return exitError
+	}
+	fmt.Fprintf(e.stdout, "wrote %s (the sessions stay out of git)\n", ignore)
 	return exitOK
 }

@@ -52,11 +52,18 @@ type output struct {
 	partial  bool              // live: text of the request in flight is on the screen
 	streamed strings.Builder   // top-level text printed since the last step started
 	evBuf    []byte            // reused by writeEvent
+	// replaying is set on a terminal when a request whose text was shown
+	// is retried: the retried stream's text (again) is held while it
+	// repeats what the screen shows (replay), and only what is new is
+	// printed.
+	replaying bool
+	replay    string
+	again     strings.Builder
 }
 
-// streamRetried is printed on a terminal when a request whose text was
-// already shown is retried: the answer starts again below it.
-const streamRetried = "[agenthost] stream interrupted; retrying\n"
+// streamRetried is printed on a terminal when a retried request answers
+// differently from the text already shown: its answer starts again below.
+const streamRetried = "[agenthost] stream interrupted; the answer starts again\n"
 
 func newOutput(e *env, asJSON, events bool) *output {
 	o := &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
@@ -79,6 +86,25 @@ func (o *output) text(agent string, depth int, s string) {
 	if !o.live {
 		o.pending.WriteString(s)
 		return
+	}
+	if o.replaying {
+		o.again.WriteString(s)
+		a := o.again.String()
+		switch {
+		case strings.HasPrefix(o.replay, a):
+			return // still the text on the screen
+		case strings.HasPrefix(a, o.replay):
+			s = a[len(o.replay):] // it goes on where the screen stops
+			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.con.lineOpen() {
+				// A line (the retry's progress) was written below the
+				// cut line: it is shown again whole.
+				o.con.stream(cut)
+			}
+		default:
+			o.restart()
+			s = a
+		}
+		o.replaying = false
 	}
 	if o.md {
 		o.streamed.WriteString(s)
@@ -150,6 +176,14 @@ func (o *output) mdFlush() {
 	o.mdr = mdLines{}
 }
 
+// restart marks on stdout that the answer starts again: the retried
+// request's text differs from what is on the screen.
+func (o *output) restart() {
+	o.endLine()
+	io.WriteString(o.e.stdout, streamRetried)
+	o.streamed.Reset()
+}
+
 // print writes model text to stdout, escaped on a terminal. Not on a
 // terminal, s is a whole response's text: it is written with the newline
 // that ends it.
@@ -182,18 +216,34 @@ func (o *output) event(ev loop.Event) {
 			o.streamed.Reset()
 			o.pending.Reset()
 			o.partial = false
+			o.replaying = false
 		case loop.EventRetry:
 			o.pending.Reset()
 			o.mdPart.Reset()
 			o.mdLong, o.mdr = false, mdLines{}
 			if o.partial {
-				o.endLine()
-				io.WriteString(o.e.stdout, streamRetried)
-				o.streamed.Reset()
+				if o.md {
+					// Rendered lines are not the text streamed: the
+					// answer starts again below them.
+					o.restart()
+				} else {
+					// The retried stream usually repeats the text
+					// shown: it is held until it says something new.
+					o.replaying, o.replay = true, o.streamed.String()
+				}
 				o.partial = false
 			}
+			o.again.Reset()
 		case loop.EventMessage:
 			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+				if o.replaying {
+					// The kept answer is shorter than the text shown.
+					o.replaying = false
+					if o.again.String() != o.replay {
+						o.restart()
+						o.print(o.again.String())
+					}
+				}
 				if o.pending.Len() > 0 {
 					o.print(o.pending.String())
 					o.pending.Reset()
@@ -320,11 +370,11 @@ func (o *output) finish(res *loop.Result) {
 		}
 		switch {
 		case res.StopReason != loop.StopCompleted:
-			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %d tool calls%s (session %s)\n",
-				res.StopReason, res.Steps, res.StepsMax, res.ToolCalls, spendText(res), res.Session)
+			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %s%s (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, toolCalls(res.ToolCalls), spendText(res), res.Session)
 		case o.progress:
-			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %d tool calls%s (session %s)\n",
-				res.Steps, plural(res.Steps, "step", "steps"), res.ToolCalls, spendText(res), res.Session)
+			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %s%s (session %s)\n",
+				res.Steps, plural(res.Steps, "step", "steps"), toolCalls(res.ToolCalls), spendText(res), res.Session)
 		}
 	}
 }
@@ -333,7 +383,7 @@ func (o *output) finish(res *loop.Result) {
 // ", 1285 tokens, $0.0016"; the tokens are marked "estimated" when a server
 // reported none, and the cost is left out when unknown.
 func spendText(res *loop.Result) string {
-	s := fmt.Sprintf(", %d tokens", res.Usage.TotalTokens)
+	s := fmt.Sprintf(", %d %s", res.Usage.TotalTokens, plural(res.Usage.TotalTokens, "token", "tokens"))
 	if res.Usage.Estimated {
 		s += " (estimated)"
 	}
@@ -341,6 +391,11 @@ func spendText(res *loop.Result) string {
 		s += ", $" + loop.USD(*res.Cost)
 	}
 	return s
+}
+
+// toolCalls is "1 tool call", "2 tool calls".
+func toolCalls(n int) string {
+	return fmt.Sprintf("%d %s", n, plural(n, "tool call", "tool calls"))
 }
 
 func plural(n int, one, many string) string {

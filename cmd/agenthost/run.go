@@ -66,6 +66,9 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	defer h.Close(context.WithoutCancel(ctx))
+	if code := resolveSession(h.Config.Host.DataDir, sessionID, e); code != exitOK {
+		return code
+	}
 
 	out := newOutput(e, *asJSON, *events)
 	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }

@@ -16,6 +16,8 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 	fs := newFlags("sessions", e)
 	cfgFlag := fs.String("c", "", "config `file` (its data_dir holds the sessions)")
 	asHTML := fs.Bool("html", false, "show: print the session as one self-contained HTML page (a timeline)")
+	asJSON := fs.Bool("json", false, "list, show: print JSON")
+	olderThan := fs.String("older-than", "", "prune: remove the sessions created longer ago than this `duration` (such as 720h, 30d, 2w)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -25,11 +27,20 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		return code
 	}
 	dataDir := cfg.Host.DataDir
+	if len(pos) > 0 && (pos[0] == "rm" || pos[0] == "prune") {
+		return sessionsRemove(dataDir, pos, *olderThan, e)
+	}
+	if *olderThan != "" {
+		return usageErr(e, "--older-than goes with sessions prune")
+	}
 	if len(pos) == 0 || (pos[0] == "list" && len(pos) == 1) {
 		ms, err := session.List(dataDir)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
 			return exitError
+		}
+		if *asJSON {
+			return sessionsListJSON(dataDir, ms, e)
 		}
 		if len(ms) == 0 {
 			fmt.Fprintf(e.stderr, "no sessions in %s\n", session.Dir(dataDir))
@@ -47,9 +58,22 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		return exitOK
 	}
 	if pos[0] == "show" && len(pos) == 2 {
-		meta, evs, err := session.Events(dataDir, pos[1])
+		id, err := session.Resolve(dataDir, pos[1])
 		if err != nil {
 			return usageErr(e, "sessions show: %v", err)
+		}
+		meta, evs, err := session.Events(dataDir, id)
+		if err != nil {
+			return usageErr(e, "sessions show: %v", err)
+		}
+		if *asJSON {
+			if evs == nil {
+				evs = []loop.Event{}
+			}
+			return writeJSON(e, struct {
+				session.Meta
+				Events []loop.Event `json:"events"`
+			}{meta, evs})
 		}
 		if *asHTML {
 			if err := writeSessionHTML(e.stdout, meta, evs); err != nil {
@@ -68,7 +92,7 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stdout, "-- stop: %s, steps %s\n", stop, steps)
 		return exitOK
 	}
-	return usageErr(e, "usage: agenthost sessions [-c FILE] [list | show ID]")
+	return usageErr(e, "usage: agenthost sessions [-c FILE] [list | show ID | rm ID... | prune --older-than DURATION]")
 }
 
 // summarize returns the last stop reason, steps and first prompt of a

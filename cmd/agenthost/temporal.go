@@ -510,7 +510,7 @@ func writeRunInfo(e *env, ri runInfo) {
 			outText(e, ri.ID), outText(e, w.CallID), outText(e, ri.ID), outText(e, w.CallID))
 	}
 	if r := ri.Result; r != nil {
-		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %d tool calls%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, r.ToolCalls, spendText(r), r.Session)
+		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %s%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, toolCalls(r.ToolCalls), spendText(r), r.Session)
 		if r.Output != "" {
 			// The answer is model text: escaped on a terminal, as run prints it.
 			fmt.Fprintf(e.stdout, "\n%s\n", outText(e, strings.TrimRight(r.Output, "\n")))

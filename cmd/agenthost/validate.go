@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
 	"strconv"
 	"strings"
 )
@@ -10,6 +13,7 @@ import (
 func cmdValidate(ctx context.Context, args []string, e *env) int {
 	fs := newFlags("validate", e)
 	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -24,6 +28,10 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 	}
 	defer h.Close(ctx)
 	cfg := h.Config
+	def := defaultAgent(cfg)
+	if *asJSON {
+		return validateJSON(path, def, h, e)
+	}
 	fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s, %d %s)\n", path,
 		len(cfg.Agents), plural(len(cfg.Agents), "agent", "agents"),
 		len(h.Plugins), plural(len(h.Plugins), "plugin", "plugins"),
@@ -48,11 +56,70 @@ func cmdValidate(ctx context.Context, args []string, e *env) int {
 		if len(a.Subagents) > 0 {
 			line += ", subagents: " + strings.Join(a.Subagents, ", ")
 		}
-		if a.Default {
-			line += " (default)"
-		}
 		fmt.Fprintln(e.stdout, line)
+	}
+	switch {
+	case def != "":
+		fmt.Fprintf(e.stdout, "  default agent (run without -a): %s\n", def)
+	case len(cfg.Agents) > 1:
+		fmt.Fprintln(e.stdout, "  no default agent: run and chat need -a AGENT (or set default = true on one)")
 	}
 	writeMCPServers(e.stdout, h, e)
 	return exitOK
+}
+
+// defaultAgent is the agent run picks without -a: the one with default =
+// true, else the only one; "" when there is none.
+func defaultAgent(cfg *config.Config) string {
+	for _, a := range cfg.Agents {
+		if a.Default {
+			return a.Name
+		}
+	}
+	if len(cfg.Agents) == 1 {
+		return cfg.Agents[0].Name
+	}
+	return ""
+}
+
+// validateJSON is validate --json: the config's summary.
+func validateJSON(path, def string, h *host.Host, e *env) int {
+	cfg := h.Config
+	type agentJSON struct {
+		Name      string   `json:"name"`
+		Model     string   `json:"model"`
+		StepsMax  int      `json:"steps_max"`
+		Budget    *int     `json:"budget"` // null when unlimited
+		Tokens    *int     `json:"token_limit"`
+		CostMax   *float64 `json:"cost_limit"` // USD; null when none
+		Tools     []string `json:"tools"`
+		Subagents []string `json:"subagents"`
+		Default   bool     `json:"default"`
+	}
+	out := struct {
+		Config       string      `json:"config"`
+		OK           bool        `json:"ok"`
+		DefaultAgent string      `json:"default_agent"` // "" when run needs -a
+		Agents       []agentJSON `json:"agents"`
+		Plugins      []string    `json:"plugins"`
+		Tools        []string    `json:"tools"`
+		MCPServers   []string    `json:"mcp_servers"`
+	}{Config: path, OK: true, DefaultAgent: def, Agents: []agentJSON{}, Plugins: []string{}, Tools: []string{}, MCPServers: []string{}}
+	for _, a := range cfg.Agents {
+		aj := agentJSON{Name: a.Name, Model: a.Model, StepsMax: cfg.StepsMax(a), Budget: a.Budget, Tokens: a.Tokens, Tools: append([]string{}, a.Tools...), Subagents: append([]string{}, a.Subagents...), Default: a.Name == def}
+		if c := cfg.CostMax(a); c > 0 {
+			aj.CostMax = &c
+		}
+		out.Agents = append(out.Agents, aj)
+	}
+	for _, p := range h.Plugins {
+		out.Plugins = append(out.Plugins, p.Name())
+	}
+	for _, t := range h.Tools() {
+		out.Tools = append(out.Tools, t.Name)
+	}
+	for _, s := range cfg.MCPServers {
+		out.MCPServers = append(out.MCPServers, s.Name)
+	}
+	return writeJSON(e, out)
 }

@@ -67,8 +67,8 @@ func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics)
 	}
 	if diags.HasErrors() || file == nil {
 		for _, d := range diags {
-			if d.Summary == "Invalid single-argument block definition" {
-				d.Detail = "HCL allows one attribute in a one-line block; put each attribute on its own line:\n  retry {\n    attempts = 5\n    initial  = \"1s\"\n  }"
+			if d.Summary == "Invalid single-argument block definition" && d.Subject != nil {
+				d.Detail = "HCL allows one attribute in a one-line block; put each attribute on its own line:\n" + oneLineBlock(src, d.Subject.Start.Line)
 			}
 		}
 		return nil, sortDiags(diags)

@@ -225,7 +225,7 @@ func (pr *probe) listModels(ctx context.Context) {
 	}
 	for _, id := range ids {
 		if id == pr.m.ID {
-			pr.add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%q listed (%d models)", pr.m.ID, len(ids)), MS: ms})
+			pr.add(Check{Name: "models", Status: OK, Detail: fmt.Sprintf("%q listed (%d %s)", pr.m.ID, len(ids), plural(len(ids), "model", "models")), MS: ms})
 			return
 		}
 	}
@@ -348,4 +348,12 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// plural is one for 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -610,7 +610,9 @@ func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, inpu
 func (p *Plugin) logCall(ctx context.Context, t *tool, start time.Time, res loop.ToolResult, err error) {
 	log := zerolog.Ctx(ctx)
 	if err != nil {
-		log.Warn().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
+		// Info: the caller reports the failure to a person (the run's
+		// last lines, an MCP error result); this is the record of it.
+		log.Info().Err(err).Str("plugin", p.name).Str("tool", t.spec.Name).Dur("duration", time.Since(start)).Msg("plugin failed")
 	} else {
 		log.Debug().Str("plugin", p.name).Str("tool", t.spec.Name).Bool("is_error", res.IsError).Dur("duration", time.Since(start)).Msg("tool call")
 	}

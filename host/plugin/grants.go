@@ -28,6 +28,14 @@ type Grants struct {
 	// fail; `validate` warns about them with the fix.
 	Ungranted   []FSRequest
 	Unrequested []Mount
+	// UngrantedEnv, UngrantedClock and UngrantedRandom are the manifest's
+	// requests for environment variables, the real clock and randomness
+	// that the Spec does not grant: the plugin runs without them (a
+	// fake clock, deterministic randomness), which `validate` and
+	// `doctor` warn about.
+	UngrantedEnv    []string
+	UngrantedClock  bool
+	UngrantedRandom bool
 }
 
 // grant computes the grants of a plugin. With a manifest (kind agenthost),
@@ -88,6 +96,7 @@ func grant(m *Manifest, p Spec) Grants {
 			g.Env[r.Key] = v
 		} else {
 			g.Denied = append(g.Denied, fmt.Sprintf("env %s requested but not granted", r.Key))
+			g.UngrantedEnv = append(g.UngrantedEnv, r.Key)
 		}
 	}
 	var keys []string
@@ -103,10 +112,12 @@ func grant(m *Manifest, p Spec) Grants {
 	g.Clock = m.Requests.Clock && p.Clock
 	if m.Requests.Clock && !p.Clock {
 		g.Denied = append(g.Denied, "clock requested but not granted; the clock is fake")
+		g.UngrantedClock = true
 	}
 	g.Random = m.Requests.Random && p.Random
 	if m.Requests.Random && !p.Random {
 		g.Denied = append(g.Denied, "random requested but not granted; randomness is deterministic")
+		g.UngrantedRandom = true
 	}
 	return g
 }

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// cmdPluginCall is `agenthost plugin call FILE.wasm|NAME TOOL [ARGS]`: one
+// call of one plugin tool, without a model, to develop and debug a plugin.
+// NAME is a plugin block of the config, called with its grants, mounts and
+// limits; FILE.wasm (or builtin:NAME) a module called with the grants of a
+// plugin block that grants nothing. Exit 0 for a result, 1 for an error
+// result (the tool's, or a trap, timeout or crash), 2 for a usage, config
+// or load error, 130 when interrupted.
+func cmdPluginCall(ctx context.Context, args []string, e *env) int {
+	fs := newFlags("plugin call", e)
+	cfgFlag := fs.String("c", "", "config `file` whose plugin block NAME is called (default $AGENTHOST_CONFIG or agents.hcl here or in a parent directory)")
+	asJSON := fs.Bool("json", false, "print the result as JSON: {\"content\": ..., \"is_error\": ...}")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	const usage = "usage: agenthost plugin call [-c FILE] [--json] FILE.wasm|NAME TOOL [ARGS-JSON]"
+	if len(pos) < 2 || len(pos) > 3 {
+		return usageErr(e, usage)
+	}
+	arguments := "{}"
+	if len(pos) == 3 {
+		arguments = pos[2]
+		var obj map[string]any
+		if json.Unmarshal([]byte(arguments), &obj) != nil {
+			return usageErr(e, "plugin call: ARGS-JSON must be a JSON object, like '{\"path\": \"README.md\"}'")
+		}
+	}
+	target, tool := pos[0], pos[1]
+	var h *host.Host
+	var code int
+	block := target
+	if isPluginFile(target) {
+		h, block, code = loadPluginFile(ctx, target, e)
+	} else {
+		h, code = loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
+	}
+	if code != exitOK {
+		return code
+	}
+	defer h.Close(context.WithoutCancel(ctx))
+	if h.Config.Plugin(block) == nil {
+		var names []string
+		for _, p := range h.Config.Plugins {
+			names = append(names, p.Name)
+		}
+		return usageErr(e, "plugin call: no plugin block %q in %s; plugins: %s (or give a .wasm file)", block, h.Config.File, orNone(names))
+	}
+	name, names := "", []string(nil)
+	for _, t := range h.Tools() {
+		if t.Plugin != block {
+			continue
+		}
+		names = append(names, t.Name)
+		if t.Name == tool || t.PluginTool == tool {
+			name = t.Name
+		}
+	}
+	if name == "" {
+		return usageErr(e, "plugin call: plugin %q has no tool %q; its tools: %s", block, tool, orNone(names))
+	}
+	res, err := h.CallTool(ctx, name, arguments, "plugin-call")
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			return exitAborted
+		}
+		// A trap, timeout or crash: what the model would read of it.
+		res = loop.ToolResult{Content: "plugin failure: " + err.Error(), IsError: true}
+	}
+	if *asJSON {
+		_ = json.NewEncoder(e.stdout).Encode(map[string]any{"content": res.Content, "is_error": res.IsError})
+	} else {
+		// The result is the plugin's: escaped on a terminal.
+		fmt.Fprintln(e.stdout, outText(e, res.Content))
+	}
+	if res.IsError {
+		if !*asJSON {
+			fmt.Fprintf(e.stderr, "agenthost: plugin call: %s returned an error result\n", tool)
+		}
+		return exitError
+	}
+	return exitOK
+}
+
+// isPluginFile tells a module (a path or builtin:NAME) from a block name.
+func isPluginFile(s string) bool {
+	return strings.HasSuffix(s, ".wasm") || strings.HasPrefix(s, "builtin:") || strings.ContainsRune(s, filepath.Separator) || strings.ContainsRune(s, '/')
+}
+
+// loadPluginFile builds a host with one plugin block for the module src
+// and nothing granted: no mounts, network, clock, randomness or
+// environment, the default limits. The model and agent it declares are
+// never used.
+func loadPluginFile(ctx context.Context, src string, e *env) (*host.Host, string, int) {
+	if !strings.HasPrefix(src, "builtin:") {
+		abs, err := filepath.Abs(src)
+		if err != nil {
+			return nil, "", usageErr(e, "plugin call: %v", err)
+		}
+		src = abs
+	}
+	const block = "plugin"
+	hcl := fmt.Sprintf(`provider "none" {
+  base_url = "http://127.0.0.1:1/v1"
+}
+
+model "none" {
+  provider = "none"
+  name     = "none"
+}
+
+plugin %q {
+  source = %s
+}
+
+agent "plugin-call" {
+  model  = "none"
+  prompt = "unused"
+}
+`, block, strconv.Quote(src))
+	cfg, diags := config.Parse([]byte(hcl), "plugin-call.hcl", config.Options{LookupEnv: e.lookupEnv})
+	if diags.HasErrors() {
+		return nil, "", usageErr(e, "plugin call: %s: %s", src, diags.Error())
+	}
+	if ctx.Err() != nil {
+		return nil, "", loadInterrupted(e)
+	}
+	h, diags, err := host.New(ctx, cfg, hostOptions(e))
+	if err == nil && diags.HasErrors() {
+		err = diags
+	}
+	if err != nil {
+		if h != nil {
+			h.Close(context.WithoutCancel(ctx))
+		}
+		return nil, "", usageErr(e, "plugin call: %s: %v", src, err)
+	}
+	for _, d := range diags {
+		fmt.Fprintf(e.stderr, "agenthost: warning: %s: %s\n", d.Summary, d.Detail)
+	}
+	return h, block, exitOK
+}
+
+// orNone joins names, or says none.
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// sessionsRemove is `sessions rm ID...` and `sessions prune --older-than D`.
+// Every session is tried; a session a run holds is kept and reported, and
+// the exit code is 1 when any was not removed.
+func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int {
+	var ids []string
+	switch pos[0] {
+	case "rm":
+		if len(pos) < 2 || olderThan != "" {
+			return usageErr(e, "usage: agenthost sessions rm ID... (an id, a unique prefix, or last)")
+		}
+		for _, ref := range pos[1:] {
+			id, err := session.Resolve(dataDir, ref)
+			if err != nil {
+				return usageErr(e, "sessions rm: %v", err)
+			}
+			ids = append(ids, id)
+		}
+	case "prune":
+		if len(pos) != 1 || olderThan == "" {
+			return usageErr(e, "usage: agenthost sessions prune --older-than DURATION (such as 720h, 30d, 2w)")
+		}
+		age, err := parseAge(olderThan)
+		if err != nil {
+			return usageErr(e, "sessions prune: --older-than %q: %v", olderThan, err)
+		}
+		ms, err := session.List(dataDir)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
+			return exitError
+		}
+		cutoff := time.Now().Add(-age)
+		for _, m := range ms {
+			if m.Created.Before(cutoff) {
+				ids = append(ids, m.ID)
+			}
+		}
+	}
+	code := exitOK
+	for _, id := range ids {
+		if err := session.Remove(dataDir, id); err != nil {
+			if errors.Is(err, session.ErrNotFound) && pos[0] == "rm" {
+				fmt.Fprintf(e.stderr, "agenthost: sessions rm: %v (list sessions with 'agenthost sessions list')\n", err)
+				return exitUsage
+			}
+			fmt.Fprintf(e.stderr, "agenthost: sessions %s: %v\n", pos[0], err)
+			code = exitError
+			continue
+		}
+		fmt.Fprintf(e.stdout, "removed %s\n", id)
+	}
+	if pos[0] == "prune" {
+		fmt.Fprintf(e.stderr, "%d %s removed\n", len(ids), plural(len(ids), "session", "sessions"))
+	}
+	return code
+}
+
+// parseAge parses a duration as time.ParseDuration does, with days (d)
+// and weeks (w) too: 30d, 2w, 36h.
+func parseAge(s string) (time.Duration, error) {
+	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, unit); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+			}
+			return time.Duration(v * float64(d)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+	}
+	return d, nil
+}
+
+// sessionJSON is one session of `sessions list --json`.
+type sessionJSON struct {
+	session.Meta
+	StopReason string     `json:"stop_reason"` // of its last run; "unfinished" while none ended
+	Runs       int        `json:"runs"`
+	Usage      loop.Usage `json:"usage"`
+	Cost       *float64   `json:"cost"` // USD; null when a run's cost is unknown
+	Prompt     string     `json:"prompt"`
+}
+
+func sessionsListJSON(dataDir string, ms []session.Meta, e *env) int {
+	out := []sessionJSON{}
+	for _, m := range ms {
+		_, evs, _ := session.Events(dataDir, m.ID)
+		s := sessionJSON{Meta: m, StopReason: "unfinished"}
+		var usd float64
+		known := true
+		for _, ev := range evs {
+			if ev.Depth != 0 {
+				continue
+			}
+			switch {
+			case ev.Type == loop.EventRunStart:
+				s.StopReason = "unfinished"
+			case ev.Type == loop.EventRunEnd && ev.Result != nil:
+				s.Runs++
+				s.StopReason = string(ev.Result.StopReason)
+				s.Usage = s.Usage.Add(ev.Result.Usage)
+				if ev.Result.Cost == nil {
+					known = false
+				} else {
+					usd += *ev.Result.Cost
+				}
+			case s.Prompt == "" && ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleUser:
+				s.Prompt = ev.Msg.Content
+			}
+		}
+		if known && s.Runs > 0 {
+			s.Cost = &usd
+		}
+		out = append(out, s)
+	}
+	return writeJSON(e, out)
+}
+
+// writeJSON prints v as indented JSON: what every --json of a command that
+// prints data writes.
+func writeJSON(e *env, v any) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// resolveSession turns the --session value into the id it names (a unique
+// prefix, or last).
+func resolveSession(dataDir string, ref *string, e *env) int {
+	if *ref == "" {
+		return exitOK
+	}
+	id, err := session.Resolve(dataDir, *ref)
+	if err != nil {
+		return usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", *ref, err)
+	}
+	*ref = id
+	return exitOK
+}

@@ -1,0 +1,83 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// Last is the session reference that names the newest session.
+const Last = "last"
+
+// Resolve returns the id of the session ref names: an id, Last (the
+// newest session), or a prefix that exactly one session's id starts with.
+// A ref that is an id, or names no session, is returned as it is, for Open
+// or Events to accept or report; a prefix of several ids is an error that
+// lists them.
+func Resolve(dataDir, ref string) (string, error) {
+	ms, err := List(dataDir)
+	if err != nil {
+		return "", err
+	}
+	if ref == Last {
+		if len(ms) == 0 {
+			return "", fmt.Errorf("%w: no sessions yet in %s, so no %q", ErrNotFound, Dir(dataDir), Last)
+		}
+		return ms[0].ID, nil
+	}
+	var match []string
+	for _, m := range ms {
+		if m.ID == ref {
+			return ref, nil
+		}
+		if strings.HasPrefix(m.ID, ref) {
+			match = append(match, m.ID)
+		}
+	}
+	switch {
+	case len(match) == 1 && ref != "":
+		return match[0], nil
+	case len(match) > 1 && ref != "":
+		const show = 5
+		more := ""
+		if len(match) > show {
+			more = fmt.Sprintf(" and %d more", len(match)-show)
+			match = match[:show]
+		}
+		return "", fmt.Errorf("session id prefix %q is ambiguous: %s%s start with it; give more of the id", ref, strings.Join(match, ", "), more)
+	}
+	return ref, nil
+}
+
+// Remove deletes session id with everything in it. It takes the session's
+// lock first: a session a run holds is refused (ErrBusy), and no run can
+// open it while it goes.
+func Remove(dataDir, id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("invalid session id %q", id)
+	}
+	dir := filepath.Join(Dir(dataDir), id)
+	d, err := openExisting(dataDir, dir, id)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
+		return err
+	}
+	lk, err := lock(d, dir, id)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	defer lk.Close()
+	sessions, err := openSessions(dataDir, false)
+	if err != nil {
+		return err
+	}
+	defer sessions.Close()
+	// Through the handle of sessions/: a symbolic link planted in place of
+	// the directory is removed, not followed.
+	return sessions.RemoveAll(id)
+}
