@@ -215,7 +215,7 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 	if i.stdout.truncated() {
 		res.Content = i.stdout.text()
 	} else {
-		res = parseResult(i.stdout.buf)
+		res = parseResult(i.stdout.buf, p.limits.MaxOutput)
 	}
 	if code == 1 {
 		res.IsError = true
@@ -255,7 +255,8 @@ type callResult struct {
 }
 
 // parseResult reads an agenthost/1 stdout: a CallToolResult, or plain text.
-func parseResult(out []byte) loop.ToolResult {
+// Its content items are bounded by capItems (max: max_output).
+func parseResult(out []byte, max int64) loop.ToolResult {
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		var cr callResult
@@ -265,7 +266,7 @@ func parseResult(out []byte) loop.ToolResult {
 			if rich {
 				res.MCP, _ = json.Marshal(*cr.Content)
 			}
-			return res
+			return capItems(res, max)
 		}
 	}
 	return loop.ToolResult{Content: validUTF8(out)}
