@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -336,7 +337,8 @@ var conformanceServerFailing = map[string]string{
 // resources, resource templates, prompts and completions. A scenario
 // passes when none of its checks failed or warned. It needs Node and npm
 // (skipped without them, or with -short), like TestMCPConformanceClient.
-// Each scenario is a subtest named after it.
+// Each scenario is a subtest named after it (under "scenarios"), run in
+// parallel against the one server.
 func TestMCPConformanceServer(t *testing.T) {
 	bin := filepath.Join(npmtest.Install(t, "the MCP conformance test", "conformance-"+conformanceVersion,
 		"@modelcontextprotocol/conformance@"+conformanceVersion), "conformance")
@@ -364,26 +366,29 @@ agent "a" {
 	}
 	url := startMCPServe(t, dir)
 	out := t.TempDir()
-	passed := 0
-	for _, sc := range conformanceServerScenarios {
-		t.Run(sc, func(t *testing.T) {
-			failed, n, log := runConformanceServer(t, bin, url, sc, filepath.Join(out, sc))
-			ok := n > 0 && len(failed) == 0
-			if ok {
-				passed++
-			}
-			why, known := conformanceServerFailing[sc]
-			switch {
-			case known && ok:
-				t.Errorf("scenario %s passes now: take it out of conformanceServerFailing (%s) and update docs/mcp.md", sc, why)
-			case !known && !ok:
-				t.Errorf("scenario %s: %d checks, failed: %s\n%s", sc, n, strings.Join(failed, "\n  "), log)
-			case known:
-				t.Logf("scenario %s fails, as expected (%s): %s", sc, why, strings.Join(failed, "; "))
-			}
-		})
-	}
-	t.Logf("agenthost mcp serve passes %d of %d server scenarios", passed, len(conformanceServerScenarios))
+	var passed atomic.Int32
+	t.Run("scenarios", func(t *testing.T) {
+		for _, sc := range conformanceServerScenarios {
+			t.Run(sc, func(t *testing.T) {
+				t.Parallel()
+				failed, n, log := runConformanceServer(t, bin, url, sc, filepath.Join(out, sc))
+				ok := n > 0 && len(failed) == 0
+				if ok {
+					passed.Add(1)
+				}
+				why, known := conformanceServerFailing[sc]
+				switch {
+				case known && ok:
+					t.Errorf("scenario %s passes now: take it out of conformanceServerFailing (%s) and update docs/mcp.md", sc, why)
+				case !known && !ok:
+					t.Errorf("scenario %s: %d checks, failed: %s\n%s", sc, n, strings.Join(failed, "\n  "), log)
+				case known:
+					t.Logf("scenario %s fails, as expected (%s): %s", sc, why, strings.Join(failed, "; "))
+				}
+			})
+		}
+	})
+	t.Logf("agenthost mcp serve passes %d of %d server scenarios", passed.Load(), len(conformanceServerScenarios))
 }
 
 // startMCPServe starts `agenthost mcp serve --http 127.0.0.1:0` in dir for
