@@ -157,6 +157,12 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error"`
+	// MCP is the result's MCP content, a JSON array of content items
+	// (text, image, audio, resource, resource_link) as the tool gave
+	// them, when it gave any but text; nil otherwise. Front ends that can
+	// show them (mcp serve) pass them on; the model reads Content, where
+	// each such item is a short note. Not recorded in sessions.
+	MCP json.RawMessage `json:"-"`
 }
 
 // Toolset is the set of tools an agent may call. Implementations validate the

@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -169,9 +170,34 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 	}
 
 	srv := &Server{base: ctx, inflight: map[*mcp.ServerSession]map[*call]struct{}{}, waiting: map[string]*waiting{}}
-	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, &mcp.ServerOptions{
+	sopts := &mcp.ServerOptions{
 		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
-	})
+	}
+	o := &offers{prompts: map[string]*plugin.Plugin{}, templates: map[string]*plugin.Plugin{}, resources: map[string]bool{}}
+	if opts.Tools {
+		for _, p := range h.Plugins {
+			if p.Offers("complete") {
+				sopts.CompletionHandler = srv.complete(o)
+			}
+			if p.Offers("list_resources") && p.Offers("read_resource") {
+				// Plugin resources do not change while served (the
+				// plugin's notify_resource_updated is refused), so a
+				// subscription is accepted and never notified; only
+				// served URIs may be subscribed to, which bounds them.
+				sopts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
+					if !o.resources[req.Params.URI] {
+						return fmt.Errorf("no resource %q", req.Params.URI)
+					}
+					return nil
+				}
+				sopts.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+			}
+		}
+	}
+	srv.Server = mcp.NewServer(&mcp.Implementation{Name: "agenthost", Version: opts.Version}, sopts)
+	if opts.Tools {
+		srv.addPluginOffers(ctx, h.Plugins, o)
+	}
 	served := map[string]string{} // name → what serves it, for collisions
 	var seq atomic.Int64          // call ids of served tool calls
 	if opts.Tools {
@@ -244,12 +270,28 @@ func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolR
 	if req.Params != nil {
 		args = string(req.Params.Arguments)
 	}
-	res, err := h.CallTool(ctx, name, args, id)
+	var token any
+	if req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
+	res, err := h.CallTool(withClient(ctx, req.Session, token), name, args, id)
 	if err != nil {
 		// The text an agent's model would read for the same failure.
 		return errResult("plugin failure: " + err.Error())
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}
+	return &mcp.CallToolResult{Content: contentOf(res), IsError: res.IsError}
+}
+
+// contentOf is a tool result's MCP content: the items the tool gave when
+// it gave any but text (and they are valid MCP content), else its text.
+func contentOf(res loop.ToolResult) []mcp.Content {
+	if res.MCP != nil {
+		var cr mcp.CallToolResult
+		if err := json.Unmarshal(append(append([]byte(`{"content":`), res.MCP...), '}'), &cr); err == nil && len(cr.Content) > 0 {
+			return cr.Content
+		}
+	}
+	return []mcp.Content{&mcp.TextContent{Text: res.Content}}
 }
 
 // limitOrDone reports whether a run ended with an answer: completed, or

@@ -569,7 +569,11 @@ func (s *Server) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 // text; all of it cut to maxOutput bytes with a note (capResult).
 func toResult(res *mcp.CallToolResult, maxOutput int64) loop.ToolResult {
 	var parts []string
+	rich := false
 	for _, c := range res.Content {
+		if _, text := c.(*mcp.TextContent); !text {
+			rich = true
+		}
 		switch c := c.(type) {
 		case *mcp.TextContent:
 			parts = append(parts, c.Text)
@@ -594,7 +598,29 @@ func toResult(res *mcp.CallToolResult, maxOutput int64) loop.ToolResult {
 			parts = append(parts, string(b))
 		}
 	}
-	return loop.ToolResult{Content: capResult(parts, maxOutput), IsError: res.IsError}
+	out := loop.ToolResult{Content: capResult(parts, maxOutput), IsError: res.IsError}
+	if rich {
+		out.MCP = passItems(res.Content, maxOutput)
+	}
+	return out
+}
+
+// maxItems bounds the MCP content items of one result passed on.
+const maxItems = 64
+
+// passItems is the JSON of a result's content items, to pass on to the
+// front end (mcp serve), or nil when they are more than maxItems, larger
+// than maxOutput bytes, or were cut on their way in (a cut item is no
+// longer valid data).
+func passItems(items []mcp.Content, maxOutput int64) json.RawMessage {
+	if len(items) > maxItems {
+		return nil
+	}
+	b, err := json.Marshal(items)
+	if err != nil || int64(len(b)) > maxOutput || cutMarkerRE.Match(b) {
+		return nil
+	}
+	return b
 }
 
 // Close stops the server (a stdio server's stdin is closed; after 2s it is

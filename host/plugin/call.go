@@ -291,7 +291,7 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 	if i.stdout.truncated() {
 		res.Content = i.stdout.text()
 	} else {
-		res = parseResult(i.stdout.buf)
+		res = parseResult(i.stdout.buf, p.limits.MaxOutput)
 	}
 	if code == 1 {
 		res.IsError = true
@@ -324,31 +324,63 @@ func cliResult(code uint32, i *instance) loop.ToolResult {
 
 // callResult is the MCP CallToolResult an agenthost plugin may print.
 type callResult struct {
-	Content *[]struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	IsError bool `json:"is_error"`
+	Content *[]json.RawMessage `json:"content"`
+	IsError bool               `json:"is_error"`
+	// IsErrorMCP is MCP's spelling, accepted too.
+	IsErrorMCP bool `json:"isError"`
 }
 
 // parseResult reads an agenthost/1 stdout: a CallToolResult, or plain text.
-func parseResult(out []byte) loop.ToolResult {
+// Its content items are bounded by capItems (max: max_output).
+func parseResult(out []byte, max int64) loop.ToolResult {
 	trimmed := bytes.TrimSpace(out)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		var cr callResult
 		if err := json.Unmarshal(trimmed, &cr); err == nil && cr.Content != nil {
-			parts := make([]string, 0, len(*cr.Content))
-			for _, c := range *cr.Content {
-				if c.Type == "text" {
-					parts = append(parts, c.Text)
-				} else {
-					parts = append(parts, fmt.Sprintf("[%s content omitted]", c.Type))
-				}
+			text, rich := extism.ContentText(*cr.Content)
+			res := loop.ToolResult{Content: text, IsError: cr.IsError || cr.IsErrorMCP}
+			if rich {
+				res.MCP, _ = json.Marshal(*cr.Content)
 			}
-			return loop.ToolResult{Content: validUTF8([]byte(strings.Join(parts, "\n"))), IsError: cr.IsError}
+			return capItems(res, max)
 		}
 	}
 	return loop.ToolResult{Content: validUTF8(out)}
+}
+
+// maxItems bounds the MCP content items of one result passed on.
+const maxItems = 64
+
+// capItems drops a result's MCP content items when there are more than
+// maxItems or their JSON is larger than max bytes (max_output): the
+// result's text, with a note saying so, is then all that is passed on.
+func capItems(res loop.ToolResult, max int64) loop.ToolResult {
+	if res.MCP == nil {
+		return res
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(res.MCP, &items) != nil {
+		res.MCP = nil
+		return res
+	}
+	if len(items) <= maxItems && int64(len(res.MCP)) <= max {
+		return res
+	}
+	res.Content += fmt.Sprintf("\n[the result's %d content items (%s of JSON) exceed the limits (%d items, max_output %s): only this text is passed on]",
+		len(items), sizeText(int64(len(res.MCP))), maxItems, sizeText(max))
+	res.MCP = nil
+	return res
+}
+
+// sizeText is n bytes for a message.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func errResult(format string, args ...any) loop.ToolResult {
@@ -477,6 +509,7 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg wazero.ModuleConfig) *instance {
 	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
 	i.ext = extism.NewCall(i.ctx, p.ext, p.limits.Memory, *zerolog.Ctx(logCtx))
+	i.ext.SetClient(loop.CallClientFrom(logCtx))
 	i.extFn = t.ext.function
 	return i
 }
@@ -492,7 +525,11 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args 
 		}
 		input = in
 	} else {
-		input = t.ext.dialect.CallInput(t.ext.name, args)
+		var token any
+		if cc := loop.CallClientFrom(ctx); cc != nil {
+			token = cc.ProgressToken()
+		}
+		input = t.ext.dialect.CallInput(t.ext.name, args, p.extReqs.Add(1), token)
 	}
 	if p.extReuse {
 		if ref, scoped := scopeOf(ctx); scoped {
@@ -501,6 +538,7 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args 
 	}
 	i := p.takeWarm(ctx, t)
 	if i != nil {
+		i.ext.SetClient(loop.CallClientFrom(ctx)) // started before the call
 		i.serve(ctx, input, p.limits.Timeout)
 	} else {
 		i = p.newExtismInstance(ctx, ctx, t, t.cfg)
@@ -555,9 +593,10 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 	if t.ext.dialect == DialectPlain {
 		res.Content = validUTF8(c.Output())
 	} else {
-		res.Content, res.IsError = extism.Result(c.Output())
+		res.Content, res.IsError, res.MCP = extism.Result(c.Output())
 	}
 	res.Content = capText(res.Content, p.limits.MaxOutput)
+	res = capItems(res, p.limits.MaxOutput)
 	return res, nil
 }
 

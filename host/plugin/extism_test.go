@@ -432,3 +432,23 @@ func TestExtismLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExtismHyperMCPRefusedImport: a hyper-mcp v2 plugin importing a
+// hyper-mcp host function agenthost does not provide (list_roots) is
+// refused at load, naming the import, why, and what is provided.
+func TestExtismHyperMCPRefusedImport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "roots.wasm")
+	if err := wasmbuild.BuildWith([]string{"-buildmode=c-shared", "-tags", "v2 roots"}, out, filepath.Join("testdata", "extism_mcp")); err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t)
+	_, err = r.Load(context.Background(), extismSpec(t, "roots", wasm))
+	want := "extism:host/user.list_roots is a hyper-mcp host function agenthost does not provide (agenthost offers plugins no client roots); it provides create_elicitation, create_message, notify_logging_message, notify_progress"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}

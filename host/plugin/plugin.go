@@ -52,6 +52,9 @@ type Plugin struct {
 	// Scope.
 	extReuse bool
 	extKey   *tool
+	// extReqs numbers the requests to a hyper-mcp v2 plugin (the id of
+	// its request context).
+	extReqs atomic.Int64
 	// reuse: the manifest says one instance serves many calls (reuse.go).
 	// Such an instance serves every tool of the plugin: shared holds its
 	// module config (no AGENTHOST_TOOL; each request names its tool) and
@@ -261,7 +264,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 			return err
 		}
 	}
-	tools, err := p.listTools(ctx, listFn, p.dialect.ListInput(), base)
+	tools, err := p.listTools(ctx, listFn, p.dialect.ListInput(p.extReqs.Add(1)), base)
 	if err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func (i *instance) answer(t *tool) (loop.ToolResult, *Failure) {
 		// Over max_output: the answer is cut, as a one-call instance's.
 		return loop.ToolResult{Content: i.stdout.text(), IsError: true}, nil
 	}
-	res := parseResult(i.stdout.buf)
+	res := parseResult(i.stdout.buf, i.limits.MaxOutput)
 	if res.IsError && strings.TrimSpace(res.Content) == "" {
 		res.Content = i.stderr.tail()
 		if res.Content == "" {

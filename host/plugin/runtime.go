@@ -35,6 +35,8 @@ type Runtime struct {
 	wasi map[string]api.FunctionDefinition
 	// extism holds the functions of the Extism host module (internal/extism).
 	extism map[string]api.FunctionDefinition
+	// extUser are the hyper-mcp v2 host functions (extism:host/user).
+	extUser map[string]api.FunctionDefinition
 
 	// ctx lives as long as the runtime; pre-started instances derive from it.
 	ctx    context.Context
@@ -107,6 +109,12 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache.Close(ctx)
 		return nil, fmt.Errorf("instantiate the Extism host module: %w", err)
 	}
+	extUser, err := extism.InstantiateUser(ctx, rt)
+	if err != nil {
+		rt.Close(ctx)
+		cache.Close(ctx)
+		return nil, fmt.Errorf("instantiate the hyper-mcp host module: %w", err)
+	}
 	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	return &Runtime{
 		rt:       rt,
@@ -115,6 +123,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		facts:    loadCache{dir: cacheDir},
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
 		extism:   ext,
+		extUser:  extUser,
 		ctx:      bctx,
 		cancel:   cancel,
 		builtin:  plugins.BuiltinShared,
@@ -252,11 +261,18 @@ func (r *Runtime) checkImports(cm wazero.CompiledModule) error {
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
 		host, what := r.wasi, "WASI preview1's"
-		if mod == extism.ModuleName {
+		switch mod {
+		case extism.ModuleName:
 			host, what = r.extism, "Extism's"
+		case extism.UserModuleName:
+			host, what = r.extUser, "hyper-mcp's"
+			if _, ok := host[name]; !ok {
+				errs = append(errs, errors.New(extism.UserRefused(name)))
+				continue
+			}
 		}
 		def, ok := host[name]
-		if (mod != wasi_snapshot_preview1.ModuleName && mod != extism.ModuleName) || !ok {
+		if (mod != wasi_snapshot_preview1.ModuleName && mod != extism.ModuleName && mod != extism.UserModuleName) || !ok {
 			missing.add(mod, name)
 			continue
 		}

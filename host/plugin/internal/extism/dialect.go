@@ -45,21 +45,38 @@ func (d Dialect) Functions() (list, call string) {
 	return "", ""
 }
 
-// ListInput is the input of the export that lists the tools.
-func (d Dialect) ListInput() []byte {
+// ListInput is the input of the export that lists the tools; id is the
+// request's id (hyper-mcp v2).
+func (d Dialect) ListInput(id int64) []byte {
 	if d == DialectHyperMCP2 {
-		return []byte(`{"context":{},"request":{}}`)
+		return RequestInput(id, nil, nil)
 	}
 	return []byte("{}")
 }
 
-// CallInput is the input of a call of tool with args (checked JSON).
-func (d Dialect) CallInput(tool string, args json.RawMessage) []byte {
-	var v any
+// CallInput is the input of a call of tool with args (checked JSON); id
+// and progressToken (nil: none) go in hyper-mcp v2's request context.
+func (d Dialect) CallInput(tool string, args json.RawMessage, id int64, progressToken any) []byte {
 	if d == DialectHyperMCP2 {
-		v = map[string]any{"context": map[string]any{}, "request": map[string]any{"name": tool, "arguments": args}}
-	} else {
-		v = map[string]any{"params": map[string]any{"name": tool, "arguments": args}}
+		return RequestInput(id, progressToken, map[string]any{"name": tool, "arguments": args})
+	}
+	b, _ := json.Marshal(map[string]any{"params": map[string]any{"name": tool, "arguments": args}})
+	return b
+}
+
+// RequestInput is the input of a hyper-mcp v2 export: {"context":
+// {"_meta": {...}, "id": id}, "request": request}, as the PDK's request
+// types require (_meta and id are not optional there); request nil leaves
+// "request" out (the list exports take none). _meta holds progressToken
+// when it is not nil.
+func RequestInput(id int64, progressToken any, request any) []byte {
+	meta := map[string]any{}
+	if progressToken != nil {
+		meta["progressToken"] = progressToken
+	}
+	v := map[string]any{"context": map[string]any{"_meta": meta, "id": id}}
+	if request != nil {
+		v["request"] = request
 	}
 	b, _ := json.Marshal(v)
 	return b
@@ -94,6 +111,7 @@ type content struct {
 	Text     string `json:"text"`
 	Data     string `json:"data"`
 	MimeType string `json:"mimeType"`
+	URI      string `json:"uri"`
 	Resource *struct {
 		URI      string `json:"uri"`
 		MimeType string `json:"mimeType"`
@@ -104,31 +122,53 @@ type content struct {
 
 // Result reads the output of a call in an MCP dialect, a CallToolResult:
 // its text items joined, other items as a short note naming their type
-// and size (never their data). Output that is not a CallToolResult is the
-// text itself.
-func Result(out []byte) (text string, isError bool) {
+// and size (never their data). items is the content array as the plugin
+// gave it when it holds anything but text, else nil. Output that is not a
+// CallToolResult is the text itself.
+func Result(out []byte) (text string, isError bool, items json.RawMessage) {
 	var cr struct {
-		Content *[]content `json:"content"`
-		IsError bool       `json:"isError"`
+		Content *[]json.RawMessage `json:"content"`
+		IsError bool               `json:"isError"`
 	}
 	trimmed := bytes.TrimSpace(out)
 	if err := json.Unmarshal(trimmed, &cr); err != nil || cr.Content == nil {
-		return validUTF8(out), false
+		return validUTF8(out), false, nil
 	}
-	parts := make([]string, 0, len(*cr.Content))
-	for _, c := range *cr.Content {
+	text, rich := ContentText(*cr.Content)
+	if rich {
+		items, _ = json.Marshal(*cr.Content)
+	}
+	return text, cr.IsError, items
+}
+
+// ContentText is the text the model reads for MCP content items: text
+// items as they are, others as a note naming their type and size; rich
+// reports whether there were any but text items.
+func ContentText(raw []json.RawMessage) (text string, rich bool) {
+	parts := make([]string, 0, len(raw))
+	for _, b := range raw {
+		var c content
+		if json.Unmarshal(b, &c) != nil {
+			parts = append(parts, "[content item that is not an MCP content object omitted]")
+			rich = true
+			continue
+		}
 		switch {
 		case c.Type == "text":
 			parts = append(parts, c.Text)
+			continue
 		case c.Type == "resource" && c.Resource != nil:
 			r := c.Resource
 			n := len(r.Text) + len(r.Blob)
 			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), sizeString(uint64(n))))
+		case c.Type == "resource_link":
+			parts = append(parts, fmt.Sprintf("[resource link %s (%s)]", c.URI, orUnknown(c.MimeType)))
 		default:
 			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), sizeString(uint64(len(c.Data)))))
 		}
+		rich = true
 	}
-	return validUTF8([]byte(strings.Join(parts, "\n"))), cr.IsError
+	return validUTF8([]byte(strings.Join(parts, "\n"))), rich
 }
 
 func orUnknown(s string) string {

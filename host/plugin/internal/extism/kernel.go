@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+
+	"github.com/agenthost/agenthost/loop"
 )
 
 // ModuleName is the import module of Extism plugins.
@@ -57,6 +59,11 @@ type Call struct {
 	hostErr error
 	// rc is the export's return value (0 when it returns nothing).
 	rc uint32
+
+	// client takes progress, logs and requests (user.go); notes counts
+	// the notifications sent.
+	client loop.CallClient
+	notes  int
 
 	ctx context.Context
 	log zerolog.Logger

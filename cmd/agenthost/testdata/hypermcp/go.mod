@@ -1,0 +1,3 @@
+module example.com/hypermcp
+
+go 1.24

@@ -1,0 +1,184 @@
+package mcpserve
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host/plugin"
+)
+
+// Bounds on what a plugin may offer besides tools: its list exports run
+// once, when the server starts, and what they return past these counts is
+// not served (a warning says so).
+const (
+	maxResources = 1000
+	maxTemplates = 100
+	maxPrompts   = 1000
+	// maxCompletions is MCP's own cap on the values of a completion.
+	maxCompletions = 100
+)
+
+// offers is what the plugins offer besides tools: the plugin serving each
+// prompt, resource and resource template, for completions.
+type offers struct {
+	prompts   map[string]*plugin.Plugin // by prompt name
+	templates map[string]*plugin.Plugin // by URI template
+	resources map[string]bool           // URIs of the direct resources
+}
+
+// listOf calls a plugin's list export fn and reads the array under key.
+func listOf[T any](ctx context.Context, p *plugin.Plugin, fn, key string, max int) []T {
+	log := zerolog.Ctx(ctx)
+	out, err := p.MCPRequest(ctx, fn, nil)
+	if err != nil {
+		log.Warn().Err(err).Str("plugin", p.Name()).Msgf("not served over MCP: what %s lists", fn)
+		return nil
+	}
+	var doc map[string]json.RawMessage
+	var items []T
+	if json.Unmarshal(out, &doc) != nil || json.Unmarshal(doc[key], &items) != nil {
+		log.Warn().Str("plugin", p.Name()).Msgf("not served over MCP: %s did not return {%q: [...]}", fn, key)
+		return nil
+	}
+	if len(items) > max {
+		log.Warn().Str("plugin", p.Name()).Int("listed", len(items)).Int("max", max).Msgf("%s listed too many; serving the first %d", fn, max)
+		items = items[:max]
+	}
+	return items
+}
+
+// addPluginOffers adds the resources, resource templates and prompts of
+// the hyper-mcp v2 plugins of plugins to srv. A name or URI offered twice
+// is served by the first plugin (a warning names the other).
+func (s *Server) addPluginOffers(ctx context.Context, plugins []*plugin.Plugin, o *offers) {
+	log := zerolog.Ctx(ctx)
+	for _, p := range plugins {
+		p := p
+		if p.Offers("list_resources") && p.Offers("read_resource") {
+			for _, r := range listOf[*mcp.Resource](ctx, p, "list_resources", "resources", maxResources) {
+				if r == nil || r.URI == "" || o.resources[r.URI] {
+					log.Warn().Str("plugin", p.Name()).Msg("resource without a URI, or with one offered already: not served")
+					continue
+				}
+				o.resources[r.URI] = true
+				s.AddResource(r, s.readResource(p))
+			}
+		}
+		if p.Offers("list_resource_templates") && p.Offers("read_resource") {
+			for _, t := range listOf[*mcp.ResourceTemplate](ctx, p, "list_resource_templates", "resourceTemplates", maxTemplates) {
+				if t == nil || t.URITemplate == "" || o.templates[t.URITemplate] != nil {
+					log.Warn().Str("plugin", p.Name()).Msg("resource template without a URI template, or with one offered already: not served")
+					continue
+				}
+				o.templates[t.URITemplate] = p
+				if err := addTemplate(s.Server, t, s.readResource(p)); err != nil {
+					log.Warn().Err(err).Str("plugin", p.Name()).Str("template", t.URITemplate).Msg("resource template not served")
+					delete(o.templates, t.URITemplate)
+				}
+			}
+		}
+		if p.Offers("list_prompts") && p.Offers("get_prompt") {
+			for _, pr := range listOf[*mcp.Prompt](ctx, p, "list_prompts", "prompts", maxPrompts) {
+				if pr == nil || pr.Name == "" || o.prompts[pr.Name] != nil {
+					log.Warn().Str("plugin", p.Name()).Msg("prompt without a name, or with one offered already: not served")
+					continue
+				}
+				o.prompts[pr.Name] = p
+				s.AddPrompt(pr, s.getPrompt(p))
+			}
+		}
+	}
+}
+
+// addTemplate is AddResourceTemplate, whose panic on a bad template is an
+// error here: the template comes from a plugin.
+func addTemplate(srv *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("bad URI template: %v", v)
+		}
+	}()
+	srv.AddResourceTemplate(t, h)
+	return nil
+}
+
+// request runs a served request of a plugin's export: counted as a call
+// (Wait), with the client's CallClient.
+func (s *Server) request(ctx context.Context, ss *mcp.ServerSession, token any, p *plugin.Plugin, fn string, params any) (json.RawMessage, error) {
+	s.calls.Add(1)
+	defer s.calls.Done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.base, cancel)
+	defer stop()
+	return p.MCPRequest(withClient(ctx, ss, token), fn, params)
+}
+
+func (s *Server) readResource(p *plugin.Plugin) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		out, err := s.request(ctx, req.Session, req.Params.GetProgressToken(), p, "read_resource", map[string]any{"uri": req.Params.URI})
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.ReadResourceResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			return nil, fmt.Errorf("plugin %q: read_resource did not return MCP resource contents: %v", p.Name(), err)
+		}
+		return &res, nil
+	}
+}
+
+func (s *Server) getPrompt(p *plugin.Plugin) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		out, err := s.request(ctx, req.Session, req.Params.GetProgressToken(), p, "get_prompt", map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments})
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.GetPromptResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			return nil, fmt.Errorf("plugin %q: get_prompt did not return an MCP prompt: %v", p.Name(), err)
+		}
+		return &res, nil
+	}
+}
+
+// complete serves completion/complete from the plugin that offers the
+// prompt or resource template referred to, when it exports complete;
+// anything else completes to nothing.
+func (s *Server) complete(o *offers) func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	return func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+		if req.Params == nil || req.Params.Ref == nil {
+			return empty, nil
+		}
+		var p *plugin.Plugin
+		switch req.Params.Ref.Type {
+		case "ref/prompt":
+			p = o.prompts[req.Params.Ref.Name]
+		case "ref/resource":
+			p = o.templates[req.Params.Ref.URI]
+		}
+		if p == nil || !p.Offers("complete") {
+			return empty, nil
+		}
+		out, err := s.request(ctx, req.Session, nil, p, "complete", req.Params)
+		if err != nil {
+			return nil, err
+		}
+		var res mcp.CompleteResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			return nil, fmt.Errorf("plugin %q: complete did not return an MCP completion: %v", p.Name(), err)
+		}
+		if len(res.Completion.Values) > maxCompletions {
+			res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:maxCompletions], true
+		}
+		if res.Completion.Values == nil {
+			res.Completion.Values = []string{}
+		}
+		return &res, nil
+	}
+}

@@ -1,0 +1,60 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/loop"
+)
+
+// MCPExports are the hyper-mcp v2 exports, besides list_tools and
+// call_tool, that `mcp serve` offers its clients: resources, resource
+// templates, prompts and completions.
+var MCPExports = []string{"list_resources", "read_resource", "list_resource_templates", "list_prompts", "get_prompt", "complete"}
+
+// Offers reports whether the plugin is a hyper-mcp v2 plugin exporting fn,
+// one of MCPExports, callable as an Extism function.
+func (p *Plugin) Offers(fn string) bool {
+	if p.kind != KindExtism || p.dialect != DialectHyperMCP2 {
+		return false
+	}
+	return checkExport(p.exports, fn) == nil
+}
+
+// MCPRequest calls the hyper-mcp v2 export fn (one of MCPExports) with
+// request as its request's parameters (nil for the list exports) and
+// returns its output, a JSON object. It runs in a fresh instance with the
+// plugin's grants and limits, like a tool call; its progress, logs and
+// requests go to ctx's CallClient. The output is bounded by the plugin's
+// memory limit; a failure says which export failed and why.
+func (p *Plugin) MCPRequest(ctx context.Context, fn string, request any) (json.RawMessage, error) {
+	if !p.Offers(fn) {
+		return nil, fmt.Errorf("plugin %q does not export %s", p.name, fn)
+	}
+	var token any
+	if cc := loop.CallClientFrom(ctx); cc != nil {
+		token = cc.ProgressToken()
+	}
+	base, err := p.baseConfig()
+	if err != nil {
+		return nil, err
+	}
+	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn, dialect: p.dialect}}
+	i := p.newExtismInstance(ctx, ctx, t, base)
+	i.runCold(ctx, extism.RequestInput(p.extReqs.Add(1), token, request), p.limits.Timeout)
+	res, err := p.extismResult(ctx, t, i)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: %s failed: %w", p.name, fn, err)
+	}
+	if res.IsError {
+		return nil, fmt.Errorf("plugin %q: %s failed: %s", p.name, fn, res.Content)
+	}
+	out := i.ext.Output()
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(out, &obj) != nil {
+		return nil, fmt.Errorf("plugin %q: %s did not return a JSON object", p.name, fn)
+	}
+	return append(json.RawMessage(nil), out...), nil
+}

@@ -1,0 +1,210 @@
+package extism
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/agenthost/agenthost/loop"
+)
+
+// UserModuleName is the import module of hyper-mcp v2's host functions.
+const UserModuleName = "extism:host/user"
+
+// maxNotes bounds the progress and log notifications one call may send;
+// past it they are dropped (and the drop logged once).
+const maxNotes = 1000
+
+// userFuncs are the hyper-mcp v2 host functions agenthost provides. Each
+// takes and returns JSON in the shapes of hyper-mcp's PDK (MCP's own). The
+// others hyper-mcp defines (list_roots, notify_resource_updated and the
+// notify_*_list_changed functions) are refused at load (UserRefused).
+var userFuncs = map[string]struct {
+	params, results []api.ValueType
+	fn              func(c *Call, stack []uint64)
+}{
+	"notify_progress":        {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
+	"notify_logging_message": {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
+	"create_message": {p(i64), p(i64), func(c *Call, s []uint64) {
+		s[0] = c.ask("create_message", "sampling", s[0], func(cc loop.CallClient, ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+			return cc.CreateMessage(ctx, in)
+		})
+	}},
+	"create_elicitation": {p(i64), p(i64), func(c *Call, s []uint64) {
+		s[0] = c.ask("create_elicitation", "elicitation", s[0], func(cc loop.CallClient, ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+			return cc.Elicit(ctx, elicitParams(in))
+		})
+	}},
+}
+
+// userKnown are hyper-mcp v2's host functions that agenthost refuses, with
+// why.
+var userKnown = map[string]string{
+	"list_roots":                   "agenthost offers plugins no client roots",
+	"notify_resource_updated":      "agenthost serves no resource subscriptions from plugins",
+	"notify_resource_list_changed": "agenthost lists a plugin's resources once, at load",
+	"notify_prompt_list_changed":   "agenthost lists a plugin's prompts once, at load",
+	"notify_tool_list_changed":     "agenthost lists a plugin's tools once, at load",
+}
+
+// UserRefused explains why agenthost does not provide the hyper-mcp host
+// function name: a sentence to show with the load error.
+func UserRefused(name string) string {
+	provided := strings.Join(slices.Sorted(maps.Keys(userFuncs)), ", ")
+	if why, ok := userKnown[name]; ok {
+		return fmt.Sprintf("%s.%s is a hyper-mcp host function agenthost does not provide (%s); it provides %s", UserModuleName, name, why, provided)
+	}
+	return fmt.Sprintf("%s.%s is not a hyper-mcp host function agenthost knows; it provides %s", UserModuleName, name, provided)
+}
+
+// InstantiateUser adds the host module "extism:host/user" to rt and returns
+// its functions by name.
+func InstantiateUser(ctx context.Context, rt wazero.Runtime) (map[string]api.FunctionDefinition, error) {
+	b := rt.NewHostModuleBuilder(UserModuleName)
+	for _, name := range slices.Sorted(maps.Keys(userFuncs)) {
+		f := userFuncs[name]
+		fn := f.fn
+		b.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
+			fn(callOf(ctx), stack)
+		}), f.params, f.results).Export(name)
+	}
+	mod, err := b.Instantiate(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(mod.ExportedFunctionDefinitions()), nil
+}
+
+// SetClient sets what the call's progress, logs and requests go to (nil:
+// progress and logs go to the host's log, requests fail).
+func (c *Call) SetClient(cc loop.CallClient) { c.client = cc }
+
+// note counts a notification; false when the call has sent too many.
+func (c *Call) note(what string) bool {
+	c.notes++
+	if c.notes == maxNotes+1 {
+		c.log.Warn().Str("plugin", c.p.name).Int("max", maxNotes).Msgf("%s: the call sent too many notifications; dropping the rest", what)
+	}
+	return c.notes <= maxNotes
+}
+
+func (c *Call) notifyProgress(off uint64) {
+	var n struct {
+		Progress float64  `json:"progress"`
+		Total    *float64 `json:"total"`
+		Message  *string  `json:"message"`
+	}
+	b := c.block(off)
+	if err := json.Unmarshal(b, &n); err != nil {
+		c.fail(fmt.Errorf("notify_progress: not a progress notification (%v)", err))
+	}
+	if !c.note("notify_progress") {
+		return
+	}
+	total, msg := 0.0, ""
+	if n.Total != nil {
+		total = *n.Total
+	}
+	if n.Message != nil {
+		msg = capString(*n.Message, maxLogBytes)
+	}
+	if c.client != nil {
+		c.client.Progress(n.Progress, total, msg)
+		return
+	}
+	c.log.Debug().Str("plugin", c.p.name).Float64("progress", n.Progress).Float64("total", total).Str("message", msg).Msg("plugin progress")
+}
+
+// mcpLevels are MCP's log levels.
+var mcpLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
+
+func (c *Call) notifyLog(off uint64) {
+	var n struct {
+		Level  string          `json:"level"`
+		Logger *string         `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	b := c.block(off)
+	if err := json.Unmarshal(b, &n); err != nil || !mcpLevels[n.Level] {
+		c.fail(fmt.Errorf("notify_logging_message: not a logging message with an MCP level (debug … emergency): %s", capString(validUTF8(b), 200)))
+	}
+	if !c.note("notify_logging_message") {
+		return
+	}
+	if len(n.Data) > maxLogBytes {
+		n.Data, _ = json.Marshal(capString(validUTF8(n.Data), maxLogBytes))
+	}
+	logger := c.p.name
+	if n.Logger != nil {
+		logger = capString(*n.Logger, 100)
+	}
+	if c.client != nil {
+		c.client.Log(n.Level, logger, n.Data)
+		return
+	}
+	lvl := map[string]string{"notice": "info", "warning": "warn", "critical": "error", "alert": "error", "emergency": "error"}[n.Level]
+	if lvl == "" {
+		lvl = n.Level
+	}
+	ev := c.log.Info()
+	switch lvl {
+	case "debug":
+		ev = c.log.Debug()
+	case "warn":
+		ev = c.log.Warn()
+	case "error":
+		ev = c.log.Error()
+	}
+	ev.Str("plugin", c.p.name).Str("logger", logger).RawJSON("data", n.Data).Msg("plugin log")
+}
+
+// errNoClient is the refusal of a request made where no MCP client can
+// answer it.
+var errNoClient = errors.New("no MCP client to ask: the call does not come from `agenthost mcp serve`")
+
+// ask sends the guest's request at off to the call's client and returns
+// the offset of its answer. A refusal stops the guest with a message that
+// says what it asked for.
+func (c *Call) ask(fn, what string, off uint64, do func(loop.CallClient, context.Context, json.RawMessage) (json.RawMessage, error)) uint64 {
+	in := c.block(off)
+	if !json.Valid(in) {
+		c.fail(fmt.Errorf("%s: its request is not JSON", fn))
+	}
+	if c.client == nil {
+		c.fail(fmt.Errorf("%s (%s): %w", fn, what, errNoClient))
+	}
+	out, err := do(c.client, c.ctx, append(json.RawMessage(nil), in...))
+	if err != nil {
+		c.fail(fmt.Errorf("%s (%s): %w", fn, what, err))
+	}
+	return c.write(out)
+}
+
+// elicitParams drops hyper-mcp's timeout from an elicitation request:
+// MCP's elicitation/create has none (the call's own timeout applies).
+func elicitParams(in json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(in, &m) != nil {
+		return in
+	}
+	if _, ok := m["timeout"]; !ok {
+		return in
+	}
+	delete(m, "timeout")
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func capString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
