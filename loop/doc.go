@@ -91,7 +91,9 @@
 // becomes the error result "plugin failure: …", is logged and listed in
 // Result.Errors; the run goes on. Executed plugin calls are framed by
 // tool.start (as each starts) and tool.end (as each ends); subagent calls by
-// subagent.start and subagent.end instead. An abort answers the calls that
+// subagent.start and subagent.end instead. Between a call's tool.start and
+// tool.end come the tool.progress and tool.log events of what its Toolset
+// reports while it runs (CallReport, report.go). An abort answers the calls that
 // were running without a result with AbortedAnswer, and the calls not
 // started yet too, without starting them; those that ended keep their
 // results.

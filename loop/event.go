@@ -1,17 +1,25 @@
 package loop
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Event types. The JSON form of Event, its wire form (wire.go), is what
 // `agenthost run --events` prints, one line per event, and what a session
 // stores.
 const (
-	EventRunStart        = "run.start"
-	EventStepStart       = "step.start"
-	EventStepEnd         = "step.end"
-	EventToolStart       = "tool.start"
-	EventToolEnd         = "tool.end"
-	EventToolDropped     = "tool.dropped"
+	EventRunStart    = "run.start"
+	EventStepStart   = "step.start"
+	EventStepEnd     = "step.end"
+	EventToolStart   = "tool.start"
+	EventToolEnd     = "tool.end"
+	EventToolDropped = "tool.dropped"
+	// EventToolProgress and EventToolLog: a running call's progress
+	// (progress, total when known, message) and log messages (level,
+	// logger, data), as its Toolset reported them (CallReport).
+	EventToolProgress    = "tool.progress"
+	EventToolLog         = "tool.log"
 	EventRetry           = "retry"
 	EventDoomLoop        = "doom_loop"
 	EventBudgetExhausted = "budget.exhausted"
@@ -80,6 +88,15 @@ type Event struct {
 	Decision string `json:"decision,omitempty"`
 	By       string `json:"by,omitempty"`
 
+	// tool.progress: how far the call is (Progress), out of Total when
+	// the tool knows it. tool.log: the MCP level (debug … emergency), the
+	// logger and the data, JSON of at most MaxReportData bytes.
+	Progress *float64        `json:"progress,omitempty"`
+	Total    *float64        `json:"total,omitempty"`
+	Level    string          `json:"level,omitempty"`
+	Logger   string          `json:"logger,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
+
 	// Free text: why a call was dropped (tool.dropped), the failed request's
 	// error (retry), the verdict (doom_loop), the calls used
 	// (budget.exhausted), what was replaced (compaction), the stop reason
@@ -95,8 +112,10 @@ type Event struct {
 	Msg *Message `json:"msg,omitempty"`
 }
 
-// Sink receives events in order. Emit must not block for long: it runs on the
-// loop's goroutine.
+// Sink receives events in order, one at a time. Emit must not block for
+// long: it runs on the loop's goroutine, or, for the tool.progress and
+// tool.log of a call the loop waits for alone, on the call's while the
+// loop's goroutine waits.
 type Sink interface {
 	Emit(Event)
 }

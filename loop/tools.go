@@ -252,17 +252,26 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, checked []Checke
 		err error
 		dur time.Duration
 	}
+	// Each call's reports (CallReport); notes carries those of the calls
+	// running beside others to this goroutine.
+	reports := make([]*report, len(calls))
+	var notes chan Event
+	if !inline {
+		notes = make(chan Event, 16)
+	}
 	start := func(i int) {
 		c := calls[i]
 		ru.res.ToolCalls++
 		ru.emit(Event{Type: EventToolStart, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name, Arguments: c.Arguments})
+		reports[i] = &report{ru: ru, ev: Event{Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name},
+			inline: inline, notes: notes, stop: make(chan struct{})}
 	}
 	call := func(i int) done {
 		if slots != nil {
 			defer slots.Release()
 		}
 		t0 := ru.r.now()
-		cctx := context.WithValue(ctx, runKey{}, ru)
+		cctx := context.WithValue(context.WithValue(ctx, runKey{}, ru), callReportKey{}, CallReport(reports[i]))
 		var res ToolResult
 		var err error
 		if checked != nil {
@@ -288,9 +297,13 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, checked []Checke
 				ru.log.Debug().Err(d.err).Str("tool", c.Name).Str("call_id", c.ID).Dur("duration", d.dur).Msg("plugin failure")
 			}
 		}
+		dropped := reports[d.i].end()
+		if dropped != "" {
+			ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Msg(dropped)
+		}
 		ru.log.Debug().Str("tool", c.Name).Str("call_id", c.ID).Bool("is_error", isErr).Dur("duration", d.dur).Msg("tool call")
 		ru.emit(Event{Type: EventToolEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: c.Name,
-			IsError: Bool(isErr), DurationMS: Int64(d.dur.Milliseconds())})
+			IsError: Bool(isErr), DurationMS: Int64(d.dur.Milliseconds()), Message: dropped})
 		answers[d.i] = toolMessage(c, content, isErr)
 	}
 
@@ -355,8 +368,19 @@ func (ru *run) callTools(ctx context.Context, calls []ToolCall, checked []Checke
 		}
 		ru.r.flush() // what the calls that ended answered, before waiting on the rest
 		select {
+		case e := <-notes:
+			ru.emit(e)
 		case d := <-ch:
 			running--
+			// The call's reports, sent before its end, come first.
+			for drained := false; !drained; {
+				select {
+				case e := <-notes:
+					ru.emit(e)
+				default:
+					drained = true
+				}
+			}
 			end(d)
 		case free <- struct{}{}:
 			if ctx.Err() != nil {

@@ -204,6 +204,23 @@ func (e *Event) appendFields(b []byte, skip int) ([]byte, bool) {
 	b = appendInt(b, `,"kept":`, e.Kept)
 	b = appendStr(b, `,"decision":`, e.Decision)
 	b = appendStr(b, `,"by":`, e.By)
+	if e.Progress != nil {
+		if b, ok = appendCost(b, `,"progress":`, e.Progress); !ok {
+			return b, false
+		}
+	}
+	if e.Total != nil {
+		if b, ok = appendCost(b, `,"total":`, e.Total); !ok {
+			return b, false
+		}
+	}
+	b = appendStr(b, `,"level":`, e.Level)
+	b = appendStr(b, `,"logger":`, e.Logger)
+	if len(e.Data) > 0 {
+		// encoding/json compacts and escapes raw JSON: an event with data
+		// goes through marshalReflect.
+		return b, false
+	}
 	b = appendStr(b, `,"message":`, e.Message)
 	if e.Result != nil {
 		b = append(b, `,"result":{`...)

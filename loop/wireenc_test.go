@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -62,6 +63,7 @@ var allEventTypes = []string{
 	EventRunStart, EventStepStart, EventStepEnd, EventToolStart, EventToolEnd, EventToolDropped,
 	EventRetry, EventDoomLoop, EventBudgetExhausted, EventCompaction, EventSubagentStart,
 	EventSubagentEnd, EventRunEnd, EventMessage, EventApprovalRequest, EventApprovalDecision,
+	EventToolProgress, EventToolLog,
 }
 
 // TestMain runs the tests, then fails when an event a test emitted was
@@ -135,6 +137,7 @@ func FuzzEventWire(f *testing.F) {
 	f.Add(uint8(1), "a<b>&\"c\"\\\n\u2028\xff", "read_file", int64(3), uint32(0xffff), 0.25, int64(1735787045123456789), int32(0))
 	f.Add(uint8(13), "", "explore", int64(-1), uint32(0x5555), 1e-7, int64(0), int32(-3600))
 	f.Add(uint8(6), "provider: HTTP 503", "", int64(12), uint32(0xaaaa), 2e21, int64(-1), int32(1))
+	f.Add(uint8(16), `{"done": true}`, "worker", int64(2), uint32(0x1c0021), 0.5, int64(1), int32(0))
 	f.Fuzz(func(t *testing.T, kind uint8, s1, s2 string, n int64, bits uint32, cost float64, ns int64, zone int32) {
 		bit := func(i int) bool { return bits>>i&1 == 1 }
 		typ := s2
@@ -185,6 +188,15 @@ func FuzzEventWire(f *testing.F) {
 				r.Errors = []string{}
 			}
 			e.Result = r
+		}
+		if bit(18) {
+			e.Progress, e.Level, e.Logger = &cost, s1, s2
+			if bit(19) {
+				e.Total = &cost
+			}
+			if bit(20) {
+				e.Data = json.RawMessage(s1)
+			}
 		}
 		if bit(15) {
 			m := &Message{Role: Role(s2), Content: s1, Reasoning: s2, ToolCallID: s2, Name: s1, IsError: bit(2)}

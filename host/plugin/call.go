@@ -510,6 +510,7 @@ func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg 
 	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
 	i.ext = extism.NewCall(i.ctx, p.ext, p.limits.Memory, *zerolog.Ctx(logCtx))
 	i.ext.SetClient(loop.CallClientFrom(logCtx))
+	i.ext.SetReport(loop.CallReportFrom(logCtx))
 	i.extFn = t.ext.function
 	return i
 }
@@ -539,6 +540,7 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args 
 	i := p.takeWarm(ctx, t)
 	if i != nil {
 		i.ext.SetClient(loop.CallClientFrom(ctx)) // started before the call
+		i.ext.SetReport(loop.CallReportFrom(ctx))
 		i.serve(ctx, input, p.limits.Timeout)
 	} else {
 		i = p.newExtismInstance(ctx, ctx, t, t.cfg)

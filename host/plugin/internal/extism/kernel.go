@@ -63,6 +63,7 @@ type Call struct {
 	// client takes progress, logs and requests (user.go); notes counts
 	// the notifications sent.
 	client loop.CallClient
+	report loop.CallReport
 	notes  int
 
 	ctx context.Context

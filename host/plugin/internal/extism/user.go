@@ -83,8 +83,13 @@ func InstantiateUser(ctx context.Context, rt wazero.Runtime) (map[string]api.Fun
 }
 
 // SetClient sets what the call's progress, logs and requests go to (nil:
-// progress and logs go to the host's log, requests fail).
+// progress and logs go to the report or the host's log, requests fail).
 func (c *Call) SetClient(cc loop.CallClient) { c.client = cc }
+
+// SetReport sets where the call's progress and logs become run events
+// (the loop's CallReport; nil outside a run). They go there and to the
+// client, or, with neither, to the host's log.
+func (c *Call) SetReport(r loop.CallReport) { c.report = r }
 
 // note counts a notification; false when the call has sent too many.
 func (c *Call) note(what string) bool {
@@ -115,8 +120,13 @@ func (c *Call) notifyProgress(off uint64) {
 	if n.Message != nil {
 		msg = capString(*n.Message, maxLogBytes)
 	}
+	if c.report != nil {
+		c.report.Progress(n.Progress, total, msg)
+	}
 	if c.client != nil {
 		c.client.Progress(n.Progress, total, msg)
+	}
+	if c.report != nil || c.client != nil {
 		return
 	}
 	c.log.Debug().Str("plugin", c.p.name).Float64("progress", n.Progress).Float64("total", total).Str("message", msg).Msg("plugin progress")
@@ -138,15 +148,18 @@ func (c *Call) notifyLog(off uint64) {
 	if !c.note("notify_logging_message") {
 		return
 	}
-	if len(n.Data) > maxLogBytes {
-		n.Data, _ = json.Marshal(capString(validUTF8(n.Data), maxLogBytes))
-	}
+	n.Data = loop.CutReportData(n.Data)
 	logger := c.p.name
 	if n.Logger != nil {
 		logger = capString(*n.Logger, 100)
 	}
+	if c.report != nil {
+		c.report.Log(n.Level, logger, n.Data)
+	}
 	if c.client != nil {
 		c.client.Log(n.Level, logger, n.Data)
+	}
+	if c.report != nil || c.client != nil {
 		return
 	}
 	lvl := map[string]string{"notice": "info", "warning": "warn", "critical": "error", "alert": "error", "emergency": "error"}[n.Level]
