@@ -452,3 +452,23 @@ func TestExtismHyperMCPRefusedImport(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
+
+// TestExtismHyperMCPToolListChangedRefused: a plugin importing hyper-mcp's
+// notify_tool_list_changed is refused at load with what agenthost does
+// instead (one list, at load, for the whole run) and what the plugin can do.
+func TestExtismHyperMCPToolListChangedRefused(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "changed.wasm")
+	if err := wasmbuild.BuildWith([]string{"-buildmode=c-shared", "-tags", "v2 listchanged"}, out, filepath.Join("testdata", "extism_mcp")); err != nil {
+		t.Fatal(err)
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRuntime(t)
+	_, err = r.Load(context.Background(), extismSpec(t, "changed", wasm))
+	want := "extism:host/user.notify_tool_list_changed is a hyper-mcp host function agenthost does not provide (agenthost lists a plugin's tools once, at load: an agent is offered the same tools at every step of a run, and mcp serve serves the list it loaded, so a changed list would reach neither; list every tool from list_tools and answer a call of a tool that is not ready with an isError result)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}

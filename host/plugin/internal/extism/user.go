@@ -51,7 +51,7 @@ var userKnown = map[string]string{
 	"notify_resource_updated":      "agenthost serves no resource subscriptions from plugins",
 	"notify_resource_list_changed": "agenthost lists a plugin's resources once, at load",
 	"notify_prompt_list_changed":   "agenthost lists a plugin's prompts once, at load",
-	"notify_tool_list_changed":     "agenthost lists a plugin's tools once, at load",
+	"notify_tool_list_changed":     "agenthost lists a plugin's tools once, at load: an agent is offered the same tools at every step of a run, and mcp serve serves the list it loaded, so a changed list would reach neither; list every tool from list_tools and answer a call of a tool that is not ready with an isError result",
 }
 
 // UserRefused explains why agenthost does not provide the hyper-mcp host
