@@ -413,6 +413,10 @@ type Tool struct {
 	Kind        plugin.Kind     `json:"kind"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Annotations (MCP ToolAnnotations) and OutputSchema, when the tool's
+	// source declares them; mcp serve offers them on.
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Tools lists every tool of every plugin, in config order, then the tools

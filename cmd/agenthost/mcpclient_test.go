@@ -187,6 +187,15 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				out, _ := json.Marshal(tl.OutputSchema)
 				fmt.Printf("tool %s output %s\n", tl.Name, out)
 			}
+		case "annotations":
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+			for _, tl := range res.Tools {
+				a, _ := json.Marshal(tl.Annotations)
+				fmt.Printf("tool %s annotations %s\n", tl.Name, a)
+			}
 		case "call", "progress", "cancel", "leave":
 			a, err := next(2)
 			if err != nil {
