@@ -426,7 +426,8 @@ func (h *Host) Tools() []Tool {
 	for _, p := range h.Plugins {
 		cp := h.Config.Plugin(p.Name())
 		for _, s := range p.Tools() {
-			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema}
+			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema,
+				Annotations: s.Annotations, OutputSchema: s.OutputSchema}
 			if cp != nil && cp.ToolName(s.Name) != s.Name {
 				t.Name, t.PluginTool = cp.ToolName(s.Name), s.Name
 			}
