@@ -413,6 +413,10 @@ type Tool struct {
 	Kind        plugin.Kind     `json:"kind"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Annotations (MCP ToolAnnotations) and OutputSchema, when the tool's
+	// source declares them; mcp serve offers them on.
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Tools lists every tool of every plugin, in config order, then the tools
@@ -422,7 +426,8 @@ func (h *Host) Tools() []Tool {
 	for _, p := range h.Plugins {
 		cp := h.Config.Plugin(p.Name())
 		for _, s := range p.Tools() {
-			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema}
+			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema,
+				Annotations: s.Annotations, OutputSchema: s.OutputSchema}
 			if cp != nil && cp.ToolName(s.Name) != s.Name {
 				t.Name, t.PluginTool = cp.ToolName(s.Name), s.Name
 			}

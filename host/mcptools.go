@@ -98,7 +98,8 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 			}
 			taken[spec.Name] = fmt.Sprintf("mcp_server %q", s.Name)
 			h.tools[spec.Name] = toolRef{spec: spec, mcp: &mcpTool{server: servers[i], tool: tool, timeout: s.Timeout}}
-			h.mcpTools = append(h.mcpTools, Tool{Name: spec.Name, Plugin: s.Name, Kind: KindMCP, Description: spec.Description, InputSchema: spec.InputSchema})
+			h.mcpTools = append(h.mcpTools, Tool{Name: spec.Name, Plugin: s.Name, Kind: KindMCP, Description: spec.Description, InputSchema: spec.InputSchema,
+				Annotations: spec.Annotations, OutputSchema: spec.OutputSchema})
 		}
 	}
 	return diags

@@ -57,6 +57,12 @@ type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	// Annotations (MCP ToolAnnotations) and OutputSchema (a JSON Schema
+	// of the structured result) are what the tool's source declares, for
+	// front ends that offer the tool on (mcp serve); the model is not
+	// sent them. nil when not declared.
+	Annotations  json.RawMessage `json:"-"`
+	OutputSchema json.RawMessage `json:"-"`
 }
 
 // ToolChoice values for Request.ToolChoice.
@@ -163,6 +169,11 @@ type ToolResult struct {
 	// show them (mcp serve) pass them on; the model reads Content, where
 	// each such item is a short note. Not recorded in sessions.
 	MCP json.RawMessage `json:"-"`
+	// Structured is the result's structured content (a JSON value) when
+	// the tool gave one, for front ends that pass it on (mcp serve, when
+	// the tool declares an output schema); nil otherwise. The model reads
+	// Content. Not recorded in sessions.
+	Structured json.RawMessage `json:"-"`
 }
 
 // Toolset is the set of tools an agent may call. Implementations validate the

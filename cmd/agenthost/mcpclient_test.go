@@ -135,6 +135,10 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	if elicitAnswers != nil {
 		opts.ElicitationHandler = answerElicit
 	}
+	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		d, _ := json.Marshal(req.Params.Data)
+		fmt.Printf("log %s %s: %s\n", req.Params.Level, req.Params.Logger, d)
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpclient", Version: "test"}, opts)
 	var t mcp.Transport
 	hc := &http.Client{}
@@ -186,6 +190,23 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 			for _, tl := range res.Tools {
 				out, _ := json.Marshal(tl.OutputSchema)
 				fmt.Printf("tool %s output %s\n", tl.Name, out)
+			}
+		case "loglevel":
+			a, err := next(1)
+			if err != nil {
+				return err
+			}
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(a[0])}); err != nil {
+				return fmt.Errorf("logging/setLevel: %w", err)
+			}
+		case "annotations":
+			res, err := cs.ListTools(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("tools/list: %w", err)
+			}
+			for _, tl := range res.Tools {
+				a, _ := json.Marshal(tl.Annotations)
+				fmt.Printf("tool %s annotations %s\n", tl.Name, a)
 			}
 		case "call", "progress", "cancel", "leave":
 			a, err := next(2)

@@ -43,8 +43,9 @@ type agentRun struct {
 	// questions carries the run's questions to the call serving it.
 	questions chan question
 
-	mu  sync.Mutex
-	req *mcp.CallToolRequest // the call serving the run now; nil between calls
+	mu     sync.Mutex
+	req    *mcp.CallToolRequest // the call serving the run now; nil between calls
+	reqCtx context.Context      // the context of req
 }
 
 // question is one question of a run and where its answer goes.
@@ -117,11 +118,11 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 // is aborted, and its result returned).
 func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	r.mu.Lock()
-	r.req = req
+	r.req, r.reqCtx = req, ctx
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
-		r.req = nil
+		r.req, r.reqCtx = nil, nil
 		r.mu.Unlock()
 	}()
 	select {
@@ -186,9 +187,11 @@ func newToken() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// progress sends a progress notification per step of the agent itself to
-// the call serving the run, when that call gave a progress token.
+// progress sends each event to the call serving the run as a log message
+// (runlog.go), and a progress notification per step of the agent itself
+// when that call gave a progress token.
 func (r *agentRun) progress(ev loop.Event) {
+	r.log(ev)
 	if ev.Type != loop.EventStepStart || ev.Depth != 0 {
 		return
 	}

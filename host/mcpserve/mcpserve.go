@@ -220,8 +220,20 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 			}
 			served[t.Name] = fmt.Sprintf("the tool of plugin %q", t.Plugin)
 			name := t.Name
-			srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1))), nil
+			tool := &mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}
+			if t.Annotations != nil {
+				var a mcp.ToolAnnotations
+				if json.Unmarshal(t.Annotations, &a) == nil {
+					tool.Annotations = &a
+				}
+			}
+			structured := false
+			if objectSchema(t.OutputSchema) {
+				// MCP requires an output schema of type object too.
+				tool.OutputSchema, structured = t.OutputSchema, true
+			}
+			srv.AddTool(tool, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1)), structured), nil
 			}))
 		}
 	}
@@ -258,8 +270,9 @@ func objectSchema(schema json.RawMessage) bool {
 // callTool runs one plugin tool call and maps its outcome: a result, an
 // error result (IsError), or a broken plugin as an error result naming
 // what went wrong. A panic in the call is an error result too: the server
-// goes on.
-func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string) (out *mcp.CallToolResult) {
+// goes on. The result's structured content is passed on when the tool
+// declares an output schema (structured).
+func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string, structured bool) (out *mcp.CallToolResult) {
 	defer func() {
 		if v := recover(); v != nil {
 			zerolog.Ctx(ctx).Error().Str("tool", name).Interface("panic", v).Msg("tool call panicked")
@@ -279,7 +292,11 @@ func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolR
 		// The text an agent's model would read for the same failure.
 		return errResult("plugin failure: " + err.Error())
 	}
-	return &mcp.CallToolResult{Content: contentOf(res), IsError: res.IsError}
+	out = &mcp.CallToolResult{Content: contentOf(res), IsError: res.IsError}
+	if structured && res.Structured != nil {
+		out.StructuredContent = res.Structured
+	}
+	return out
 }
 
 // contentOf is a tool result's MCP content: the items the tool gave when

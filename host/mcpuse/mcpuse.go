@@ -435,10 +435,25 @@ func (s *Server) Tools(ctx context.Context) ([]loop.ToolSpec, error) {
 		if err != nil || string(schema) == "null" {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		out = append(out, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: schema})
+		spec := loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: schema}
+		if t.Annotations != nil {
+			if b, err := json.Marshal(t.Annotations); err == nil && len(b) <= maxToolMeta {
+				spec.Annotations = b
+			}
+		}
+		if t.OutputSchema != nil {
+			if b, err := json.Marshal(t.OutputSchema); err == nil && len(b) <= maxToolMeta && string(b) != "null" {
+				spec.OutputSchema = b
+			}
+		}
+		out = append(out, spec)
 	}
 	return out, nil
 }
+
+// maxToolMeta bounds the JSON of a tool's annotations and of its output
+// schema kept to offer on (mcp serve); larger ones are dropped.
+const maxToolMeta = 64 << 10
 
 func (s *Server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 	cs, _, err := s.session(ctx)
@@ -601,6 +616,12 @@ func toResult(res *mcp.CallToolResult, maxOutput int64) loop.ToolResult {
 	out := loop.ToolResult{Content: capResult(parts, maxOutput), IsError: res.IsError}
 	if rich {
 		out.MCP = passItems(res.Content, maxOutput)
+	}
+	if res.StructuredContent != nil {
+		// Passed on whole or not at all: a cut value is no longer valid.
+		if b, err := json.Marshal(res.StructuredContent); err == nil && int64(len(b)) <= maxOutput {
+			out.Structured = b
+		}
 	}
 	return out
 }

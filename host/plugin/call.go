@@ -328,6 +328,11 @@ type callResult struct {
 	IsError bool               `json:"is_error"`
 	// IsErrorMCP is MCP's spelling, accepted too.
 	IsErrorMCP bool `json:"isError"`
+	// Structured is the result's structured content (MCP's
+	// structuredContent is accepted too), passed on by mcp serve when the
+	// tool declares an output_schema.
+	Structured    json.RawMessage `json:"structured_content"`
+	StructuredMCP json.RawMessage `json:"structuredContent"`
 }
 
 // parseResult reads an agenthost/1 stdout: a CallToolResult, or plain text.
@@ -342,10 +347,24 @@ func parseResult(out []byte, max int64) loop.ToolResult {
 			if rich {
 				res.MCP, _ = json.Marshal(*cr.Content)
 			}
+			res.Structured = structured(cr, max)
 			return capItems(res, max)
 		}
 	}
 	return loop.ToolResult{Content: validUTF8(out)}
+}
+
+// structured is a result's structured content when it is a JSON object of
+// at most max bytes (max_output), else nil: whole or not at all.
+func structured(cr callResult, max int64) json.RawMessage {
+	s := bytes.TrimSpace(cr.Structured)
+	if len(s) == 0 {
+		s = bytes.TrimSpace(cr.StructuredMCP)
+	}
+	if len(s) == 0 || s[0] != '{' || int64(len(s)) > max {
+		return nil
+	}
+	return append(json.RawMessage(nil), s...)
 }
 
 // maxItems bounds the MCP content items of one result passed on.

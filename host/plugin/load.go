@@ -226,6 +226,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 			if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, nil, base); err != nil {
 				return nil, err
 			}
+			p.setToolMeta(mt)
 		}
 	} else {
 		for _, ct := range spec.Tools {

@@ -40,7 +40,18 @@ type ManifestTool struct {
 	// InputSchema is the JSON Schema of the arguments; {"type":"object"}
 	// when the manifest leaves it out.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Annotations are MCP ToolAnnotations (title and hints), offered on by
+	// mcp serve; an object of at most maxToolMeta bytes.
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	// OutputSchema is the JSON Schema (of type object) of the result's
+	// structured_content, offered on by mcp serve; at most maxToolMeta
+	// bytes.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
+
+// maxToolMeta bounds the JSON of a tool's annotations and of its output
+// schema.
+const maxToolMeta = 64 << 10
 
 // Requests are the capabilities a plugin asks for. Each is granted only if
 // the plugin block in agents.hcl grants it too.
@@ -110,6 +121,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		if _, err := compileSchema(t.InputSchema); err != nil {
 			errs = append(errs, fmt.Errorf("tool %q: %w", t.Name, err))
 		}
+		errs = append(errs, checkToolMeta(t))
 	}
 	for _, r := range m.Requests.FS {
 		if r.Guest != AnyMount && !path.IsAbs(r.Guest) {
@@ -166,4 +178,33 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// checkToolMeta checks a tool's optional annotations (a JSON object) and
+// output schema (a valid JSON Schema of type object), each at most
+// maxToolMeta bytes; "null" counts as absent.
+func checkToolMeta(t *ManifestTool) error {
+	var errs []error
+	if a := bytes.TrimSpace(t.Annotations); len(a) == 0 || string(a) == "null" {
+		t.Annotations = nil
+	} else if len(a) > maxToolMeta {
+		errs = append(errs, fmt.Errorf("tool %q: annotations are %d bytes of JSON; at most %d", t.Name, len(a), maxToolMeta))
+	} else if a[0] != '{' {
+		errs = append(errs, fmt.Errorf("tool %q: annotations must be a JSON object (MCP ToolAnnotations: title, readOnlyHint, destructiveHint, idempotentHint, openWorldHint)", t.Name))
+	}
+	if o := bytes.TrimSpace(t.OutputSchema); len(o) == 0 || string(o) == "null" {
+		t.OutputSchema = nil
+	} else if len(o) > maxToolMeta {
+		errs = append(errs, fmt.Errorf("tool %q: output_schema is %d bytes of JSON; at most %d", t.Name, len(o), maxToolMeta))
+	} else {
+		var s struct {
+			Type any `json:"type"`
+		}
+		if json.Unmarshal(o, &s) != nil || s.Type != "object" {
+			errs = append(errs, fmt.Errorf("tool %q: output_schema must be a JSON Schema with \"type\": \"object\" (MCP requires one)", t.Name))
+		} else if _, err := compileSchema(o); err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: output_schema: %w", t.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -213,6 +213,14 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wa
 	return nil
 }
 
+// setToolMeta gives the tool just added for mt (addTool) the annotations
+// and output schema its manifest declares.
+func (p *Plugin) setToolMeta(mt ManifestTool) {
+	t := p.byName[mt.Name]
+	t.spec.Annotations, t.spec.OutputSchema = mt.Annotations, mt.OutputSchema
+	p.tools[len(p.tools)-1] = t.spec
+}
+
 func (p *Plugin) closeMounts() {
 	for _, m := range p.mounts {
 		m.fs.Close()

@@ -352,6 +352,18 @@ func newServer(record string) *mcp.Server {
 			return nil, ctx.Err()
 		}
 	})
+	readOnly := true
+	srv.AddTool(&mcp.Tool{Name: "weather", Description: "The weather in a city, as structured content.",
+		Annotations: &mcp.ToolAnnotations{Title: "Weather", ReadOnlyHint: true, OpenWorldHint: &readOnly},
+		InputSchema: obj,
+		OutputSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"city": map[string]any{"type": "string"}, "celsius": map[string]any{"type": "number"},
+		}, "required": []string{"city", "celsius"}},
+	}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r := text(`{"celsius":21.5,"city":"Lyon"}`)
+		r.StructuredContent = map[string]any{"city": "Lyon", "celsius": 21.5}
+		return r, nil
+	})
 	return srv
 }
 
