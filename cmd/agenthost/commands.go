@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -269,7 +270,7 @@ func flagError(cmd *cobra.Command, err error) error {
 	if name != "" {
 		best, bestD := "", 3
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if d := levenshtein(name, f.Name); d < bestD && len(f.Name) > 1 {
+			if d := toolname.Distance(name, f.Name); d < bestD && len(f.Name) > 1 {
 				best, bestD = f.Name, d
 			}
 		})
@@ -278,27 +279,6 @@ func flagError(cmd *cobra.Command, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %s (see '%s --help')", strings.TrimPrefix(cmd.CommandPath(), "agenthost "), msg, cmd.CommandPath())
-}
-
-// levenshtein is the edit distance between a and b.
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // goStyleArgs rewrites the single-dash long flags the commands have always

@@ -250,11 +250,14 @@ func callOf(ctx context.Context) *Call {
 	return c
 }
 
-// funcs are the functions of the host module, by name.
-var funcs = map[string]struct {
+// hostFunc is a host function: its signature and what it does for a call.
+type hostFunc struct {
 	params, results []api.ValueType
 	fn              func(c *Call, stack []uint64)
-}{
+}
+
+// funcs are the functions of the host module, by name.
+var funcs = map[string]hostFunc{
 	"alloc":         {p(i64), p(i64), func(c *Call, s []uint64) { s[0] = c.alloc(s[0]) }},
 	"free":          {p(i64), nil, func(c *Call, s []uint64) { c.free(s[0]) }},
 	"length":        {p(i64), p(i64), func(c *Call, s []uint64) { s[0] = c.blocks[s[0]] }},
@@ -397,13 +400,19 @@ func (c *Call) logMsg(level zerolog.Level, off uint64) {
 // functions by name. Each host function finds the state of its call in the
 // context the guest was called with (Call.Init, Call.Invoke).
 func Instantiate(ctx context.Context, rt wazero.Runtime) (map[string]api.FunctionDefinition, error) {
-	b := rt.NewHostModuleBuilder(ModuleName)
-	for _, name := range slices.Sorted(maps.Keys(funcs)) {
-		f := funcs[name]
+	return instantiate(ctx, rt, ModuleName, funcs)
+}
+
+// instantiate adds the host module name with the functions fs to rt and
+// returns its functions by name.
+func instantiate(ctx context.Context, rt wazero.Runtime, name string, fs map[string]hostFunc) (map[string]api.FunctionDefinition, error) {
+	b := rt.NewHostModuleBuilder(name)
+	for _, n := range slices.Sorted(maps.Keys(fs)) {
+		f := fs[n]
 		fn := f.fn
 		b.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
 			fn(callOf(ctx), stack)
-		}), f.params, f.results).Export(name)
+		}), f.params, f.results).Export(n)
 	}
 	mod, err := b.Instantiate(ctx)
 	if err != nil {

@@ -26,10 +26,7 @@ const maxNotes = 1000
 // takes and returns JSON in the shapes of hyper-mcp's PDK (MCP's own). The
 // others hyper-mcp defines (list_roots, notify_resource_updated and the
 // notify_*_list_changed functions) are refused at load (UserRefused).
-var userFuncs = map[string]struct {
-	params, results []api.ValueType
-	fn              func(c *Call, stack []uint64)
-}{
+var userFuncs = map[string]hostFunc{
 	"notify_progress":        {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
 	"notify_logging_message": {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
 	"create_message": {p(i64), p(i64), func(c *Call, s []uint64) {
@@ -67,19 +64,7 @@ func UserRefused(name string) string {
 // InstantiateUser adds the host module "extism:host/user" to rt and returns
 // its functions by name.
 func InstantiateUser(ctx context.Context, rt wazero.Runtime) (map[string]api.FunctionDefinition, error) {
-	b := rt.NewHostModuleBuilder(UserModuleName)
-	for _, name := range slices.Sorted(maps.Keys(userFuncs)) {
-		f := userFuncs[name]
-		fn := f.fn
-		b.NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-			fn(callOf(ctx), stack)
-		}), f.params, f.results).Export(name)
-	}
-	mod, err := b.Instantiate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return maps.Clone(mod.ExportedFunctionDefinitions()), nil
+	return instantiate(ctx, rt, UserModuleName, userFuncs)
 }
 
 // SetClient sets what the call's progress, logs and requests go to (nil:
