@@ -69,6 +69,7 @@ agent "main" {
 // process that passes the bound, so that a host without the bound fails
 // the test rather than exhausting the machine.
 func TestFanOutMemory(t *testing.T) {
+	longSuite(t)
 	if testing.Short() {
 		t.Skip("thousands of plugin calls; not in -short")
 	}

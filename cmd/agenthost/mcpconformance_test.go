@@ -76,6 +76,7 @@ const conformanceFixed = "0.1.16"
 // once into a cache directory ($AGENTHOST_NPM_CACHE, else the user's cache
 // directory). Each scenario is a subtest named after it.
 func TestMCPConformanceClient(t *testing.T) {
+	longSuite(t)
 	if runtime.GOOS != "linux" {
 		t.Skip("the elicitation scenario answers on a pseudo-terminal (ptytype), Linux only")
 	}
@@ -340,6 +341,7 @@ var conformanceServerFailing = map[string]string{
 // Each scenario is a subtest named after it (under "scenarios"), run in
 // parallel against the one server.
 func TestMCPConformanceServer(t *testing.T) {
+	longSuite(t)
 	bin := filepath.Join(npmtest.Install(t, "the MCP conformance test", "conformance-"+conformanceVersion,
 		"@modelcontextprotocol/conformance@"+conformanceVersion), "conformance")
 	dir := t.TempDir()
