@@ -509,20 +509,9 @@ func init() {
 			return ok(statValue(s))
 		},
 		"[method]descriptor.stat-at": func(_ *call, args []Value) Value {
-			d := descOf(args[0])
-			full, code, good := d.resolve(pathArg(args[2]))
-			if !good {
-				return fsErr(code)
-			}
-			var s sys.Stat_t
-			var e experimentalsys.Errno
-			if args[1].(uint32)&pathFollow != 0 {
-				s, e = d.m.FS.Stat(d.fsPath(full))
-			} else {
-				s, e = d.m.FS.Lstat(d.fsPath(full))
-			}
-			if e != 0 {
-				return fsErr(errnoCode(e))
+			s, errv := statAt(args)
+			if errv != nil {
+				return errv
 			}
 			return ok(statValue(s))
 		},
@@ -636,20 +625,9 @@ func init() {
 			return ok([]Value{s.Ino, s.Dev})
 		},
 		"[method]descriptor.metadata-hash-at": func(_ *call, args []Value) Value {
-			d := descOf(args[0])
-			full, code, good := d.resolve(pathArg(args[2]))
-			if !good {
-				return fsErr(code)
-			}
-			var s sys.Stat_t
-			var e experimentalsys.Errno
-			if args[1].(uint32)&pathFollow != 0 {
-				s, e = d.m.FS.Stat(d.fsPath(full))
-			} else {
-				s, e = d.m.FS.Lstat(d.fsPath(full))
-			}
-			if e != 0 {
-				return fsErr(errnoCode(e))
+			s, errv := statAt(args)
+			if errv != nil {
+				return errv
 			}
 			return ok([]Value{s.Ino, s.Dev})
 		},
@@ -667,4 +645,26 @@ func syncDesc(d *descriptor) Value {
 		return fsErr(errnoCode(e))
 	}
 	return ok(nil)
+}
+
+// statAt stats the path of a *-at call (args: descriptor, path-flags,
+// path), following a final symbolic link when the flags say so; on
+// failure it returns the call's error result instead.
+func statAt(args []Value) (sys.Stat_t, Value) {
+	d := descOf(args[0])
+	full, code, good := d.resolve(args[2].(string))
+	if !good {
+		return sys.Stat_t{}, fsErr(code)
+	}
+	var s sys.Stat_t
+	var e experimentalsys.Errno
+	if args[1].(uint32)&pathFollow != 0 {
+		s, e = d.m.FS.Stat(d.fsPath(full))
+	} else {
+		s, e = d.m.FS.Lstat(d.fsPath(full))
+	}
+	if e != 0 {
+		return sys.Stat_t{}, fsErr(errnoCode(e))
+	}
+	return s, nil
 }
