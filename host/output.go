@@ -3,11 +3,11 @@ package host
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -46,16 +46,5 @@ func OutputValidator(schema []byte, mode string) *loop.Output {
 // schemaErrors renders a validation error as lines "at PATH: what", the
 // schema's internal URL left out: the model reads them.
 func schemaErrors(ve *jsonschema.ValidationError) string {
-	var out []string
-	for _, l := range strings.Split(ve.Error(), "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "jsonschema validation failed") {
-			continue
-		}
-		out = append(out, strings.TrimPrefix(l, "- "))
-	}
-	if len(out) == 0 {
-		return ve.Error()
-	}
-	return strings.Join(out, "\n")
+	return plugin.SchemaErrorText(ve, "\n")
 }

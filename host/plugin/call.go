@@ -256,9 +256,15 @@ func (t *tool) validate(args any) string {
 
 // validationMessage renders a schema error without the internal schema URL.
 func validationMessage(ve *jsonschema.ValidationError) string {
-	lines := strings.Split(ve.Error(), "\n")
+	return SchemaErrorText(ve, "; ")
+}
+
+// SchemaErrorText renders a validation error as its "at PATH: what"
+// lines joined by sep, the schema's internal URL and the heading left out
+// (the model reads them); the error's own text when it has no such lines.
+func SchemaErrorText(ve *jsonschema.ValidationError, sep string) string {
 	var out []string
-	for _, l := range lines {
+	for _, l := range strings.Split(ve.Error(), "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "jsonschema validation failed") {
 			continue
@@ -268,7 +274,7 @@ func validationMessage(ve *jsonschema.ValidationError) string {
 	if len(out) == 0 {
 		return ve.Error()
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(out, sep)
 }
 
 // result turns an ended instance into the call's outcome.
