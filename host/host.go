@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -73,6 +73,11 @@ type Host struct {
 	mcpOpts    Options
 	// all holds every tool of the host, for CallTool.
 	all *toolset
+	// tab is the host's tools now; tabMu makes one refresh at a time
+	// (tooltab.go). onToolsChanged is told of each new tab.
+	tab            atomic.Pointer[toolTab]
+	tabMu          sync.Mutex
+	onToolsChanged func()
 	// slots bound the tool calls that run at once in this process, across
 	// all its runs and CallTool (host.max_parallel_tools).
 	slots *loop.Slots
@@ -174,10 +179,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		return nil, diags, nil
 	}
 
-	h.all = newToolset()
-	for _, n := range slices.Sorted(maps.Keys(h.tools)) {
-		h.all.add(h.tools[n])
-	}
+	h.tab.Store(h.firstTab())
+	h.all = newToolset(h, nil)
 
 	models, err := h.models(opts)
 	if err != nil {
@@ -335,10 +338,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 			prov = p
 		}
 	}
-	ts := newToolset()
-	for _, t := range a.Tools {
-		ts.add(h.tools[t])
-	}
+	ts := newToolset(h, slices.Clone(a.Tools))
 	la := &loop.Agent{
 		Name:           a.Name,
 		Description:    a.Description,
@@ -420,22 +420,29 @@ type Tool struct {
 }
 
 // Tools lists every tool of every plugin, in config order, then the tools
-// of the MCP servers.
-func (h *Host) Tools() []Tool {
-	var out []Tool
-	for _, p := range h.Plugins {
-		cp := h.Config.Plugin(p.Name())
-		for _, s := range p.Tools() {
-			t := Tool{Name: s.Name, Plugin: p.Name(), Kind: p.Kind(), Description: s.Description, InputSchema: s.InputSchema,
-				Annotations: s.Annotations, OutputSchema: s.OutputSchema}
-			if cp != nil && cp.ToolName(s.Name) != s.Name {
-				t.Name, t.PluginTool = cp.ToolName(s.Name), s.Name
-			}
-			out = append(out, t)
-		}
-	}
-	return append(out, h.mcpTools...)
+// of the MCP servers: as loaded, or as last listed again after a plugin or
+// a server said they changed (RefreshTools). The slice is shared; do not
+// modify it.
+func (h *Host) Tools() []Tool { return h.tab.Load().list }
+
+// ToolsVersion is Tools with the version of the host's tools it lists
+// (RefreshTools).
+func (h *Host) ToolsVersion() ([]Tool, uint64) {
+	tab := h.tab.Load()
+	return tab.list, tab.version
 }
+
+// RefreshTools lists the tools again where a plugin or an MCP server said
+// they changed (hyper-mcp v2's notify_tool_list_changed, MCP's
+// notifications/tools/list_changed) and returns the version of the host's
+// tools, which changes whenever Tools would list other tools. Agents' runs
+// call it before each step; it is cheap when nothing changed.
+func (h *Host) RefreshTools(ctx context.Context) uint64 { return h.refreshTools(ctx) }
+
+// OnToolsChanged makes f be called each time the host's tools change, on
+// the goroutine of the refresh, which holds up every other refresh until f
+// returns; set it before the host is used.
+func (h *Host) OnToolsChanged(f func()) { h.onToolsChanged = f }
 
 // Close flushes cassettes and traces and releases the runtime. Traces
 // that cannot be exported are a warning (on the logger of ctx), not an
@@ -451,34 +458,6 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	errs = append(errs, h.closeMCPServers())
 	return errors.Join(errs...)
-}
-
-// toolset is the narrowed set of tools one agent may call. It is immutable.
-type toolset struct {
-	specs  []loop.ToolSpec
-	names  []string
-	byName map[string]toolRef
-}
-
-func newToolset() *toolset { return &toolset{byName: map[string]toolRef{}} }
-
-// add adds the tool ref, known to agents by ref.spec.Name.
-func (t *toolset) add(ref toolRef) {
-	t.specs = append(t.specs, ref.spec)
-	t.names = append(t.names, ref.spec.Name)
-	t.byName[ref.spec.Name] = ref
-}
-
-func (t *toolset) Tools() []loop.ToolSpec { return t.specs }
-
-// lookup finds the tool called name, or gives the error result of a call
-// of a tool the set does not have: the host's one decision of "unknown
-// tool" (the loop makes it for a run's calls before they get here).
-func (t *toolset) lookup(name string) (toolRef, string) {
-	if ref, ok := t.byName[name]; ok {
-		return ref, ""
-	}
-	return toolRef{}, loop.UnknownTool(name, t.names)
 }
 
 // checked is what toolset.Check makes of a call (loop.CheckedCall's

@@ -151,6 +151,9 @@ func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog
 	if s.Sampling {
 		spec.Sample = mcpSampler{}
 	}
+	// The host's tools follow a server's changed list at once, not only
+	// at the next step, so that mcp serve tells its clients.
+	spec.ToolsListed = func() { h.refreshTools(slog.WithContext(context.Background())) }
 	if o := s.OAuth; o != nil {
 		spec.OAuth = &mcpuse.OAuth{
 			Grant:             o.Grant,

@@ -23,7 +23,7 @@ func (h *Host) ModelTimeout(name string) time.Duration {
 // know it) may take: its plugin's limits.timeout, or its MCP server's
 // timeout; 0 for an unknown tool.
 func (h *Host) ToolTimeout(name string) time.Duration {
-	ref, ok := h.tools[name]
+	ref, ok := h.tab.Load().refs[name]
 	switch {
 	case !ok:
 		return 0

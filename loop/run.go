@@ -38,8 +38,11 @@ type run struct {
 	names     []string          // names of tools, in order
 	plugin    map[string]bool   // plugin tool names
 	subagents map[string]*Agent // subagent tool names
-	ids       map[string]bool   // tool call ids seen in this run
-	nextID    int
+	// toolsVersion is the RefreshingToolset's version the tools were
+	// read at.
+	toolsVersion uint64
+	ids          map[string]bool // tool call ids seen in this run
+	nextID       int
 
 	lastText string // last non-empty assistant text
 
@@ -98,6 +101,9 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent 
 		b := a.Budget
 		ru.res.Budget = &b
 	}
+	if rt, ok := a.Tools.(RefreshingToolset); ok {
+		ru.toolsVersion = rt.Refresh(ctx)
+	}
 	ru.offerTools()
 	ru.offerSubagents()
 
@@ -149,6 +155,9 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		}
 
 		final, reason := ru.finalStep(step)
+		if !final && step > 1 {
+			ru.refreshTools(ctx)
+		}
 		var req Request
 		var offered []string
 		req.Tools, req.ToolChoice, offered = ru.stepTools(final)

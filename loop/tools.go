@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,42 @@ func (ru *run) offerTools() {
 		ru.names = append(ru.names, t.Name)
 		ru.plugin[t.Name] = true
 	}
+}
+
+// refreshTools brings the offered tools up to date before a step when the
+// Toolset is a RefreshingToolset whose tools changed since the run last
+// read them: the tools are read again (the subagents stay), and the change
+// is logged. The step's request, its step.start event and the calls it
+// returns then see the new list.
+func (ru *run) refreshTools(ctx context.Context) {
+	rt, ok := ru.a.Tools.(RefreshingToolset)
+	if !ok {
+		return
+	}
+	v := rt.Refresh(ctx)
+	if v == ru.toolsVersion {
+		return
+	}
+	ru.toolsVersion = v
+	before := ru.plugin
+	ru.tools, ru.names, ru.plugin = nil, nil, map[string]bool{}
+	clear(ru.subagents)
+	ru.offerTools()
+	ru.offerSubagents()
+	var added, removed []string
+	for n := range ru.plugin {
+		if !before[n] {
+			added = append(added, n)
+		}
+	}
+	for n := range before {
+		if !ru.plugin[n] {
+			removed = append(removed, n)
+		}
+	}
+	slices.Sort(added)
+	slices.Sort(removed)
+	ru.log.Info().Strs("added", added).Strs("removed", removed).Strs("tools", ru.names).Msg("tools changed: the next request offers the new list")
 }
 
 // prepare repairs the tool calls of an assistant message before it enters

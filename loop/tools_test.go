@@ -333,3 +333,77 @@ func TestArgumentsRefused(t *testing.T) {
 		t.Errorf("ParseArguments of a large float: %v, %q", args, msg)
 	}
 }
+
+// changingTools is a RefreshingToolset whose tools are replaced by set.
+type changingTools struct {
+	*fakeTools
+	version   uint64
+	refreshes int
+}
+
+func (c *changingTools) Refresh(context.Context) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refreshes++
+	return c.version
+}
+
+func (c *changingTools) set(names ...string) {
+	ft := newTools(names...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.specs, c.version = ft.specs, c.version+1
+}
+
+// TestToolsRefreshed: a RefreshingToolset is asked before each step that
+// offers tools; when its version changed, the step offers its new tools
+// (the subagents stay), a call of a tool gone is an unknown tool naming the
+// tools offered now, and the final step (no tools) does not ask.
+func TestToolsRefreshed(t *testing.T) {
+	ts := &changingTools{fakeTools: newTools("open", "gate")}
+	m := &fakeModel{script: []reply{
+		calls("", tc("1", "open", `{}`)),
+		calls("", tc("2", "open", `{}`), tc("3", "gate", `{}`)),
+		text("summary"),
+	}}
+	ts.fn["open"] = func(context.Context, ToolCall) (ToolResult, error) {
+		ts.set("gate", "close")
+		return ToolResult{Content: "opened"}, nil
+	}
+	sub := testAgent(&fakeModel{}, nil, 2)
+	sub.Name = "helper"
+	a := testAgent(m, ts, 3)
+	a.Subagents = []*Agent{sub}
+	r, rec, _ := testRunner()
+	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
+	if res.StopReason != StopMaxSteps {
+		t.Fatalf("stop %s, want %s", res.StopReason, StopMaxSteps)
+	}
+	names := func(tools []ToolSpec) []string {
+		var out []string
+		for _, s := range tools {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names(m.reqs[0].Tools); !slices.Equal(got, []string{"open", "gate", "helper"}) {
+		t.Errorf("step 1 offered %v", got)
+	}
+	if got := names(m.reqs[1].Tools); !slices.Equal(got, []string{"gate", "close", "helper"}) {
+		t.Errorf("step 2 offered %v, want the new tools and the subagent", got)
+	}
+	if len(m.reqs[2].Tools) != 0 {
+		t.Errorf("final step offered %v", names(m.reqs[2].Tools))
+	}
+	if ts.refreshes != 2 {
+		t.Errorf("%d refreshes, want 2 (the run's start and step 2)", ts.refreshes)
+	}
+	starts := rec.of(EventStepStart)
+	if len(starts) < 2 || !slices.Equal(starts[1].Offered, []string{"gate", "close", "helper"}) {
+		t.Errorf("step 2's step.start: %+v", starts)
+	}
+	tm := toolMsgs(res.Messages)
+	if len(tm) != 3 || !tm[1].IsError || tm[1].Content != `unknown tool "open". Available tools: gate, close, helper` || tm[2].IsError {
+		t.Errorf("tool messages %+v", tm)
+	}
+}

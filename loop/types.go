@@ -190,6 +190,20 @@ type Toolset interface {
 	Call(ctx context.Context, call ToolCall) (ToolResult, error)
 }
 
+// RefreshingToolset is an optional extension of Toolset whose tools can
+// change while a run uses it: a plugin or an MCP server said its list of
+// tools changed. The loop calls Refresh when a run starts and before each
+// step after the first that offers tools; Refresh brings the set up to
+// date (listing the tools again where a source said they changed, which
+// may take the source's time) and returns its version, which changes
+// whenever Tools would return another list. The loop reads Tools again
+// when the version changed. Refresh must be cheap when nothing changed,
+// and safe for concurrent use.
+type RefreshingToolset interface {
+	Toolset
+	Refresh(ctx context.Context) uint64
+}
+
 // ArgumentChecker is an optional extension of Toolset that splits Call in
 // two, so that a call's arguments are decoded once and validated once:
 //

@@ -36,6 +36,8 @@ import (
 //	parallel N TOOL JSON     N concurrent calls of TOOL; print each result, sorted
 //	cancel TOOL JSON         call TOOL with a progress token and cancel the call at
 //	                         its first progress notification; print "cancelled"
+//	changed                  wait for a notifications/tools/list_changed not waited for
+//	                         yet; print "tools changed"
 //	leave TOOL JSON          (-http) call TOOL with a progress token and, at its first
 //	                         progress notification, end the session with an HTTP DELETE
 //	                         without cancelling the call; print "left" and the call's
@@ -93,6 +95,9 @@ func mcpClientMain() int {
 // them, by token.
 var progressFns sync.Map // token string → func(*mcp.ProgressNotificationParams)
 
+// toolsChanged takes one value per notifications/tools/list_changed.
+var toolsChanged = make(chan struct{}, 100)
+
 // protocolVersion is -protocol: the version the client asks for.
 var protocolVersion string
 
@@ -134,6 +139,12 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	}
 	if elicitAnswers != nil {
 		opts.ElicitationHandler = answerElicit
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case toolsChanged <- struct{}{}:
+		default:
+		}
 	}
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		d, _ := json.Marshal(req.Params.Data)
@@ -181,6 +192,13 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 			for _, tl := range res.Tools {
 				schema, _ := json.Marshal(tl.InputSchema)
 				fmt.Printf("tool %s: %s\n  input %s\n", tl.Name, firstLine(tl.Description), schema)
+			}
+		case "changed":
+			select {
+			case <-toolsChanged:
+				fmt.Println("tools changed")
+			case <-ctx.Done():
+				return fmt.Errorf("no notifications/tools/list_changed came: %w", ctx.Err())
 			}
 		case "outputs":
 			res, err := cs.ListTools(ctx, nil)

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -199,43 +198,27 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 		srv.addPluginOffers(ctx, h.Plugins, o)
 	}
 	served := map[string]string{} // name → what serves it, for collisions
-	var seq atomic.Int64          // call ids of served tool calls
 	if opts.Tools {
-		var want map[string]bool
+		st := &servedTools{h: h, srv: srv, log: *log, agents: map[string]bool{}}
 		if opts.Agent != "" {
-			want = map[string]bool{}
+			st.want = map[string]bool{}
 			for _, t := range h.Config.Agent(opts.Agent).Tools {
-				want[t] = true
+				st.want[t] = true
 			}
 		}
-		for _, t := range h.Tools() {
-			if want != nil && !want[t.Name] {
-				continue
-			}
-			if !objectSchema(t.InputSchema) {
-				// MCP requires an object schema; a plugin tool whose
-				// schema is not one cannot be offered as it is.
-				log.Warn().Str("tool", t.Name).Str("plugin", t.Plugin).Msg("not served over MCP: its input schema is not of type \"object\"")
-				continue
-			}
-			served[t.Name] = fmt.Sprintf("the tool of plugin %q", t.Plugin)
-			name := t.Name
-			tool := &mcp.Tool{Name: name, Description: t.Description, InputSchema: t.InputSchema}
-			if t.Annotations != nil {
-				var a mcp.ToolAnnotations
-				if json.Unmarshal(t.Annotations, &a) == nil {
-					tool.Annotations = &a
-				}
-			}
-			structured := false
-			if objectSchema(t.OutputSchema) {
-				// MCP requires an output schema of type object too.
-				tool.OutputSchema, structured = t.OutputSchema, true
-			}
-			srv.AddTool(tool, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1)), structured), nil
-			}))
+		st.sync()
+		for name, t := range st.served {
+			served[name] = fmt.Sprintf("the tool of plugin %q", t.Plugin)
 		}
+		if opts.Agents {
+			for _, name := range agents {
+				st.agents[name] = true
+			}
+		}
+		// A change found outside a served call (a used MCP server's
+		// notification, an agent's step) is served on a goroutine of its
+		// own: the refresh that found it does not wait on clients.
+		h.OnToolsChanged(func() { go st.sync() })
 	}
 	if opts.Agents {
 		for _, name := range agents {

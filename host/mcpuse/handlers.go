@@ -90,8 +90,36 @@ func (s *Server) toolsChanged() {
 			tools, err := s.listTools(ctx)
 			cancel()
 			s.storeTools(g, tools, err)
+			if s.spec.ToolsListed != nil {
+				s.spec.ToolsListed()
+			}
 		}
 	}()
+}
+
+// ToolsGen counts the server's notifications/tools/list_changed so far: a
+// value other than the last RefreshTools returned means the tools may have
+// changed since.
+func (s *Server) ToolsGen() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gen
+}
+
+// RefreshTools lists the tools again, now, when the server said they
+// changed and they were not listed since, and returns the count of
+// notifications the stored list reflects (Tools returns it).
+func (s *Server) RefreshTools(ctx context.Context) int {
+	s.mu.Lock()
+	g, stale := s.gen, s.listedGen != s.gen && !s.closed
+	s.mu.Unlock()
+	if stale {
+		tools, err := s.listTools(ctx)
+		s.storeTools(g, tools, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listedGen
 }
 
 // storeTools keeps tools (or err), listed after change g, unless a later

@@ -82,6 +82,9 @@ type Spec struct {
 	// with the model of the agent whose call the server is serving; nil
 	// advertises no sampling and refuses them.
 	Sample Sampler
+	// ToolsListed, when set, is called (on a goroutine of its own) each
+	// time the tools were listed again after the server said they changed.
+	ToolsListed func()
 }
 
 // Sampler serves an MCP server's sampling request. ctx is the tool call's

@@ -114,11 +114,12 @@ func (p *Plugin) check(t *tool, call loop.ToolCall, args any) (Checked, string) 
 
 // tool finds the tool called name, or says the plugin has none.
 func (p *Plugin) tool(name string) (*tool, string) {
-	if t, ok := p.byName[name]; ok {
+	tab := p.table()
+	if t, ok := tab.byName[name]; ok {
 		return t, ""
 	}
-	names := make([]string, len(p.tools))
-	for i, s := range p.tools {
+	names := make([]string, len(tab.specs))
+	for i, s := range tab.specs {
 		names[i] = s.Name
 	}
 	return nil, fmt.Sprintf("plugin %q has no tool %q; its tools are: %s", p.name, name, strings.Join(names, ", "))
@@ -441,7 +442,7 @@ func (p *Plugin) refill(t *tool) {
 	}
 	t.fill.Lock()
 	defer t.fill.Unlock()
-	if len(t.warm) > 0 {
+	if t.gone || len(t.warm) > 0 {
 		return
 	}
 	if i := p.startPiped(t, true); i != nil {

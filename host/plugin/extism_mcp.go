@@ -37,12 +37,8 @@ func (p *Plugin) MCPRequest(ctx context.Context, fn string, request any) (json.R
 	if cc := loop.CallClientFrom(ctx); cc != nil {
 		token = cc.ProgressToken()
 	}
-	base, err := p.baseConfig()
-	if err != nil {
-		return nil, err
-	}
 	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn, dialect: p.dialect}}
-	i := p.newExtismInstance(ctx, ctx, t, base)
+	i := p.newExtismInstance(ctx, ctx, t, p.extBase)
 	i.runCold(ctx, extism.RequestInput(p.extReqs.Add(1), token, request), p.limits.Timeout)
 	res, err := p.extismResult(ctx, t, i)
 	if err != nil {

@@ -447,16 +447,19 @@ func TestExtismHyperMCPRefusedImport(t *testing.T) {
 	}
 	r := newRuntime(t)
 	_, err = r.Load(context.Background(), extismSpec(t, "roots", wasm))
-	want := "extism:host/user.list_roots is a hyper-mcp host function agenthost does not provide (agenthost offers plugins no client roots); it provides create_elicitation, create_message, notify_logging_message, notify_progress"
+	want := "extism:host/user.list_roots is a hyper-mcp host function agenthost does not provide (agenthost offers plugins no client roots); it provides create_elicitation, create_message, notify_logging_message, notify_progress, notify_tool_list_changed"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
 
-// TestExtismHyperMCPToolListChangedRefused: a plugin importing hyper-mcp's
-// notify_tool_list_changed is refused at load with what agenthost does
-// instead (one list, at load, for the whole run) and what the plugin can do.
-func TestExtismHyperMCPToolListChangedRefused(t *testing.T) {
+// TestExtismHyperMCPToolListChanged: a plugin importing hyper-mcp's
+// notify_tool_list_changed loads; after a call that uses it the plugin's
+// tools are stale, and Relist lists them again: the tools gone cannot be
+// called and their pre-started instances are stopped, a tool whose
+// description changed is offered anew. A listing that fails keeps the tools
+// as they were.
+func TestExtismHyperMCPToolListChanged(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "changed.wasm")
 	if err := wasmbuild.BuildWith([]string{"-buildmode=c-shared", "-tags", "v2 listchanged"}, out, filepath.Join("testdata", "extism_mcp")); err != nil {
 		t.Fatal(err)
@@ -465,10 +468,67 @@ func TestExtismHyperMCPToolListChangedRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := context.Background()
 	r := newRuntime(t)
-	_, err = r.Load(context.Background(), extismSpec(t, "changed", wasm))
-	want := "extism:host/user.notify_tool_list_changed is a hyper-mcp host function agenthost does not provide (agenthost lists a plugin's tools once, at load: an agent is offered the same tools at every step of a run, and mcp serve serves the list it loaded, so a changed list would reach neither; list every tool from list_tools and answer a call of a tool that is not ready with an isError result)"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got %v, want %q", err, want)
+	p := load(t, r, extismSpec(t, "changed", wasm))
+	if n := len(p.Tools()); n != 14 {
+		t.Fatalf("%d tools at load, want 14", n)
+	}
+	if p.ToolsStale() {
+		t.Fatal("stale before any call")
+	}
+	if changed, err := p.Relist(ctx); changed || err != nil {
+		t.Fatalf("Relist before any notification: %v %v", changed, err)
+	}
+	call := func(name string) loop.ToolResult {
+		t.Helper()
+		res, err := p.Call(ctx, loop.ToolCall{ID: "c", Name: name, Arguments: `{"name":"x"}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	call("count") // its pre-started instance waits for the next call
+	if len(p.table().byName["count"].warm) != 1 {
+		t.Fatal("no pre-started instance of count")
+	}
+	if res := call("shrink"); res.IsError {
+		t.Fatal(res.Content)
+	}
+	if !p.ToolsStale() || len(p.Tools()) != 14 {
+		t.Fatalf("after shrink: stale %v, %d tools; want stale and the tools unchanged until Relist", p.ToolsStale(), len(p.Tools()))
+	}
+	old := p.table().byName["count"]
+	if changed, err := p.Relist(ctx); !changed || err != nil {
+		t.Fatalf("Relist after shrink: %v %v", changed, err)
+	}
+	if p.ToolsStale() || p.ToolsVersion() != 1 {
+		t.Fatalf("after Relist: stale %v, version %d", p.ToolsStale(), p.ToolsVersion())
+	}
+	if got := p.Tools(); len(got) != 1 || got[0].Name != "greet" || got[0].Description != "Greet someone, shortly" {
+		t.Fatalf("tools after Relist: %+v", got)
+	}
+	if len(old.warm) != 0 || !old.gone {
+		t.Fatal("the pre-started instance of count, gone, was not stopped")
+	}
+	if res := call("count"); !res.IsError || !strings.Contains(res.Content, `plugin "changed" has no tool "count"; its tools are: greet`) {
+		t.Fatalf("call of a tool gone: %+v", res)
+	}
+	if changed, err := p.Relist(ctx); changed || err != nil {
+		t.Fatalf("second Relist: %v %v", changed, err)
+	}
+
+	// break is gone from the list, but the plugin still answers it: a
+	// plugin of the old list (a second load) makes the listing fail.
+	p2 := load(t, r, extismSpec(t, "changed2", wasm))
+	if res, err := p2.Call(ctx, loop.ToolCall{ID: "c", Name: "break", Arguments: `{}`}); err != nil || res.IsError {
+		t.Fatalf("break: %+v %v", res, err)
+	}
+	changed, err := p2.Relist(ctx)
+	if changed || err == nil || !strings.Contains(err.Error(), `plugin "changed2" said its tools changed, but listing them again failed, so they stay as they were: list_tools failed: the tools cannot be listed now`) {
+		t.Fatalf("Relist of a failing list_tools: %v %v", changed, err)
+	}
+	if n := len(p2.Tools()); n != 14 {
+		t.Fatalf("%d tools after a failed listing, want the 14 of the load", n)
 	}
 }

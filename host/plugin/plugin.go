@@ -41,12 +41,22 @@ type Plugin struct {
 	grants         Grants
 	limits         Limits
 	mounts         []mountPoint
-	tools          []loop.ToolSpec
-	byName         map[string]*tool
-	prestart       atomic.Bool
+	// tools and byName are the tools listed at load; relisted replaces
+	// them once a hyper-mcp v2 plugin said its tools changed (relist.go).
+	// Read them through table.
+	tools    []loop.ToolSpec
+	byName   map[string]*tool
+	relisted atomic.Pointer[toolTable]
+	relistMu sync.Mutex
+	toolsVer atomic.Uint64
+	prestart atomic.Bool
 	// ext and dialect are set for Extism plugins (extism.go).
 	ext     *extism.Plugin
 	dialect Dialect
+	// extBase is an Extism plugin's base module config (baseConfig),
+	// for the instances made after load: list_tools again and the MCP
+	// requests.
+	extBase wazero.ModuleConfig
 	// extReuse: an Extism plugin's instances serve many calls of a run
 	// (extism_reuse.go), of any of its tools; extKey names them in a
 	// Scope.
@@ -86,6 +96,9 @@ type tool struct {
 	// warm holds at most one pre-started instance waiting for its call.
 	warm chan *instance
 	fill sync.Mutex
+	// gone is set (under fill) once a Relist dropped the tool: no
+	// instance is pre-started for it any more.
+	gone bool
 	// noWarm is set when a pre-started instance ended before its call: the
 	// plugin does not wait on stdin, so pre-starting cannot help.
 	noWarm atomic.Bool
@@ -116,9 +129,10 @@ func (p *Plugin) Limits() Limits { return p.limits }
 // Dialect is the dialect of an Extism plugin; "" for other kinds.
 func (p *Plugin) Dialect() Dialect { return p.dialect }
 
-// Tools lists the plugin's tools in manifest (or tool block) order. The
-// slice is shared; do not modify it.
-func (p *Plugin) Tools() []loop.ToolSpec { return p.tools }
+// Tools lists the plugin's tools in manifest (or tool block) order: those
+// listed at load, or, once a hyper-mcp v2 plugin said they changed and
+// Relist listed them again, those. The slice is shared; do not modify it.
+func (p *Plugin) Tools() []loop.ToolSpec { return p.table().specs }
 
 // SetPrestart turns pre-started instances on or off. When on (the default
 // for agenthost and extism plugins; an Extism instance waits for its input
@@ -134,7 +148,7 @@ func (p *Plugin) SetPrestart(on bool) {
 	}
 	p.prestart.Store(on)
 	if !on {
-		all := p.byName
+		all := p.table().byName
 		if p.shared != nil {
 			all = map[string]*tool{"": p.shared}
 		}
@@ -183,18 +197,30 @@ func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 }
 
 func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wazero.ModuleConfig) error {
-	if !toolname.Valid(name) {
-		return fmt.Errorf("tool name %q must match %s", name, toolname.Pattern)
+	t, err := p.newTool(name, desc, schema, cli, base, p.byName)
+	if err != nil {
+		return err
 	}
-	if _, dup := p.byName[name]; dup {
-		return fmt.Errorf("tool %q is declared twice", name)
+	p.byName[name] = t
+	p.tools = append(p.tools, t.spec)
+	return nil
+}
+
+// newTool prepares the tool name, to be added to byName (which must not
+// have it yet).
+func (p *Plugin) newTool(name, desc string, schema []byte, cli *CLITool, base wazero.ModuleConfig, byName map[string]*tool) (*tool, error) {
+	if !toolname.Valid(name) {
+		return nil, fmt.Errorf("tool name %q must match %s", name, toolname.Pattern)
+	}
+	if _, dup := byName[name]; dup {
+		return nil, fmt.Errorf("tool %q is declared twice", name)
 	}
 	if len(strings.TrimSpace(string(schema))) == 0 {
 		schema = defaultSchema
 	}
 	sch, err := compileSchema(schema)
 	if err != nil {
-		return fmt.Errorf("tool %q: %w", name, err)
+		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
 	t := &tool{
 		spec:   loop.ToolSpec{Name: name, Description: desc, InputSchema: append([]byte(nil), schema...)},
@@ -208,9 +234,7 @@ func (p *Plugin) addTool(name, desc string, schema []byte, cli *CLITool, base wa
 		t.cfg = base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_TOOL", name)
 		t.call = p.callAgenthost
 	}
-	p.byName[name] = t
-	p.tools = append(p.tools, t.spec)
-	return nil
+	return t, nil
 }
 
 // setToolMeta gives the tool just added for mt (addTool) the annotations
@@ -242,6 +266,7 @@ func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
+	p.extBase = base
 	exports := p.exports
 	p.dialect = dialectOf(exports)
 	if len(spec.Tools) > 0 {

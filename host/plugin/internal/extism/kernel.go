@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
@@ -79,6 +80,9 @@ type Plugin struct {
 
 	mu   sync.Mutex
 	vars map[string][]byte
+
+	// toolsChanged is set by notify_tool_list_changed (user.go).
+	toolsChanged atomic.Bool
 }
 
 // NewPlugin makes the state of the Extism plugin name: config is what

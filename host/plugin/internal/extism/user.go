@@ -25,10 +25,12 @@ const maxNotes = 1000
 // userFuncs are the hyper-mcp v2 host functions agenthost provides. Each
 // takes and returns JSON in the shapes of hyper-mcp's PDK (MCP's own). The
 // others hyper-mcp defines (list_roots, notify_resource_updated and the
-// notify_*_list_changed functions) are refused at load (UserRefused).
+// resource and prompt list_changed functions) are refused at load
+// (UserRefused).
 var userFuncs = map[string]hostFunc{
-	"notify_progress":        {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
-	"notify_logging_message": {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
+	"notify_tool_list_changed": {nil, nil, func(c *Call, _ []uint64) { c.notifyToolsChanged() }},
+	"notify_progress":          {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
+	"notify_logging_message":   {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
 	"create_message": {p(i64), p(i64), func(c *Call, s []uint64) {
 		s[0] = c.ask("create_message", "sampling", s[0], func(cc loop.CallClient, ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 			return cc.CreateMessage(ctx, in)
@@ -48,7 +50,6 @@ var userKnown = map[string]string{
 	"notify_resource_updated":      "agenthost serves no resource subscriptions from plugins",
 	"notify_resource_list_changed": "agenthost lists a plugin's resources once, at load",
 	"notify_prompt_list_changed":   "agenthost lists a plugin's prompts once, at load",
-	"notify_tool_list_changed":     "agenthost lists a plugin's tools once, at load: an agent is offered the same tools at every step of a run, and mcp serve serves the list it loaded, so a changed list would reach neither; list every tool from list_tools and answer a call of a tool that is not ready with an isError result",
 }
 
 // UserRefused explains why agenthost does not provide the hyper-mcp host
@@ -75,6 +76,24 @@ func (c *Call) SetClient(cc loop.CallClient) { c.client = cc }
 // (the loop's CallReport; nil outside a run). They go there and to the
 // client, or, with neither, to the host's log.
 func (c *Call) SetReport(r loop.CallReport) { c.report = r }
+
+// notifyToolsChanged marks the plugin's tools as changed: the host lists
+// them again (list_tools) before it next offers them (TakeToolsChanged).
+// Marking is idempotent, so a plugin calling it in a loop costs nothing
+// more than one listing.
+func (c *Call) notifyToolsChanged() {
+	if !c.p.toolsChanged.Swap(true) {
+		c.log.Info().Str("plugin", c.p.name).Msg("the plugin said its tools changed (notify_tool_list_changed): they are listed again before the next step")
+	}
+}
+
+// TakeToolsChanged reports whether a call said the plugin's tools changed
+// since the last TakeToolsChanged, and clears the mark.
+func (p *Plugin) TakeToolsChanged() bool { return p.toolsChanged.Swap(false) }
+
+// ToolsChanged reports, without clearing it, whether a call said the
+// plugin's tools changed.
+func (p *Plugin) ToolsChanged() bool { return p.toolsChanged.Load() }
 
 // note counts a notification; false when the call has sent too many.
 func (c *Call) note(what string) bool {

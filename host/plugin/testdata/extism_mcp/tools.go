@@ -29,12 +29,18 @@ func text(s string, isError bool) []byte {
 
 var sink [][]byte
 
+// extra runs the tools a build tag adds (listchanged.go).
+var extra = func(string) ([]byte, bool) { return nil, false }
+
 // calls counts the calls of count on this instance: 1 every time on fresh
 // instances, 1, 2, 3... on a reused one.
 var calls int
 
 // run calls the tool name with its arguments and returns a CallToolResult.
 func run(name string, args map[string]string) []byte {
+	if b, ok := extra(name); ok {
+		return b
+	}
 	switch name {
 	case "greet":
 		return text("hello, "+args["name"], false)

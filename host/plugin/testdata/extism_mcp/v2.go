@@ -24,7 +24,7 @@ func checkContext(c *requestContext) string {
 }
 
 //go:wasmexport list_tools
-func listTools() int32 {
+func listToolsExport() int32 {
 	var in struct {
 		Context *requestContext `json:"context"`
 	}
@@ -34,9 +34,16 @@ func listTools() int32 {
 	if msg := checkContext(in.Context); msg != "" {
 		return fail(msg)
 	}
-	output([]byte(tools))
+	list, msg := listTools()
+	if msg != "" {
+		return fail(msg)
+	}
+	output([]byte(list))
 	return 0
 }
+
+// listTools gives list_tools' output, or why it fails.
+var listTools = func() (string, string) { return tools, "" }
 
 //go:wasmexport call_tool
 func callTool() int32 {
