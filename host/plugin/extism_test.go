@@ -470,9 +470,21 @@ func TestExtismHyperMCPToolListChanged(t *testing.T) {
 	}
 	ctx := context.Background()
 	r := newRuntime(t)
-	p := load(t, r, extismSpec(t, "changed", wasm))
+	s := extismSpec(t, "changed", wasm)
+	s.Mounts = []Mount{{Name: "data", Host: t.TempDir(), Guest: "/data"}}
+	p := load(t, r, s)
 	if n := len(p.Tools()); n != 14 {
 		t.Fatalf("%d tools at load, want 14", n)
+	}
+	// MCP requests and listings run on the base config of the load: they
+	// open no mounts of their own.
+	for range 2 {
+		if _, err := p.MCPRequest(ctx, "list_prompts", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(p.mounts) != 1 {
+		t.Fatalf("%d mounts after two MCP requests, want the 1 of the load", len(p.mounts))
 	}
 	if p.ToolsStale() {
 		t.Fatal("stale before any call")
@@ -516,6 +528,9 @@ func TestExtismHyperMCPToolListChanged(t *testing.T) {
 	}
 	if changed, err := p.Relist(ctx); changed || err != nil {
 		t.Fatalf("second Relist: %v %v", changed, err)
+	}
+	if len(p.mounts) != 1 {
+		t.Fatalf("%d mounts after a Relist, want the 1 of the load", len(p.mounts))
 	}
 
 	// break is gone from the list, but the plugin still answers it: a

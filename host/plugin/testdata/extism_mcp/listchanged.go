@@ -44,3 +44,9 @@ func init() {
 		return nil, false
 	}
 }
+
+//go:wasmexport list_prompts
+func listPrompts() int32 {
+	output([]byte(`{"prompts":[]}`))
+	return 0
+}
