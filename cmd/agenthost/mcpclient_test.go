@@ -38,6 +38,13 @@ import (
 //	                         its first progress notification; print "cancelled"
 //	changed                  wait for a notifications/tools/list_changed not waited for
 //	                         yet; print "tools changed"
+//	changed-resources        the same for resources/list_changed: "resources changed"
+//	changed-prompts          the same for prompts/list_changed: "prompts changed"
+//	resources                print each resource: "resource URI: NAME"
+//	prompts                  print each prompt: "prompt NAME"
+//	subscribe URI            subscribe to the resource URI
+//	updated                  wait for a notifications/resources/updated not waited for
+//	                         yet; print "updated URI"
 //	leave TOOL JSON          (-http) call TOOL with a progress token and, at its first
 //	                         progress notification, end the session with an HTTP DELETE
 //	                         without cancelling the call; print "left" and the call's
@@ -95,8 +102,35 @@ func mcpClientMain() int {
 // them, by token.
 var progressFns sync.Map // token string → func(*mcp.ProgressNotificationParams)
 
-// toolsChanged takes one value per notifications/tools/list_changed.
-var toolsChanged = make(chan struct{}, 100)
+// toolsChanged, resourcesChanged and promptsChanged take one value per
+// notifications/*/list_changed, updated the URI of each
+// notifications/resources/updated.
+var (
+	toolsChanged     = make(chan struct{}, 100)
+	resourcesChanged = make(chan struct{}, 100)
+	promptsChanged   = make(chan struct{}, 100)
+	updated          = make(chan string, 100)
+)
+
+// note sends v on c unless c is full.
+func note[T any](c chan T, v T) {
+	select {
+	case c <- v:
+	default:
+	}
+}
+
+// await waits for a value on c and prints it with f, or fails when ctx
+// ends first.
+func await[T any](ctx context.Context, c chan T, what string, f func(T)) error {
+	select {
+	case v := <-c:
+		f(v)
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("no %s came: %w", what, ctx.Err())
+	}
+}
 
 // protocolVersion is -protocol: the version the client asks for.
 var protocolVersion string
@@ -140,12 +174,10 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	if elicitAnswers != nil {
 		opts.ElicitationHandler = answerElicit
 	}
-	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
-		select {
-		case toolsChanged <- struct{}{}:
-		default:
-		}
-	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { note(toolsChanged, struct{}{}) }
+	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { note(resourcesChanged, struct{}{}) }
+	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { note(promptsChanged, struct{}{}) }
+	opts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { note(updated, req.Params.URI) }
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		d, _ := json.Marshal(req.Params.Data)
 		fmt.Printf("log %s %s: %s\n", req.Params.Level, req.Params.Logger, d)
@@ -193,12 +225,44 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				schema, _ := json.Marshal(tl.InputSchema)
 				fmt.Printf("tool %s: %s\n  input %s\n", tl.Name, firstLine(tl.Description), schema)
 			}
-		case "changed":
-			select {
-			case <-toolsChanged:
-				fmt.Println("tools changed")
-			case <-ctx.Done():
-				return fmt.Errorf("no notifications/tools/list_changed came: %w", ctx.Err())
+		case "changed", "changed-resources", "changed-prompts":
+			c, what := toolsChanged, "tools"
+			switch op {
+			case "changed-resources":
+				c, what = resourcesChanged, "resources"
+			case "changed-prompts":
+				c, what = promptsChanged, "prompts"
+			}
+			if err := await(ctx, c, "notifications/"+what+"/list_changed", func(struct{}) { fmt.Println(what, "changed") }); err != nil {
+				return err
+			}
+		case "updated":
+			if err := await(ctx, updated, "notifications/resources/updated", func(uri string) { fmt.Println("updated", uri) }); err != nil {
+				return err
+			}
+		case "resources":
+			res, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("resources/list: %w", err)
+			}
+			for _, r := range res.Resources {
+				fmt.Printf("resource %s: %s\n", r.URI, r.Name)
+			}
+		case "prompts":
+			res, err := cs.ListPrompts(ctx, nil)
+			if err != nil {
+				return fmt.Errorf("prompts/list: %w", err)
+			}
+			for _, p := range res.Prompts {
+				fmt.Printf("prompt %s\n", p.Name)
+			}
+		case "subscribe":
+			a, err := next(1)
+			if err != nil {
+				return err
+			}
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: a[0]}); err != nil {
+				return fmt.Errorf("resources/subscribe: %w", err)
 			}
 		case "outputs":
 			res, err := cs.ListTools(ctx, nil)

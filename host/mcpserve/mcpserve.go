@@ -80,6 +80,11 @@ type Server struct {
 	// waiting are the agent runs waiting for a client's answer, by the
 	// request state handed to the client (agentrun.go).
 	waiting map[string]*waiting
+
+	// plugins and offers are the plugins served with --tools and what
+	// they offer besides tools (plugins.go).
+	plugins []*plugin.Plugin
+	offers  *offers
 }
 
 type call struct{ cancel context.CancelFunc }
@@ -172,19 +177,22 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 	sopts := &mcp.ServerOptions{
 		Logger: nil, // the SDK logs nothing; ours go to stderr or --log-file
 	}
-	o := &offers{prompts: map[string]*plugin.Plugin{}, templates: map[string]*plugin.Plugin{}, resources: map[string]bool{}}
+	o := newOffers()
+	if opts.Tools {
+		srv.plugins, srv.offers = h.Plugins, o
+	}
 	if opts.Tools {
 		for _, p := range h.Plugins {
 			if p.Offers("complete") {
 				sopts.CompletionHandler = srv.complete(o)
 			}
 			if p.Offers("list_resources") && p.Offers("read_resource") {
-				// Plugin resources do not change while served (the
-				// plugin's notify_resource_updated is refused), so a
-				// subscription is accepted and never notified; only
-				// served URIs may be subscribed to, which bounds them.
+				// Only served URIs may be subscribed to, which bounds
+				// them; the SDK keeps the subscriptions, and a plugin's
+				// notify_resource_updated reaches the subscribers
+				// (pluginNews).
 				sopts.SubscribeHandler = func(_ context.Context, req *mcp.SubscribeRequest) error {
-					if !o.resources[req.Params.URI] {
+					if o.resource(req.Params.URI) == nil {
 						return fmt.Errorf("no resource %q", req.Params.URI)
 					}
 					return nil

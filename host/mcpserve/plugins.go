@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -23,11 +24,37 @@ const (
 )
 
 // offers is what the plugins offer besides tools: the plugin serving each
-// prompt, resource and resource template, for completions.
+// prompt, resource and resource template, for completions, subscriptions
+// and the lists a plugin says changed.
 type offers struct {
+	mu        sync.Mutex
 	prompts   map[string]*plugin.Plugin // by prompt name
 	templates map[string]*plugin.Plugin // by URI template
-	resources map[string]bool           // URIs of the direct resources
+	resources map[string]*plugin.Plugin // by URI of a direct resource
+}
+
+func newOffers() *offers {
+	return &offers{prompts: map[string]*plugin.Plugin{}, templates: map[string]*plugin.Plugin{}, resources: map[string]*plugin.Plugin{}}
+}
+
+// prompt, template and resource look up the plugin serving a prompt, a
+// resource template or a direct resource; nil when none does.
+func (o *offers) prompt(name string) *plugin.Plugin {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.prompts[name]
+}
+
+func (o *offers) template(uri string) *plugin.Plugin {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.templates[uri]
+}
+
+func (o *offers) resource(uri string) *plugin.Plugin {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.resources[uri]
 }
 
 // listOf calls a plugin's list export fn and reads the array under key.
@@ -55,40 +82,100 @@ func listOf[T any](ctx context.Context, p *plugin.Plugin, fn, key string, max in
 // the hyper-mcp v2 plugins of plugins to srv. A name or URI offered twice
 // is served by the first plugin (a warning names the other).
 func (s *Server) addPluginOffers(ctx context.Context, plugins []*plugin.Plugin, o *offers) {
-	log := zerolog.Ctx(ctx)
 	for _, p := range plugins {
-		p := p
-		if p.Offers("list_resources") && p.Offers("read_resource") {
-			for _, r := range listOf[*mcp.Resource](ctx, p, "list_resources", "resources", maxResources) {
-				if r == nil || r.URI == "" || o.resources[r.URI] {
-					log.Warn().Str("plugin", p.Name()).Msg("resource without a URI, or with one offered already: not served")
-					continue
-				}
-				o.resources[r.URI] = true
-				s.AddResource(r, s.readResource(p))
-			}
+		s.listResources(ctx, p, o)
+		s.listPrompts(ctx, p, o)
+	}
+}
+
+// listResources serves the resources and resource templates plugin p
+// lists now, in place of those it listed before.
+func (s *Server) listResources(ctx context.Context, p *plugin.Plugin, o *offers) {
+	log := zerolog.Ctx(ctx)
+	var resources []*mcp.Resource
+	var templates []*mcp.ResourceTemplate
+	if p.Offers("list_resources") && p.Offers("read_resource") {
+		resources = listOf[*mcp.Resource](ctx, p, "list_resources", "resources", maxResources)
+	}
+	if p.Offers("list_resource_templates") && p.Offers("read_resource") {
+		templates = listOf[*mcp.ResourceTemplate](ctx, p, "list_resource_templates", "resourceTemplates", maxTemplates)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s.RemoveResources(dropOwned(o.resources, p)...)
+	s.RemoveResourceTemplates(dropOwned(o.templates, p)...)
+	for _, r := range resources {
+		if r == nil || r.URI == "" || o.resources[r.URI] != nil {
+			log.Warn().Str("plugin", p.Name()).Msg("resource without a URI, or with one offered already: not served")
+			continue
 		}
-		if p.Offers("list_resource_templates") && p.Offers("read_resource") {
-			for _, t := range listOf[*mcp.ResourceTemplate](ctx, p, "list_resource_templates", "resourceTemplates", maxTemplates) {
-				if t == nil || t.URITemplate == "" || o.templates[t.URITemplate] != nil {
-					log.Warn().Str("plugin", p.Name()).Msg("resource template without a URI template, or with one offered already: not served")
-					continue
-				}
-				o.templates[t.URITemplate] = p
-				if err := addTemplate(s.Server, t, s.readResource(p)); err != nil {
-					log.Warn().Err(err).Str("plugin", p.Name()).Str("template", t.URITemplate).Msg("resource template not served")
-					delete(o.templates, t.URITemplate)
-				}
-			}
+		o.resources[r.URI] = p
+		s.AddResource(r, s.readResource(p))
+	}
+	for _, t := range templates {
+		if t == nil || t.URITemplate == "" || o.templates[t.URITemplate] != nil {
+			log.Warn().Str("plugin", p.Name()).Msg("resource template without a URI template, or with one offered already: not served")
+			continue
 		}
-		if p.Offers("list_prompts") && p.Offers("get_prompt") {
-			for _, pr := range listOf[*mcp.Prompt](ctx, p, "list_prompts", "prompts", maxPrompts) {
-				if pr == nil || pr.Name == "" || o.prompts[pr.Name] != nil {
-					log.Warn().Str("plugin", p.Name()).Msg("prompt without a name, or with one offered already: not served")
-					continue
-				}
-				o.prompts[pr.Name] = p
-				s.AddPrompt(pr, s.getPrompt(p))
+		o.templates[t.URITemplate] = p
+		if err := addTemplate(s.Server, t, s.readResource(p)); err != nil {
+			log.Warn().Err(err).Str("plugin", p.Name()).Str("template", t.URITemplate).Msg("resource template not served")
+			delete(o.templates, t.URITemplate)
+		}
+	}
+}
+
+// listPrompts serves the prompts plugin p lists now, in place of those it
+// listed before.
+func (s *Server) listPrompts(ctx context.Context, p *plugin.Plugin, o *offers) {
+	if !p.Offers("list_prompts") || !p.Offers("get_prompt") {
+		return
+	}
+	log := zerolog.Ctx(ctx)
+	prompts := listOf[*mcp.Prompt](ctx, p, "list_prompts", "prompts", maxPrompts)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s.RemovePrompts(dropOwned(o.prompts, p)...)
+	for _, pr := range prompts {
+		if pr == nil || pr.Name == "" || o.prompts[pr.Name] != nil {
+			log.Warn().Str("plugin", p.Name()).Msg("prompt without a name, or with one offered already: not served")
+			continue
+		}
+		o.prompts[pr.Name] = p
+		s.AddPrompt(pr, s.getPrompt(p))
+	}
+}
+
+// dropOwned removes from m the keys p serves and returns them.
+func dropOwned(m map[string]*plugin.Plugin, p *plugin.Plugin) []string {
+	var out []string
+	for k, q := range m {
+		if q == p {
+			out = append(out, k)
+			delete(m, k)
+		}
+	}
+	return out
+}
+
+// pluginNews serves what the hyper-mcp v2 plugins said during a served
+// request or call: resources or prompts that changed are listed again
+// (the SDK tells the clients, notifications/*/list_changed), and the
+// resources updated are told to the clients subscribed to them
+// (notifications/resources/updated). It costs a few atomic loads when
+// they said nothing.
+func (s *Server) pluginNews(ctx context.Context) {
+	for _, p := range s.plugins {
+		resources, prompts := p.TakeListsChanged()
+		if resources {
+			s.listResources(ctx, p, s.offers)
+		}
+		if prompts {
+			s.listPrompts(ctx, p, s.offers)
+		}
+		for _, uri := range p.TakeResourceUpdates() {
+			if err := s.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+				zerolog.Ctx(ctx).Debug().Err(err).Str("uri", uri).Msg("resource update not sent")
 			}
 		}
 	}
@@ -115,6 +202,7 @@ func (s *Server) request(ctx context.Context, ss *mcp.ServerSession, token any, 
 	defer cancel()
 	stop := context.AfterFunc(s.base, cancel)
 	defer stop()
+	defer s.pluginNews(ctx)
 	return p.MCPRequest(withClient(ctx, ss, token), fn, params)
 }
 
@@ -158,9 +246,9 @@ func (s *Server) complete(o *offers) func(context.Context, *mcp.CompleteRequest)
 		var p *plugin.Plugin
 		switch req.Params.Ref.Type {
 		case "ref/prompt":
-			p = o.prompts[req.Params.Ref.Name]
+			p = o.prompt(req.Params.Ref.Name)
 		case "ref/resource":
-			p = o.templates[req.Params.Ref.URI]
+			p = o.template(req.Params.Ref.URI)
 		}
 		if p == nil || !p.Offers("complete") {
 			return empty, nil

@@ -102,6 +102,7 @@ func (st *servedTools) add(t host.Tool) {
 		// that a client listing the tools on it sees the new ones.
 		st.h.RefreshTools(ctx)
 		st.sync()
+		st.srv.pluginNews(ctx)
 		return res, nil
 	}))
 }

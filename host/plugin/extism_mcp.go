@@ -54,3 +54,24 @@ func (p *Plugin) MCPRequest(ctx context.Context, fn string, request any) (json.R
 	}
 	return append(json.RawMessage(nil), out...), nil
 }
+
+// TakeListsChanged reports whether a call of a hyper-mcp v2 plugin said
+// its resources or its prompts changed (notify_resource_list_changed,
+// notify_prompt_list_changed) since the last call, and clears the marks:
+// `mcp serve` lists them again. Always false for other plugins.
+func (p *Plugin) TakeListsChanged() (resources, prompts bool) {
+	if p.ext == nil || p.dialect != DialectHyperMCP2 {
+		return false, false
+	}
+	return p.ext.TakeListsChanged()
+}
+
+// TakeResourceUpdates returns the URIs a hyper-mcp v2 plugin said were
+// updated (notify_resource_updated) since the last call, at most 100, and
+// forgets them: `mcp serve` tells the clients subscribed to them.
+func (p *Plugin) TakeResourceUpdates() []string {
+	if p.ext == nil || p.dialect != DialectHyperMCP2 {
+		return nil
+	}
+	return p.ext.TakeResourceUpdates()
+}

@@ -447,7 +447,7 @@ func TestExtismHyperMCPRefusedImport(t *testing.T) {
 	}
 	r := newRuntime(t)
 	_, err = r.Load(context.Background(), extismSpec(t, "roots", wasm))
-	want := "extism:host/user.list_roots is a hyper-mcp host function agenthost does not provide (agenthost offers plugins no client roots); it provides create_elicitation, create_message, notify_logging_message, notify_progress, notify_tool_list_changed"
+	want := "extism:host/user.list_roots is a hyper-mcp host function agenthost does not provide (agenthost offers plugins no client roots); it provides create_elicitation, create_message, notify_logging_message, notify_progress, notify_prompt_list_changed, notify_resource_list_changed, notify_resource_updated, notify_tool_list_changed"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}

@@ -81,8 +81,11 @@ type Plugin struct {
 	mu   sync.Mutex
 	vars map[string][]byte
 
-	// toolsChanged is set by notify_tool_list_changed (user.go).
-	toolsChanged atomic.Bool
+	// toolsChanged, resourcesChanged and promptsChanged are set by the
+	// notify_*_list_changed functions, updated holds the URIs of
+	// notify_resource_updated (user.go).
+	toolsChanged, resourcesChanged, promptsChanged atomic.Bool
+	updated                                        []string
 }
 
 // NewPlugin makes the state of the Extism plugin name: config is what

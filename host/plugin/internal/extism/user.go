@@ -28,9 +28,12 @@ const maxNotes = 1000
 // resource and prompt list_changed functions) are refused at load
 // (UserRefused).
 var userFuncs = map[string]hostFunc{
-	"notify_tool_list_changed": {nil, nil, func(c *Call, _ []uint64) { c.notifyToolsChanged() }},
-	"notify_progress":          {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
-	"notify_logging_message":   {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
+	"notify_tool_list_changed":     {nil, nil, func(c *Call, _ []uint64) { c.notifyToolsChanged() }},
+	"notify_resource_list_changed": {nil, nil, func(c *Call, _ []uint64) { c.p.resourcesChanged.Store(true) }},
+	"notify_prompt_list_changed":   {nil, nil, func(c *Call, _ []uint64) { c.p.promptsChanged.Store(true) }},
+	"notify_resource_updated":      {p(i64), nil, func(c *Call, s []uint64) { c.resourceUpdated(s[0]) }},
+	"notify_progress":              {p(i64), nil, func(c *Call, s []uint64) { c.notifyProgress(s[0]) }},
+	"notify_logging_message":       {p(i64), nil, func(c *Call, s []uint64) { c.notifyLog(s[0]) }},
 	"create_message": {p(i64), p(i64), func(c *Call, s []uint64) {
 		s[0] = c.ask("create_message", "sampling", s[0], func(cc loop.CallClient, ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 			return cc.CreateMessage(ctx, in)
@@ -46,10 +49,8 @@ var userFuncs = map[string]hostFunc{
 // userKnown are hyper-mcp v2's host functions that agenthost refuses, with
 // why.
 var userKnown = map[string]string{
-	"list_roots":                   "agenthost offers plugins no client roots",
-	"notify_resource_updated":      "agenthost serves no resource subscriptions from plugins",
-	"notify_resource_list_changed": "agenthost lists a plugin's resources once, at load",
-	"notify_prompt_list_changed":   "agenthost lists a plugin's prompts once, at load",
+	"list_roots":                       "agenthost offers plugins no client roots",
+	"notify_url_elicitation_completed": "agenthost does not pass URL-mode elicitation completions on to clients",
 }
 
 // UserRefused explains why agenthost does not provide the hyper-mcp host
@@ -85,6 +86,49 @@ func (c *Call) notifyToolsChanged() {
 	if !c.p.toolsChanged.Swap(true) {
 		c.log.Info().Str("plugin", c.p.name).Msg("the plugin said its tools changed (notify_tool_list_changed): they are listed again before the next step")
 	}
+}
+
+// maxPendingUpdates bounds the resource updates a plugin keeps until they
+// are sent (TakeResourceUpdates); past it, updates are dropped.
+const maxPendingUpdates = 100
+
+// resourceUpdated keeps the URI of a notify_resource_updated for
+// TakeResourceUpdates.
+func (c *Call) resourceUpdated(off uint64) {
+	var n struct {
+		URI string `json:"uri"`
+	}
+	b := c.block(off)
+	if err := json.Unmarshal(b, &n); err != nil || n.URI == "" {
+		c.fail(fmt.Errorf("notify_resource_updated: not a resource update with a uri: %s", capString(validUTF8(b), 200)))
+	}
+	if !c.note("notify_resource_updated") {
+		return
+	}
+	c.p.mu.Lock()
+	defer c.p.mu.Unlock()
+	if len(c.p.updated) >= maxPendingUpdates || slices.Contains(c.p.updated, n.URI) {
+		return
+	}
+	c.p.updated = append(c.p.updated, n.URI)
+}
+
+// TakeResourceUpdates returns the URIs the plugin said were updated
+// (notify_resource_updated) since the last call, at most 100, and forgets
+// them.
+func (p *Plugin) TakeResourceUpdates() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u := p.updated
+	p.updated = nil
+	return u
+}
+
+// TakeListsChanged reports whether a call said the plugin's resources
+// (notify_resource_list_changed) or prompts (notify_prompt_list_changed)
+// changed since the last call, and clears the marks.
+func (p *Plugin) TakeListsChanged() (resources, prompts bool) {
+	return p.resourcesChanged.Swap(false), p.promptsChanged.Swap(false)
 }
 
 // TakeToolsChanged reports whether a call said the plugin's tools changed
