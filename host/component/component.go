@@ -20,6 +20,11 @@ type Options struct {
 	// means DefaultMemoryLimitPages. A component whose memory starts
 	// larger is refused.
 	MemoryLimitPages uint32
+	// CompileLater leaves the core modules to Compile, which must have
+	// returned before a Call: a caller that knows the component loaded
+	// before (its checks passed) compiles it in the background, off the
+	// start-up. By default Load compiles them.
+	CompileLater bool
 }
 
 // DefaultMemoryLimitPages is the memory limit of Options: 4096 pages
@@ -102,11 +107,44 @@ func Load(ctx context.Context, rt wazero.Runtime, wasm []byte, opts Options) (*C
 	}
 	k := &Component{rt: rt, c: c, bundles: map[int]wazero.CompiledModule{}, hostIdx: map[int]int{}, memLimit: limit}
 	k.docs = parseDocs(c.docs)
-	if err := k.link(ctx); err != nil {
+	err = k.link(ctx)
+	if err == nil && !opts.CompileLater {
+		err = k.Compile(ctx)
+	}
+	if err != nil {
 		k.Close(ctx)
 		return nil, err
 	}
 	return k, nil
+}
+
+// Compile compiles the core modules (through the runtime's compilation
+// cache), unless they are compiled already. It is not safe for concurrent
+// use: Load calls it, or, with Options.CompileLater, the caller, once,
+// before any Call.
+func (k *Component) Compile(ctx context.Context) error {
+	if len(k.compiled) > 0 {
+		return nil
+	}
+	var compiled []wazero.CompiledModule
+	for i, b := range k.c.modules {
+		if k.mods[i].hasMemory {
+			var err error
+			if b, err = limitMemory(b, k.memLimit); err != nil {
+				return err
+			}
+		}
+		cm, err := k.rt.CompileModule(ctx, b)
+		if err != nil {
+			for _, m := range compiled {
+				m.Close(ctx)
+			}
+			return fmt.Errorf("compiling core module %d: %w", i, err)
+		}
+		compiled = append(compiled, cm)
+	}
+	k.compiled = compiled
+	return nil
 }
 
 // Close releases the compiled modules.
@@ -208,21 +246,7 @@ func (k *Component) link(ctx context.Context) error {
 		return err
 	}
 	k.collectImports()
-	// Compile last: the checks above are cheap, compiling is not.
-	for i, b := range c.modules {
-		if k.mods[i].hasMemory {
-			var err error
-			if b, err = limitMemory(b, k.memLimit); err != nil {
-				return err
-			}
-		}
-		cm, err := k.rt.CompileModule(ctx, b)
-		if err != nil {
-			return fmt.Errorf("compiling core module %d: %w", i, err)
-		}
-		k.compiled = append(k.compiled, cm)
-	}
-	return nil
+	return nil // compiling, not cheap, is Compile's
 }
 
 // bundleSource says where an inline export of a core instance comes from

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rs/zerolog"
+	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/host/component"
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
@@ -67,15 +68,29 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 		}
 	}
 	limits := withDefaults(spec.Limits)
-	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: memoryPages(limits.Memory)})
+	pages := memoryPages(limits.Memory)
+	// A component loaded before with these bytes and limit (its load
+	// facts say so) is parsed and linked now, which is cheap, and its core
+	// modules compiled in the background (facts.go).
+	key := factsKey(src.sum, pages, spec.Name, KindComponent)
+	later := r.facts.readFacts(key, src.sum, pages, spec.Name, KindComponent) != nil
+	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: pages, CompileLater: later})
 	if err != nil {
 		return nil, fmt.Errorf("component %s: %w", sourceName(spec), err)
 	}
 	p := &Plugin{r: r, name: spec.Name, kind: KindComponent, limits: limits, byName: map[string]*tool{}}
+	if later {
+		p.mod = r.later(ctx, spec.Name, src, key, func(bctx context.Context) (wazero.CompiledModule, error) {
+			return nil, k.Compile(bctx)
+		})
+	} else {
+		p.mod = readyModule(nil)
+	}
 	ok := false
 	defer func() {
 		if !ok {
 			p.closeMounts()
+			p.mod.drop(ctx)
 			k.Close(context.WithoutCancel(ctx))
 		}
 	}()
@@ -103,6 +118,10 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 		t := p.byName[ct.Name]
 		t.comp = ct.Name
 		t.call = p.callComponent
+	}
+	if !later {
+		r.facts.writeFacts(&loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: KindComponent,
+			Exports: map[string]exportSig{}})
 	}
 	ok = true
 	return p, nil
@@ -143,6 +162,18 @@ func (p *Plugin) sandbox() *component.Sandbox {
 func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.limits.Timeout)
 	defer cancel()
+	if _, err := p.mod.wait(cctx); err != nil {
+		// Compiled in the background (a cached load): waited for within
+		// the call's time.
+		kind := FailureStart
+		switch {
+		case ctx.Err() != nil:
+			kind = FailureCanceled
+		case errors.Is(err, context.DeadlineExceeded):
+			kind = FailureTimeout
+		}
+		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: kind, Err: err}
+	}
 	out, err := p.comp.k.Call(cctx, t.comp, args, p.sandbox())
 	if err != nil {
 		var ae *component.ArgumentError

@@ -58,6 +58,26 @@ func BenchmarkComponent(b *testing.B) {
 				load(cache)
 			}
 		})
+		// A cached load and its first call, which waits for the
+		// compilation the load left to the background.
+		b.Run(c.name+"/cached-first-call", func(b *testing.B) {
+			cache := b.TempDir()
+			load(cache)
+			for b.Loop() {
+				r, err := NewRuntime(ctx, cache)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := r.Load(ctx, spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res := mustCall(b, p, c.tool, c.args); res.IsError {
+					b.Fatalf("%s: %s", c.tool, res.Content)
+				}
+				r.Close(ctx)
+			}
+		})
 		b.Run(c.name+"/call", func(b *testing.B) {
 			r, err := NewRuntime(ctx, b.TempDir())
 			if err != nil {

@@ -320,3 +320,44 @@ func TestInspectComponent(t *testing.T) {
 		t.Errorf("async component: %+v, %v", info, err)
 	}
 }
+
+// TestComponentCachedLoad: a component loaded before from the same cache
+// is loaded from its facts: its core modules are not compiled at load but
+// in the background or by its first call, which then runs as usual. A
+// component seen for the first time is compiled at load.
+func TestComponentCachedLoad(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	wasm := watComponent(t, "wasi")
+	loadIn := func() *Plugin {
+		t.Helper()
+		r, err := NewRuntime(ctx, cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(ctx) })
+		return load(t, r, spec(t, "w", wasm))
+	}
+	compiled := func(p *Plugin) bool {
+		select {
+		case <-p.mod.done:
+			return true
+		default:
+			return false
+		}
+	}
+	first := loadIn()
+	if !compiled(first) {
+		t.Fatal("first load: not compiled at load")
+	}
+	second := loadIn()
+	if compiled(second) {
+		t.Fatal("second load: compiled at load, want it compiled later (load facts)")
+	}
+	if res := mustCall(t, second, "environment", `{}`); res.IsError || res.Content != `{"result":[]}` {
+		t.Fatalf("call after a cached load: %+v", res)
+	}
+	if !compiled(second) {
+		t.Fatal("the first call did not compile the component")
+	}
+}

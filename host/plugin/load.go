@@ -326,9 +326,31 @@ func withDefaults(l Limits) Limits {
 // compileLater returns the module of wasm (checked in full by an earlier
 // load with the same bytes and limit: its load facts say so), to be
 // compiled by CompileLoaded or by its first call, whichever comes first.
-// Runtime.Close does not wait for a compilation under way: the runtime is
-// released when the last one ends.
 func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSource, pages uint32, key string) *module {
+	return r.later(ctx, name, src, key, func(bctx context.Context) (wazero.CompiledModule, error) {
+		wasm, err := src.bytes()
+		// This closure stays with the module (module.compile) for the
+		// plugin's lifetime, and src with it: the bytes a load read to
+		// hash them must not stay too (megabytes for a Go guest).
+		src.wasm = nil
+		if err != nil {
+			return nil, err
+		}
+		bin, err := parseBinary(wasm)
+		if err != nil {
+			return nil, err
+		}
+		return r.compilePatched(bctx, wasm, bin, pages, src.sum)
+	})
+}
+
+// later returns a module that build compiles once, in the background
+// (CompileLoaded) or at the first call, whichever comes first; build
+// returns the compiled module, or nil for a plugin that keeps its own
+// (a component). Runtime.Close does not wait for a compilation under way:
+// the runtime is released when the last one ends. A build that fails
+// drops the facts stored under key, which said it would not.
+func (r *Runtime) later(ctx context.Context, name string, src *moduleSource, key string, build func(context.Context) (wazero.CompiledModule, error)) *module {
 	m := &module{done: make(chan struct{})}
 	log := *zerolog.Ctx(ctx)
 	bctx := context.WithoutCancel(ctx)
@@ -342,19 +364,7 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 		}
 		r.compiling++
 		r.mu.Unlock()
-		var cm wazero.CompiledModule
-		wasm, err := src.bytes()
-		// This closure stays with the module (module.compile) for the
-		// plugin's lifetime, and src with it: the bytes a load read to
-		// hash them must not stay too (megabytes for a Go guest).
-		src.wasm = nil
-		var bin *binary
-		if err == nil {
-			bin, err = parseBinary(wasm)
-		}
-		if err == nil {
-			cm, err = r.compilePatched(bctx, wasm, bin, pages, src.sum)
-		}
+		cm, err := build(bctx)
 		if err != nil {
 			// The facts said this module compiles: they are wrong (or the
 			// module cache was lost and compiling failed now). Drop them,
