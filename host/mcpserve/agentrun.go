@@ -48,11 +48,21 @@ type agentRun struct {
 	reqCtx context.Context      // the context of req
 }
 
-// question is one question of a run and where its answer goes.
+// question is one question of a run (an elicitation: an approval, or a
+// used MCP server's question) and where its answer goes.
 type question struct {
-	q     loop.Question
-	reply chan loop.Decision // buffered: one answer
+	params *mcp.ElicitParams
+	reply  chan answer // buffered: one answer
 }
+
+// answer is the client's answer to a question, or why there is none.
+type answer struct {
+	res *mcp.ElicitResult
+	err error
+}
+
+// errNoAnswer is the error of a question the client did not answer in time.
+var errNoAnswer = fmt.Errorf("the MCP client did not answer within %s", ElicitTimeout)
 
 // waiting is a run waiting for the answer to q, until timer fires.
 type waiting struct {
@@ -92,6 +102,7 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
 	if req.Session != nil {
 		run.Approver = elicitApprover{run: r}
+		rctx = loop.WithCallClient(rctx, runClient{run: r})
 	}
 	unregister := s.register(req.Session, cancel)
 	s.calls.Add(1)
@@ -129,7 +140,7 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 	case q := <-r.questions:
 		token, err := newToken()
 		if err != nil {
-			q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "no request state could be made: " + err.Error()}
+			q.reply <- answer{err: fmt.Errorf("no request state could be made: %w", err)}
 			return s.attach(ctx, r, req)
 		}
 		w := &waiting{run: r, q: q}
@@ -138,11 +149,11 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 		s.mu.Unlock()
 		w.timer = time.AfterFunc(ElicitTimeout, func() {
 			if s.take(token) != nil {
-				q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: fmt.Sprintf("the MCP client did not answer within %s", ElicitTimeout)}
+				q.reply <- answer{err: errNoAnswer}
 				r.cancel() // the client has left: nobody will read the result
 			}
 		})
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: elicitParams(q.q)}, RequestState: token}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.params}, RequestState: token}
 	case <-r.done:
 		return r.res
 	case <-ctx.Done():
@@ -160,12 +171,71 @@ func (s *Server) resume(ctx context.Context, name string, req *mcp.CallToolReque
 		return errResult(fmt.Sprintf("agent %q: no run waits for this answer (it was answered already, or it waited more than %s)", name, ElicitTimeout))
 	}
 	w.timer.Stop()
-	d := loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient}
-	if res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult); ok {
-		d = elicitDecision(res)
+	res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult)
+	if !ok {
+		res = &mcp.ElicitResult{Action: "decline"}
 	}
-	w.q.reply <- d
+	w.q.reply <- answer{res: res}
 	return s.attach(ctx, w.run, req)
+}
+
+// elicit asks the client that called run r the question p: as an
+// input-required result of the call serving the run (protocol 2026-07-28
+// and later), else with an elicitation/create request, within
+// ElicitTimeout. ctx is the run's (or one of its tool calls').
+func (r *agentRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	ip := r.session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil, notOffered("the MCP client does not offer elicitation")
+	}
+	if ip.ProtocolVersion >= mrtrVersion {
+		qu := question{params: p, reply: make(chan answer, 1)}
+		select {
+		case r.questions <- qu:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case a := <-qu.reply:
+			return a.res, a.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
+	defer cancel()
+	res, err := r.session.Elicit(ectx, p)
+	if err != nil && ctx.Err() == nil && ectx.Err() != nil {
+		return nil, errNoAnswer
+	}
+	return res, err
+}
+
+// runClient is the loop.CallClient of a served agent's run: the questions
+// of what its tool calls use (a used MCP server's elicitation, a plugin's)
+// go to the client that called the agent (agentRun.elicit), at any depth
+// of sub-agents. The run's progress and log messages reach the client as
+// its events (runlog.go); sampling is not passed on.
+type runClient struct{ run *agentRun }
+
+func (runClient) Progress(float64, float64, string)   {}
+func (runClient) Log(string, string, json.RawMessage) {}
+func (runClient) ProgressToken() any                  { return nil }
+
+func (runClient) CreateMessage(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return nil, notOffered("a served agent's run does not pass sampling on to the MCP client")
+}
+
+func (c runClient) Elicit(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p mcp.ElicitParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("not an elicitation/create request: %v", err)
+	}
+	res, err := c.run.elicit(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // take removes and returns the run waiting under token, or nil.
