@@ -30,11 +30,12 @@ import (
 const mrtrVersion = "2026-07-28"
 
 // inputKey names the one input request of an input-required result.
-const inputKey = "approval"
+const inputKey = "question"
 
-// agentRun is a served agent's run, which may outlive the call that
-// started it (between round trips).
-type agentRun struct {
+// servedRun is a served agent's run, or a served tool call that may ask
+// questions, which may outlive the call that started it (between round
+// trips).
+type servedRun struct {
 	name    string
 	cancel  context.CancelFunc
 	done    chan struct{} // closed once res is set
@@ -66,7 +67,7 @@ var errNoAnswer = fmt.Errorf("the MCP client did not answer within %s", ElicitTi
 
 // waiting is a run waiting for the answer to q, until timer fires.
 type waiting struct {
-	run   *agentRun
+	run   *servedRun
 	q     question
 	timer *time.Timer
 }
@@ -93,17 +94,26 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	if prompt == "" {
 		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
 	}
-	// The run's context ends when the command stops serving, on
-	// CancelSession, when the serving call is cancelled (attach), or when
-	// the client does not come back with an answer.
+	return s.start(ctx, fmt.Sprintf("agent %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
+		run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
+		if req.Session != nil {
+			run.Approver = elicitApprover{run: r}
+			rctx = loop.WithCallClient(rctx, runClient{run: r})
+		}
+		res, err := h.Run(rctx, run)
+		return agentResult(rctx, h, name, res, err)
+	})
+}
+
+// start serves work (what: the run of an agent, or a tool call that may
+// ask the client questions) to the call req of tool name: it runs on a context of
+// its own, which ends when the command stops serving, on CancelSession,
+// when the serving call is cancelled (attach), or when the client does
+// not come back with an answer.
+func (s *Server) start(ctx context.Context, what, name string, req *mcp.CallToolRequest, work func(rctx context.Context, r *servedRun) *mcp.CallToolResult) *mcp.CallToolResult {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.base, cancel)
-	r := &agentRun{name: name, cancel: cancel, done: make(chan struct{}), session: req.Session, questions: make(chan question), req: req}
-	run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
-	if req.Session != nil {
-		run.Approver = elicitApprover{run: r}
-		rctx = loop.WithCallClient(rctx, runClient{run: r})
-	}
+	r := &servedRun{name: name, cancel: cancel, done: make(chan struct{}), session: req.Session, questions: make(chan question), req: req, reqCtx: ctx}
 	unregister := s.register(req.Session, cancel)
 	s.calls.Add(1)
 	go func() {
@@ -113,13 +123,12 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 		defer cancel()
 		defer func() {
 			if v := recover(); v != nil {
-				zerolog.Ctx(ctx).Error().Str("agent", name).Interface("panic", v).Msg("agent run panicked")
-				r.res = errResult(fmt.Sprintf("agent %q failed: internal error: %v", name, v))
+				zerolog.Ctx(ctx).Error().Str("tool", name).Interface("panic", v).Msg("served call panicked")
+				r.res = errResult(fmt.Sprintf("%s failed: internal error: %v", what, v))
 			}
 			close(r.done)
 		}()
-		res, err := h.Run(rctx, run)
-		r.res = agentResult(rctx, h, name, res, err)
+		r.res = work(rctx, r)
 	}()
 	return s.attach(ctx, r, req)
 }
@@ -127,7 +136,7 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 // attach serves run r to the call req until the run ends (its result), asks
 // a question (an input-required result), or the call is cancelled (the run
 // is aborted, and its result returned).
-func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolRequest) *mcp.CallToolResult {
+func (s *Server) attach(ctx context.Context, r *servedRun, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	r.mu.Lock()
 	r.req, r.reqCtx = req, ctx
 	r.mu.Unlock()
@@ -183,7 +192,7 @@ func (s *Server) resume(ctx context.Context, name string, req *mcp.CallToolReque
 // input-required result of the call serving the run (protocol 2026-07-28
 // and later), else with an elicitation/create request, within
 // ElicitTimeout. ctx is the run's (or one of its tool calls').
-func (r *agentRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+func (r *servedRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	ip := r.session.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return nil, notOffered("the MCP client does not offer elicitation")
@@ -211,19 +220,57 @@ func (r *agentRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elicit
 	return res, err
 }
 
-// runClient is the loop.CallClient of a served agent's run: the questions
-// of what its tool calls use (a used MCP server's elicitation, a plugin's)
-// go to the client that called the agent (agentRun.elicit), at any depth
-// of sub-agents. The run's progress and log messages reach the client as
-// its events (runlog.go); sampling is not passed on.
-type runClient struct{ run *agentRun }
+// runClient is the loop.CallClient of a servedRun: the questions of what
+// it uses (a used MCP server's elicitation, a plugin's) go to its client
+// (servedRun.elicit), at any depth of sub-agents. A served agent's
+// progress and log messages reach the client as its run's events
+// (runlog.go); a tool call's (tool) go to the call serving it at the time
+// (none between calls), with the progress token (token) of the call that
+// started it. Sampling is not passed on.
+type runClient struct {
+	run   *servedRun
+	tool  bool
+	token any
+}
 
-func (runClient) Progress(float64, float64, string)   {}
-func (runClient) Log(string, string, json.RawMessage) {}
-func (runClient) ProgressToken() any                  { return nil }
+func (c runClient) ProgressToken() any { return c.token }
+
+func (c runClient) Progress(progress, total float64, message string) {
+	req, ctx := c.serving()
+	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return
+	}
+	req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: progress, Total: total, Message: message})
+}
+
+func (c runClient) Log(level, logger string, data json.RawMessage) {
+	req, ctx := c.serving()
+	if req == nil {
+		return
+	}
+	var d any = data
+	if data == nil {
+		d = nil
+	}
+	req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: d})
+}
+
+// serving is the call serving a tool call's run now, and its context; nil
+// between calls and for an agent's run.
+func (c runClient) serving() (*mcp.CallToolRequest, context.Context) {
+	if !c.tool {
+		return nil, nil
+	}
+	c.run.mu.Lock()
+	defer c.run.mu.Unlock()
+	if c.run.req == nil || c.run.req.Session == nil {
+		return nil, nil
+	}
+	return c.run.req, c.run.reqCtx
+}
 
 func (runClient) CreateMessage(context.Context, json.RawMessage) (json.RawMessage, error) {
-	return nil, notOffered("a served agent's run does not pass sampling on to the MCP client")
+	return nil, notOffered("sampling is not passed on to the MCP client from a call that may outlive its request")
 }
 
 func (c runClient) Elicit(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -260,7 +307,7 @@ func newToken() (string, error) {
 // progress sends each event to the call serving the run as a log message
 // (runlog.go), and a progress notification per step of the agent itself
 // when that call gave a progress token.
-func (r *agentRun) progress(ev loop.Event) {
+func (r *servedRun) progress(ev loop.Event) {
 	r.log(ev)
 	if ev.Type != loop.EventStepStart || ev.Depth != 0 {
 		return

@@ -34,7 +34,7 @@ var elicitSchema = json.RawMessage(`{"type":"object","properties":{` +
 // declare the elicitation capability cannot be asked: the call is
 // refused.
 type elicitApprover struct {
-	run *agentRun
+	run *servedRun
 }
 
 func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decision {

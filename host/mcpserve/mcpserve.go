@@ -233,7 +233,7 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 				tool.OutputSchema, structured = t.OutputSchema, true
 			}
 			srv.AddTool(tool, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return callTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1)), structured), nil
+				return srv.serveTool(ctx, h, name, req, fmt.Sprintf("mcp-%d", seq.Add(1)), structured), nil
 			}))
 		}
 	}
@@ -267,9 +267,43 @@ func objectSchema(schema json.RawMessage) bool {
 	return json.Unmarshal(schema, &s) == nil && s.Type == "object"
 }
 
-// callTool runs one plugin tool call and maps its outcome: a result, an
-// error result (IsError), or a broken plugin as an error result naming
-// what went wrong. A panic in the call is an error result too: the server
+// serveTool serves a call of tool name. The tool may ask the client
+// questions (a used MCP server's elicitation, a plugin's) through the
+// call's loop.CallClient: a client of protocol 2026-07-28 or later that
+// declared elicitation is asked with input-required results, so the tool
+// call is started as a servedRun that outlives the request (a call with a
+// request state answers one of its questions); other clients are asked
+// during the call, or not at all (callClient).
+func (s *Server) serveTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string, structured bool) *mcp.CallToolResult {
+	if req.Params != nil && req.Params.RequestState != "" {
+		return s.resume(ctx, name, req)
+	}
+	var token any
+	if req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
+	if !asksByResult(req.Session) {
+		return callTool(withClient(ctx, req.Session, token), h, name, req, id, structured)
+	}
+	return s.start(ctx, fmt.Sprintf("tool %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
+		return callTool(loop.WithCallClient(rctx, runClient{run: r, tool: true, token: token}), h, name, req, id, structured)
+	})
+}
+
+// asksByResult reports whether the client of ss is asked questions with
+// input-required results: it declared elicitation, and its protocol
+// version forbids requests of the server during a call.
+func asksByResult(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ip.ProtocolVersion >= mrtrVersion
+}
+
+// callTool runs one tool call (ctx carries the client) and maps its
+// outcome: a result, an error result (IsError), or a broken plugin as an
+// error result naming what went wrong. A panic in the call is an error result too: the server
 // goes on. The result's structured content is passed on when the tool
 // declares an output schema (structured).
 func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string, structured bool) (out *mcp.CallToolResult) {
@@ -283,11 +317,7 @@ func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolR
 	if req.Params != nil {
 		args = string(req.Params.Arguments)
 	}
-	var token any
-	if req.Params != nil {
-		token = req.Params.GetProgressToken()
-	}
-	res, err := h.CallTool(withClient(ctx, req.Session, token), name, args, id)
+	res, err := h.CallTool(ctx, name, args, id)
 	if err != nil {
 		// The text an agent's model would read for the same failure.
 		return errResult("plugin failure: " + err.Error())
