@@ -3,7 +3,14 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
+
+// ErrNotOffered is the error (wrapped) of a CallClient's CreateMessage or
+// Elicit when the client cannot be asked: it did not declare the
+// capability, or its protocol version forbids the request where it would
+// be made.
+var ErrNotOffered = errors.New("the MCP client does not offer it")
 
 // CallClient is what the front end that asked for a tool call offers the
 // tool while it runs: somewhere to report progress and log messages, and

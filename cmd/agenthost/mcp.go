@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcpserve"
 )
 
@@ -106,7 +107,11 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	}
 	ctx = logger.WithContext(ctx)
 
-	h, code := loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
+	// The used MCP servers' questions go to the MCP client whose call
+	// they serve, never to a terminal: stdin is the protocol's, or nobody's.
+	opts := hostOptions(e)
+	opts.MCPElicit = host.ClientElicitor{Log: logger}
+	h, code := loadHost(ctx, configPath(*cfgFlag, e), opts, e)
 	if code != exitOK {
 		return code
 	}

@@ -52,8 +52,11 @@ import (
 //
 // With -elicit the client declares the elicitation capability and answers
 // each elicitation with the next of ANSWERS (comma-separated): allow,
-// always, deny, deny:REASON (a form accepted with that decision), or
-// decline; it prints "elicit: " and the request's first line. Past the
+// always, deny, deny:REASON (a form accepted with that decision), accept
+// (accepted with -content's JSON object), big (accepted with a 70000-byte
+// string in field colour), nested (accepted with an object in field
+// extra), or decline; it prints "elicit: " and the request's first line,
+// and "elicit params: " and the request's parameters as JSON. Past the
 // list it declines.
 //
 // The exit code is 0 when every operation got an answer (error results
@@ -65,6 +68,7 @@ func mcpClientMain() int {
 	tokenEnv := fs.String("token-env", "", "send the bearer token in this environment `variable`")
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this `duration`")
 	elicit := fs.String("elicit", "", "answer elicitations with these comma-separated `answers`")
+	content := fs.String("content", "{}", "the `JSON` object an accept answer carries")
 	fs.StringVar(&protocolVersion, "protocol", "", "ask for this protocol `version` (default: the SDK's latest)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -90,6 +94,10 @@ func mcpClientMain() int {
 	defer cancel()
 	if *elicit != "" {
 		elicitAnswers = strings.Split(*elicit, ",")
+	}
+	if err := json.Unmarshal([]byte(*content), &elicitContent); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpclient: -content: %v\n", err)
+		return 2
 	}
 	if err := mcpClientRun(ctx, *httpURL, *tokenEnv, args, server); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
@@ -139,6 +147,7 @@ var protocolVersion string
 var (
 	elicitMu      sync.Mutex
 	elicitAnswers []string
+	elicitContent map[string]any // -content
 )
 
 // answerElicit answers one elicitation with the next of elicitAnswers.
@@ -147,13 +156,22 @@ func answerElicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult,
 	defer elicitMu.Unlock()
 	first, _, _ := strings.Cut(req.Params.Message, "\n")
 	fmt.Printf("elicit: %s\n", first)
+	params, _ := json.Marshal(req.Params)
+	fmt.Printf("elicit params: %s\n", params)
 	if len(elicitAnswers) == 0 {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	a := elicitAnswers[0]
 	elicitAnswers = elicitAnswers[1:]
-	if a == "decline" {
+	switch a {
+	case "decline":
 		return &mcp.ElicitResult{Action: "decline"}, nil
+	case "accept":
+		return &mcp.ElicitResult{Action: "accept", Content: elicitContent}, nil
+	case "big":
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colour": strings.Repeat("x", 70000)}}, nil
+	case "nested":
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"colour": "red", "extra": map[string]any{"a": 1}}}, nil
 	}
 	decision, reason, _ := strings.Cut(a, ":")
 	content := map[string]any{"decision": decision}

@@ -30,11 +30,12 @@ import (
 const mrtrVersion = "2026-07-28"
 
 // inputKey names the one input request of an input-required result.
-const inputKey = "approval"
+const inputKey = "question"
 
-// agentRun is a served agent's run, which may outlive the call that
-// started it (between round trips).
-type agentRun struct {
+// servedRun is a served agent's run, or a served tool call that may ask
+// questions, which may outlive the call that started it (between round
+// trips).
+type servedRun struct {
 	name    string
 	cancel  context.CancelFunc
 	done    chan struct{} // closed once res is set
@@ -48,15 +49,25 @@ type agentRun struct {
 	reqCtx context.Context      // the context of req
 }
 
-// question is one question of a run and where its answer goes.
+// question is one question of a run (an elicitation: an approval, or a
+// used MCP server's question) and where its answer goes.
 type question struct {
-	q     loop.Question
-	reply chan loop.Decision // buffered: one answer
+	params *mcp.ElicitParams
+	reply  chan answer // buffered: one answer
 }
+
+// answer is the client's answer to a question, or why there is none.
+type answer struct {
+	res *mcp.ElicitResult
+	err error
+}
+
+// errNoAnswer is the error of a question the client did not answer in time.
+var errNoAnswer = fmt.Errorf("the MCP client did not answer within %s", ElicitTimeout)
 
 // waiting is a run waiting for the answer to q, until timer fires.
 type waiting struct {
-	run   *agentRun
+	run   *servedRun
 	q     question
 	timer *time.Timer
 }
@@ -83,16 +94,26 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	if prompt == "" {
 		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
 	}
-	// The run's context ends when the command stops serving, on
-	// CancelSession, when the serving call is cancelled (attach), or when
-	// the client does not come back with an answer.
+	return s.start(ctx, fmt.Sprintf("agent %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
+		run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
+		if req.Session != nil {
+			run.Approver = elicitApprover{run: r}
+			rctx = loop.WithCallClient(rctx, runClient{run: r})
+		}
+		res, err := h.Run(rctx, run)
+		return agentResult(rctx, h, name, res, err)
+	})
+}
+
+// start serves work (what: the run of an agent, or a tool call that may
+// ask the client questions) to the call req of tool name: it runs on a context of
+// its own, which ends when the command stops serving, on CancelSession,
+// when the serving call is cancelled (attach), or when the client does
+// not come back with an answer.
+func (s *Server) start(ctx context.Context, what, name string, req *mcp.CallToolRequest, work func(rctx context.Context, r *servedRun) *mcp.CallToolResult) *mcp.CallToolResult {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(s.base, cancel)
-	r := &agentRun{name: name, cancel: cancel, done: make(chan struct{}), session: req.Session, questions: make(chan question), req: req}
-	run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
-	if req.Session != nil {
-		run.Approver = elicitApprover{run: r}
-	}
+	r := &servedRun{name: name, cancel: cancel, done: make(chan struct{}), session: req.Session, questions: make(chan question), req: req, reqCtx: ctx}
 	unregister := s.register(req.Session, cancel)
 	s.calls.Add(1)
 	go func() {
@@ -102,13 +123,12 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 		defer cancel()
 		defer func() {
 			if v := recover(); v != nil {
-				zerolog.Ctx(ctx).Error().Str("agent", name).Interface("panic", v).Msg("agent run panicked")
-				r.res = errResult(fmt.Sprintf("agent %q failed: internal error: %v", name, v))
+				zerolog.Ctx(ctx).Error().Str("tool", name).Interface("panic", v).Msg("served call panicked")
+				r.res = errResult(fmt.Sprintf("%s failed: internal error: %v", what, v))
 			}
 			close(r.done)
 		}()
-		res, err := h.Run(rctx, run)
-		r.res = agentResult(rctx, h, name, res, err)
+		r.res = work(rctx, r)
 	}()
 	return s.attach(ctx, r, req)
 }
@@ -116,7 +136,7 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 // attach serves run r to the call req until the run ends (its result), asks
 // a question (an input-required result), or the call is cancelled (the run
 // is aborted, and its result returned).
-func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolRequest) *mcp.CallToolResult {
+func (s *Server) attach(ctx context.Context, r *servedRun, req *mcp.CallToolRequest) *mcp.CallToolResult {
 	r.mu.Lock()
 	r.req, r.reqCtx = req, ctx
 	r.mu.Unlock()
@@ -129,7 +149,7 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 	case q := <-r.questions:
 		token, err := newToken()
 		if err != nil {
-			q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "no request state could be made: " + err.Error()}
+			q.reply <- answer{err: fmt.Errorf("no request state could be made: %w", err)}
 			return s.attach(ctx, r, req)
 		}
 		w := &waiting{run: r, q: q}
@@ -138,11 +158,11 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 		s.mu.Unlock()
 		w.timer = time.AfterFunc(ElicitTimeout, func() {
 			if s.take(token) != nil {
-				q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: fmt.Sprintf("the MCP client did not answer within %s", ElicitTimeout)}
+				q.reply <- answer{err: errNoAnswer}
 				r.cancel() // the client has left: nobody will read the result
 			}
 		})
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: elicitParams(q.q)}, RequestState: token}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.params}, RequestState: token}
 	case <-r.done:
 		return r.res
 	case <-ctx.Done():
@@ -160,12 +180,109 @@ func (s *Server) resume(ctx context.Context, name string, req *mcp.CallToolReque
 		return errResult(fmt.Sprintf("agent %q: no run waits for this answer (it was answered already, or it waited more than %s)", name, ElicitTimeout))
 	}
 	w.timer.Stop()
-	d := loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient}
-	if res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult); ok {
-		d = elicitDecision(res)
+	res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult)
+	if !ok {
+		res = &mcp.ElicitResult{Action: "decline"}
 	}
-	w.q.reply <- d
+	w.q.reply <- answer{res: res}
 	return s.attach(ctx, w.run, req)
+}
+
+// elicit asks the client that called run r the question p: as an
+// input-required result of the call serving the run (protocol 2026-07-28
+// and later), else with an elicitation/create request, within
+// ElicitTimeout. ctx is the run's (or one of its tool calls').
+func (r *servedRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	ip := r.session.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil, notOffered("the MCP client does not offer elicitation")
+	}
+	if ip.ProtocolVersion >= mrtrVersion {
+		qu := question{params: p, reply: make(chan answer, 1)}
+		select {
+		case r.questions <- qu:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		select {
+		case a := <-qu.reply:
+			return a.res, a.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
+	defer cancel()
+	res, err := r.session.Elicit(ectx, p)
+	if err != nil && ctx.Err() == nil && ectx.Err() != nil {
+		return nil, errNoAnswer
+	}
+	return res, err
+}
+
+// runClient is the loop.CallClient of a servedRun: the questions of what
+// it uses (a used MCP server's elicitation, a plugin's) go to its client
+// (servedRun.elicit), at any depth of sub-agents. A served agent's
+// progress and log messages reach the client as its run's events
+// (runlog.go); a tool call's (tool) go to the call serving it at the time
+// (none between calls), with the progress token (token) of the call that
+// started it. Sampling is not passed on.
+type runClient struct {
+	run   *servedRun
+	tool  bool
+	token any
+}
+
+func (c runClient) ProgressToken() any { return c.token }
+
+func (c runClient) Progress(progress, total float64, message string) {
+	req, ctx := c.serving()
+	if req == nil || req.Params == nil || req.Params.GetProgressToken() == nil {
+		return
+	}
+	req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: progress, Total: total, Message: message})
+}
+
+func (c runClient) Log(level, logger string, data json.RawMessage) {
+	req, ctx := c.serving()
+	if req == nil {
+		return
+	}
+	var d any = data
+	if data == nil {
+		d = nil
+	}
+	req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: d})
+}
+
+// serving is the call serving a tool call's run now, and its context; nil
+// between calls and for an agent's run.
+func (c runClient) serving() (*mcp.CallToolRequest, context.Context) {
+	if !c.tool {
+		return nil, nil
+	}
+	c.run.mu.Lock()
+	defer c.run.mu.Unlock()
+	if c.run.req == nil || c.run.req.Session == nil {
+		return nil, nil
+	}
+	return c.run.req, c.run.reqCtx
+}
+
+func (runClient) CreateMessage(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return nil, notOffered("sampling is not passed on to the MCP client from a call that may outlive its request")
+}
+
+func (c runClient) Elicit(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	var p mcp.ElicitParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("not an elicitation/create request: %v", err)
+	}
+	res, err := c.run.elicit(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // take removes and returns the run waiting under token, or nil.
@@ -190,7 +307,7 @@ func newToken() (string, error) {
 // progress sends each event to the call serving the run as a log message
 // (runlog.go), and a progress notification per step of the agent itself
 // when that call gave a progress token.
-func (r *agentRun) progress(ev loop.Event) {
+func (r *servedRun) progress(ev loop.Event) {
 	r.log(ev)
 	if ev.Type != loop.EventStepStart || ev.Depth != 0 {
 		return

@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ var elicitSchema = json.RawMessage(`{"type":"object","properties":{` +
 // declare the elicitation capability cannot be asked: the call is
 // refused.
 type elicitApprover struct {
-	run *agentRun
+	run *servedRun
 }
 
 func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decision {
@@ -42,28 +43,12 @@ func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decisi
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone,
 			Reason: "the MCP client cannot be asked (it does not support elicitation); run the agent where a person can approve it, or remove the tool from approve in agents.hcl"}
 	}
-	if ip.ProtocolVersion >= mrtrVersion {
-		qu := question{q: q, reply: make(chan loop.Decision, 1)}
-		select {
-		case a.run.questions <- qu:
-		case <-ctx.Done():
-			return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
-		}
-		select {
-		case d := <-qu.reply:
-			return d
-		case <-ctx.Done():
-			return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
-		}
-	}
-	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
-	defer cancel()
-	res, err := a.run.session.Elicit(ectx, elicitParams(q))
+	res, err := a.run.elicit(ctx, elicitParams(q))
 	switch {
 	case ctx.Err() != nil:
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
-	case ectx.Err() != nil:
-		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: fmt.Sprintf("the MCP client did not answer within %s", ElicitTimeout)}
+	case errors.Is(err, errNoAnswer):
+		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: err.Error()}
 	case err != nil:
 		zerolog.Ctx(ctx).Warn().Err(err).Str("tool", q.Call.Name).Msg("elicitation failed: call refused")
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "asking the MCP client failed: " + clipReason(err.Error(), 500)}

@@ -3,7 +3,6 @@ package mcpserve
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,7 +60,7 @@ func (c *callClient) capabilities() *mcp.ClientCapabilities {
 
 func (c *callClient) CreateMessage(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if c.capabilities().Sampling == nil {
-		return nil, errors.New("the MCP client does not offer sampling")
+		return nil, notOffered("the MCP client does not offer sampling")
 	}
 	var p mcp.CreateMessageParams
 	if err := json.Unmarshal(params, &p); err != nil {
@@ -74,9 +73,23 @@ func (c *callClient) CreateMessage(_ context.Context, params json.RawMessage) (j
 	return json.Marshal(res)
 }
 
+// notOfferedError is a loop.ErrNotOffered saying what is not offered.
+type notOfferedError string
+
+func (e notOfferedError) Error() string { return string(e) }
+func (e notOfferedError) Unwrap() error { return loop.ErrNotOffered }
+
+func notOffered(msg string) error { return notOfferedError(msg) }
+
 func (c *callClient) Elicit(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
 	if c.capabilities().Elicitation == nil {
-		return nil, errors.New("the MCP client does not offer elicitation")
+		return nil, notOffered("the MCP client does not offer elicitation")
+	}
+	if ip := c.ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+		// SEP-2322 forbids a request of the server during a call of
+		// this version; the call would have to end with an
+		// input-required result instead, which a tool call does not.
+		return nil, notOffered("the MCP client's protocol version " + ip.ProtocolVersion + " takes no elicitation/create during a tool call")
 	}
 	var p mcp.ElicitParams
 	if err := json.Unmarshal(params, &p); err != nil {

@@ -85,6 +85,9 @@ type Server struct {
 	// they offer besides tools (plugins.go).
 	plugins []*plugin.Plugin
 	offers  *offers
+	// tools keeps the served tools in step with the host's (tools.go);
+	// nil without --tools.
+	tools *servedTools
 }
 
 type call struct{ cancel context.CancelFunc }
@@ -208,6 +211,7 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 	served := map[string]string{} // name → what serves it, for collisions
 	if opts.Tools {
 		st := &servedTools{h: h, srv: srv, log: *log, agents: map[string]bool{}}
+		srv.tools = st
 		if opts.Agent != "" {
 			st.want = map[string]bool{}
 			for _, t := range h.Config.Agent(opts.Agent).Tools {
@@ -258,9 +262,58 @@ func objectSchema(schema json.RawMessage) bool {
 	return json.Unmarshal(schema, &s) == nil && s.Type == "object"
 }
 
-// callTool runs one plugin tool call and maps its outcome: a result, an
-// error result (IsError), or a broken plugin as an error result naming
-// what went wrong. A panic in the call is an error result too: the server
+// serveTool serves a call of tool name. The tool may ask the client
+// questions (a used MCP server's elicitation, a plugin's) through the
+// call's loop.CallClient: a client of protocol 2026-07-28 or later that
+// declared elicitation is asked with input-required results, so the tool
+// call is started as a servedRun that outlives the request (a call with a
+// request state answers one of its questions); other clients are asked
+// during the call, or not at all (callClient).
+func (s *Server) serveTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string, structured bool) *mcp.CallToolResult {
+	if req.Params != nil && req.Params.RequestState != "" {
+		return s.resume(ctx, name, req)
+	}
+	var token any
+	if req.Params != nil {
+		token = req.Params.GetProgressToken()
+	}
+	if !asksByResult(req.Session) {
+		defer s.afterCall(ctx)
+		return callTool(withClient(ctx, req.Session, token), h, name, req, id, structured)
+	}
+	return s.start(ctx, fmt.Sprintf("tool %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
+		defer s.afterCall(rctx)
+		return callTool(loop.WithCallClient(rctx, runClient{run: r, tool: true, token: token}), h, name, req, id, structured)
+	})
+}
+
+// afterCall serves what a tool call changed once it ended: the tools,
+// resources and prompts a plugin or a used MCP server said changed, the
+// resources it said were updated (plugins.go, tools.go). A changed list is
+// served before the call's result goes out, so that a client listing the
+// tools on that result sees the new ones.
+func (s *Server) afterCall(ctx context.Context) {
+	if s.tools != nil {
+		s.tools.h.RefreshTools(ctx)
+		s.tools.sync()
+	}
+	s.pluginNews(ctx)
+}
+
+// asksByResult reports whether the client of ss is asked questions with
+// input-required results: it declared elicitation, and its protocol
+// version forbids requests of the server during a call.
+func asksByResult(ss *mcp.ServerSession) bool {
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ip.ProtocolVersion >= mrtrVersion
+}
+
+// callTool runs one tool call (ctx carries the client) and maps its
+// outcome: a result, an error result (IsError), or a broken plugin as an
+// error result naming what went wrong. A panic in the call is an error result too: the server
 // goes on. The result's structured content is passed on when the tool
 // declares an output schema (structured).
 func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolRequest, id string, structured bool) (out *mcp.CallToolResult) {
@@ -274,11 +327,7 @@ func callTool(ctx context.Context, h *host.Host, name string, req *mcp.CallToolR
 	if req.Params != nil {
 		args = string(req.Params.Arguments)
 	}
-	var token any
-	if req.Params != nil {
-		token = req.Params.GetProgressToken()
-	}
-	res, err := h.CallTool(withClient(ctx, req.Session, token), name, args, id)
+	res, err := h.CallTool(ctx, name, args, id)
 	if err != nil {
 		// The text an agent's model would read for the same failure.
 		return errResult("plugin failure: " + err.Error())

@@ -85,7 +85,7 @@ func cut(s string, max int) string {
 
 // log sends ev to the call serving the run, when there is one, as a log
 // message.
-func (r *agentRun) log(ev loop.Event) {
+func (r *servedRun) log(ev loop.Event) {
 	r.mu.Lock()
 	req, ctx := r.req, r.reqCtx
 	r.mu.Unlock()

@@ -96,14 +96,7 @@ func (st *servedTools) add(t host.Tool) {
 		tool.OutputSchema, structured = t.OutputSchema, true
 	}
 	st.srv.AddTool(tool, st.srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res := callTool(ctx, st.h, name, req, fmt.Sprintf("mcp-%d", st.seq.Add(1)), structured)
-		// A plugin may have said during the call that its tools changed:
-		// the list is brought up to date before the result goes out, so
-		// that a client listing the tools on it sees the new ones.
-		st.h.RefreshTools(ctx)
-		st.sync()
-		st.srv.pluginNews(ctx)
-		return res, nil
+		return st.srv.serveTool(ctx, st.h, name, req, fmt.Sprintf("mcp-%d", st.seq.Add(1)), structured), nil
 	}))
 }
 
