@@ -14,23 +14,30 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/clientmodel"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // A served agent's run asks the client about the calls that need approval
-// (elicitApprover). Clients of protocol versions before 2026-07-28 are
-// asked with a server-initiated elicitation/create during the call. Later
-// versions forbid that (SEP-2322): the call then ends with an
-// input-required result carrying the elicitation and a request state, the
-// run waiting meanwhile, and the client calls again with the answer and
-// the state; that call picks the run up where it waits. A client that does
-// not come back within ElicitTimeout has left: the run is aborted.
+// (elicitApprover), and, when its model has provider = "mcp_client", for
+// each model request (sampling.go). Clients of protocol versions before
+// 2026-07-28 are asked with a server-initiated request (elicitation/create,
+// sampling/createMessage) during the call. Later versions forbid that
+// (SEP-2322): the call then ends with an input-required result carrying
+// the request and a request state, the run waiting meanwhile, and the
+// client calls again with the answer and the state; that call picks the
+// run up where it waits. A client that does not come back within
+// ElicitTimeout has left: the run is aborted.
 
 // mrtrVersion is the first protocol version with multi round-trip requests.
 const mrtrVersion = "2026-07-28"
 
-// inputKey names the one input request of an input-required result.
-const inputKey = "approval"
+// The keys of the one input request of an input-required result: an
+// approval (elicitation) or a model request (sampling).
+const (
+	inputKey  = "approval"
+	sampleKey = "sample"
+)
 
 // agentRun is a served agent's run, which may outlive the call that
 // started it (between round trips).
@@ -40,7 +47,8 @@ type agentRun struct {
 	done    chan struct{} // closed once res is set
 	res     *mcp.CallToolResult
 	session *mcp.ServerSession
-	// questions carries the run's questions to the call serving it.
+	// questions carries the run's requests to the client to the call
+	// serving it.
 	questions chan question
 
 	mu     sync.Mutex
@@ -48,10 +56,37 @@ type agentRun struct {
 	reqCtx context.Context      // the context of req
 }
 
-// question is one question of a run and where its answer goes.
+// question is one request of a run to the client, made as the input
+// request key of a result, and where its answer goes.
 type question struct {
-	q     loop.Question
-	reply chan loop.Decision // buffered: one answer
+	key   string
+	req   mcp.InputRequest
+	reply chan answer // buffered: one answer
+}
+
+// answer is the client's answer to a question (nil when its retried call
+// carried none), or why there is none.
+type answer struct {
+	res mcp.InputResponse
+	err error
+}
+
+// ask puts req to the client as the input request key of the result of
+// the call serving the run (now, or the next one), and waits for the
+// answer.
+func (r *agentRun) ask(ctx context.Context, key string, req mcp.InputRequest) (mcp.InputResponse, error) {
+	q := question{key: key, req: req, reply: make(chan answer, 1)}
+	select {
+	case r.questions <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-q.reply:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // waiting is a run waiting for the answer to q, until timer fires.
@@ -83,6 +118,12 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	if prompt == "" {
 		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
 	}
+	need := h.ClientNeeds(name)
+	if need.Sampling {
+		if msg := samplingRefused(req.Session, need); msg != "" {
+			return errResult(fmt.Sprintf("agent %q: %s", name, msg))
+		}
+	}
 	// The run's context ends when the command stops serving, on
 	// CancelSession, when the serving call is cancelled (attach), or when
 	// the client does not come back with an answer.
@@ -92,6 +133,9 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
 	if req.Session != nil {
 		run.Approver = elicitApprover{run: r}
+		if need.Sampling {
+			rctx = clientmodel.WithClient(rctx, runClient{run: r})
+		}
 	}
 	unregister := s.register(req.Session, cancel)
 	s.calls.Add(1)
@@ -129,7 +173,7 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 	case q := <-r.questions:
 		token, err := newToken()
 		if err != nil {
-			q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "no request state could be made: " + err.Error()}
+			q.reply <- answer{err: fmt.Errorf("no request state could be made: %w", err)}
 			return s.attach(ctx, r, req)
 		}
 		w := &waiting{run: r, q: q}
@@ -138,11 +182,11 @@ func (s *Server) attach(ctx context.Context, r *agentRun, req *mcp.CallToolReque
 		s.mu.Unlock()
 		w.timer = time.AfterFunc(ElicitTimeout, func() {
 			if s.take(token) != nil {
-				q.reply <- loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: fmt.Sprintf("the MCP client did not answer within %s", ElicitTimeout)}
+				q.reply <- answer{err: fmt.Errorf("the MCP client did not answer within %s", ElicitTimeout)}
 				r.cancel() // the client has left: nobody will read the result
 			}
 		})
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: elicitParams(q.q)}, RequestState: token}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{q.key: q.req}, RequestState: token}
 	case <-r.done:
 		return r.res
 	case <-ctx.Done():
@@ -160,11 +204,7 @@ func (s *Server) resume(ctx context.Context, name string, req *mcp.CallToolReque
 		return errResult(fmt.Sprintf("agent %q: no run waits for this answer (it was answered already, or it waited more than %s)", name, ElicitTimeout))
 	}
 	w.timer.Stop()
-	d := loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient}
-	if res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult); ok {
-		d = elicitDecision(res)
-	}
-	w.q.reply <- d
+	w.q.reply <- answer{res: req.Params.InputResponses[w.q.key]}
 	return s.attach(ctx, w.run, req)
 }
 

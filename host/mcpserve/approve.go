@@ -43,18 +43,17 @@ func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decisi
 			Reason: "the MCP client cannot be asked (it does not support elicitation); run the agent where a person can approve it, or remove the tool from approve in agents.hcl"}
 	}
 	if ip.ProtocolVersion >= mrtrVersion {
-		qu := question{q: q, reply: make(chan loop.Decision, 1)}
-		select {
-		case a.run.questions <- qu:
-		case <-ctx.Done():
+		res, err := a.run.ask(ctx, inputKey, elicitParams(q))
+		switch {
+		case ctx.Err() != nil:
 			return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
+		case err != nil:
+			return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: err.Error()}
 		}
-		select {
-		case d := <-qu.reply:
-			return d
-		case <-ctx.Done():
-			return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
+		if res, ok := res.(*mcp.ElicitResult); ok {
+			return elicitDecision(res)
 		}
+		return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient}
 	}
 	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
 	defer cancel()
