@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agenthost/agenthost/host/clientmodel"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/host/plugin"
@@ -301,6 +302,17 @@ func (h *Host) models(opts Options) (map[string]loop.Model, error) {
 			continue
 		}
 		p := provs[m.Provider]
+		if m.Provider == config.ProviderMCPClient {
+			var lm loop.Model = clientmodel.New(clientmodel.Options{
+				Model: m.Name, Where: ModelWhere(m),
+				ModelID: m.ID, MaxTokens: m.MaxTokens, Temperature: m.Temperature,
+			})
+			if h.recorder != nil {
+				lm = h.recorder.Wrap(m.ID, lm)
+			}
+			out[m.Name] = lm
+			continue
+		}
 		var lm loop.Model = provider.New(provider.Options{
 			BaseURL:        p.BaseURL,
 			APIKey:         p.APIKey,
@@ -332,11 +344,13 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 			model = m
 		}
 	}
-	var prov *config.Provider
-	for _, p := range cfg.Providers {
-		if p.Name == model.Provider {
-			prov = p
-		}
+	prov := cfg.Provider(model.Provider)
+	if prov == nil {
+		// provider = "mcp_client": the client's errors are not retried
+		// (clientmodel), its final request carries no tools, and an
+		// output schema is asked for in the prompt (sampling has no
+		// response format).
+		prov = &config.Provider{Retry: config.Retry{Attempts: 1}, FinalStepTools: config.FinalToolsOmit, StructuredOutput: config.StructuredPrompt}
 	}
 	ts := newToolset(h, slices.Clone(a.Tools))
 	la := &loop.Agent{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/host/clientmodel"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
@@ -43,11 +44,13 @@ type RunRequest struct {
 // UsageError is a run refused for what was asked: an agent that does not
 // exist, no default agent, or a session that cannot be continued (not
 // found, not a valid id, in use by another run, or another agent's), or a
-// data_dir that is not private to the user (session.ErrNotPrivate).
-// Nothing ran and nothing was appended to a session. Err is the cause:
-// an *UnknownAgentError, a *SessionAgentError, session.ErrNotFound,
-// session.ErrBusy (a *session.BusyError), session.ErrNotPrivate or another
-// error saying what is wrong; errors.Is and errors.As see through to it.
+// data_dir that is not private to the user (session.ErrNotPrivate), or
+// an agent whose model needs an MCP client where there is none. Nothing
+// ran and nothing was appended to a session. Err is the cause: an
+// *UnknownAgentError, a *SessionAgentError, session.ErrNotFound,
+// session.ErrBusy (a *session.BusyError), session.ErrNotPrivate, a
+// *NoClientError or another error saying what is wrong; errors.Is and
+// errors.As see through to it.
 type UsageError struct {
 	// Session is RunRequest.Session when the error is about the session.
 	Session string
@@ -95,6 +98,12 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	agent, err := h.selectAgent(req.Agent)
 	if err != nil {
 		return nil, err
+	}
+	if h.player == nil && clientmodel.ClientFrom(ctx) == nil {
+		// A replayed run answers from its cassette: it needs no client.
+		if need := h.ClientNeeds(agent.Name); need.Sampling {
+			return nil, &UsageError{Err: &NoClientError{need}}
+		}
 	}
 	sess, history, err := h.openSession(agent, req.Session)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/tracing"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -68,6 +69,9 @@ func (h *Host) traceAgents() map[string]tracing.Agent {
 		for _, m := range h.Config.Models {
 			if m.Name != a.Model {
 				continue
+			}
+			if m.Provider == config.ProviderMCPClient {
+				ta.Provider = m.Provider
 			}
 			for _, p := range h.Config.Providers {
 				if p.Name == m.Provider {

@@ -116,14 +116,19 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 		return code
 	}
 	defer h.Close(context.WithoutCancel(ctx))
-	srv, err := mcpserve.New(ctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
+	// The served calls, and the agent runs waiting for a client's
+	// answer between two calls, end with serving.
+	sctx, stopServing := context.WithCancel(ctx)
+	srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
 	if err != nil {
+		stopServing()
 		return usageErr(e, "mcp serve: %v", err)
 	}
 	// Calls still running when the client goes away were cancelled with
 	// it: wait for them to end (aborted, their sessions written) before
 	// the host is closed.
 	defer srv.Wait()
+	defer stopServing()
 	if *httpAddr != "" {
 		return serveHTTP(ctx, srv, *httpAddr, token, limits, &logger, e)
 	}

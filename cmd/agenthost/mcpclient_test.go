@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -22,7 +23,7 @@ import (
 // client made with the official Go SDK that connects to a server and runs
 // operations in order, printing what it got on stdout.
 //
-//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] [-elicit ANSWERS] [-protocol V] OP... [-- SERVER ARGS...]
+//	mcpclient [-http URL | -url-from LOG] [-token-env VAR] [-timeout D] [-elicit ANSWERS] [-sample FILE | -sample-text FILE] [-protocol V] OP... [-- SERVER ARGS...]
 //
 // With -http it connects to URL (-url-from: the URL that 'agenthost mcp
 // serve --http' logged in LOG) (streamable HTTP; with -token-env, sending
@@ -59,6 +60,14 @@ import (
 // and "elicit params: " and the request's parameters as JSON. Past the
 // list it declines.
 //
+// With -sample the client declares sampling with tools (sampling.tools),
+// with -sample-text sampling without tools, and answers each
+// sampling/createMessage request with the next line of FILE, a JSON
+// object: {"text": T} (an end of turn), {"tool_use": [{"name": N,
+// "input": {...}}, ...]} (with "text" too if wanted), or {"error": E} (the
+// request fails). It prints one line per request (see printSample). Past
+// the file's end the request fails.
+//
 // The exit code is 0 when every operation got an answer (error results
 // included), 1 otherwise (the error on stderr).
 func mcpClientMain() int {
@@ -69,6 +78,8 @@ func mcpClientMain() int {
 	timeout := fs.Duration("timeout", 60*time.Second, "give up after this `duration`")
 	elicit := fs.String("elicit", "", "answer elicitations with these comma-separated `answers`")
 	content := fs.String("content", "{}", "the `JSON` object an accept answer carries")
+	sample := fs.String("sample", "", "answer sampling requests (with tools) with the lines of this `file`")
+	sampleText := fs.String("sample-text", "", "answer sampling requests (without tools) with the lines of this `file`")
 	fs.StringVar(&protocolVersion, "protocol", "", "ask for this protocol `version` (default: the SDK's latest)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
@@ -98,6 +109,18 @@ func mcpClientMain() int {
 	if err := json.Unmarshal([]byte(*content), &elicitContent); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpclient: -content: %v\n", err)
 		return 2
+	}
+	for _, f := range []string{*sample, *sampleText} {
+		if f == "" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
+			return 1
+		}
+		sampleAnswers = strings.Split(strings.TrimSpace(string(b)), "\n")
+		sampleTools = f == *sample
 	}
 	if err := mcpClientRun(ctx, *httpURL, *tokenEnv, args, server); err != nil {
 		fmt.Fprintf(os.Stderr, "mcpclient: %v\n", err)
@@ -150,6 +173,93 @@ var (
 	elicitContent map[string]any // -content
 )
 
+// sampleAnswers are the lines of -sample's (sampleTools) or -sample-text's
+// file, taken in order.
+var (
+	sampleMu      sync.Mutex
+	sampleAnswers []string
+	sampleTools   bool
+)
+
+// answerSample answers one sampling request with the next of
+// sampleAnswers, after printing it (printSample).
+func answerSample(_ context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+	sampleMu.Lock()
+	defer sampleMu.Unlock()
+	printSample(req.Params)
+	if len(sampleAnswers) == 0 {
+		return nil, fmt.Errorf("mcpclient has no more sampling answers")
+	}
+	line := sampleAnswers[0]
+	sampleAnswers = sampleAnswers[1:]
+	var a struct {
+		Text    string `json:"text"`
+		Error   string `json:"error"`
+		ToolUse []struct {
+			Name  string         `json:"name"`
+			Input map[string]any `json:"input"`
+		} `json:"tool_use"`
+	}
+	if err := json.Unmarshal([]byte(line), &a); err != nil {
+		return nil, fmt.Errorf("mcpclient: sampling answer %q: %v", line, err)
+	}
+	if a.Error != "" {
+		return nil, errors.New(a.Error)
+	}
+	res := &mcp.CreateMessageWithToolsResult{Role: "assistant", Model: "client-model", StopReason: "endTurn"}
+	if a.Text != "" || len(a.ToolUse) == 0 {
+		res.Content = append(res.Content, &mcp.TextContent{Text: a.Text})
+	}
+	for i, tu := range a.ToolUse {
+		res.Content = append(res.Content, &mcp.ToolUseContent{ID: fmt.Sprintf("tu%d", i+1), Name: tu.Name, Input: tu.Input})
+		res.StopReason = "toolUse"
+	}
+	return res, nil
+}
+
+// printSample prints a sampling request as one line: "sample:", the
+// tools offered ("-" for none), the tool choice when set, the model hint,
+// maxTokens, and each message as ROLE:KINDS (KINDS: its content types,
+// joined by "+"; a tool_result that reports an error is tool_error).
+func printSample(p *mcp.CreateMessageWithToolsParams) {
+	var tools []string
+	for _, t := range p.Tools {
+		tools = append(tools, t.Name)
+	}
+	if tools == nil {
+		tools = []string{"-"}
+	}
+	line := "sample: tools " + strings.Join(tools, ",")
+	if p.ToolChoice != nil {
+		line += "; choice " + p.ToolChoice.Mode
+	}
+	if p.ModelPreferences != nil && len(p.ModelPreferences.Hints) > 0 {
+		line += "; hint " + p.ModelPreferences.Hints[0].Name
+	}
+	line += fmt.Sprintf("; max %d;", p.MaxTokens)
+	for _, m := range p.Messages {
+		var kinds []string
+		for _, c := range m.Content {
+			switch c := c.(type) {
+			case *mcp.TextContent:
+				kinds = append(kinds, "text")
+			case *mcp.ToolUseContent:
+				kinds = append(kinds, "tool_use")
+			case *mcp.ToolResultContent:
+				if c.IsError {
+					kinds = append(kinds, "tool_error")
+				} else {
+					kinds = append(kinds, "tool_result")
+				}
+			default:
+				kinds = append(kinds, fmt.Sprintf("%T", c))
+			}
+		}
+		line += fmt.Sprintf(" %s:%s", m.Role, strings.Join(kinds, "+"))
+	}
+	fmt.Println(line)
+}
+
 // answerElicit answers one elicitation with the next of elicitAnswers.
 func answerElicit(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	elicitMu.Lock()
@@ -196,6 +306,25 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { note(resourcesChanged, struct{}{}) }
 	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { note(promptsChanged, struct{}{}) }
 	opts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { note(updated, req.Params.URI) }
+	switch {
+	case sampleAnswers != nil && sampleTools:
+		opts.CreateMessageWithToolsHandler = answerSample
+	case sampleAnswers != nil:
+		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			p := &mcp.CreateMessageWithToolsParams{MaxTokens: req.Params.MaxTokens, ModelPreferences: req.Params.ModelPreferences}
+			for _, m := range req.Params.Messages {
+				p.Messages = append(p.Messages, &mcp.SamplingMessageV2{Role: m.Role, Content: []mcp.Content{m.Content}})
+			}
+			res, err := answerSample(ctx, &mcp.CreateMessageWithToolsRequest{Params: p})
+			if err != nil {
+				return nil, err
+			}
+			if len(res.Content) != 1 {
+				return nil, fmt.Errorf("mcpclient: -sample-text answers hold one text block")
+			}
+			return &mcp.CreateMessageResult{Role: res.Role, Model: res.Model, StopReason: res.StopReason, Content: res.Content[0]}, nil
+		}
+	}
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		d, _ := json.Marshal(req.Params.Data)
 		fmt.Printf("log %s %s: %s\n", req.Params.Level, req.Params.Logger, d)

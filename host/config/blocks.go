@@ -280,7 +280,11 @@ func (b *builder) reference(owner string, v string, r, defRange hcl.Range, attr,
 
 func (b *builder) model(rm *rawModel, cfg *Config) *Model {
 	m := &Model{Name: rm.Name, ID: rm.Name, DefRange: rm.DefRange}
-	m.Provider = b.reference(fmt.Sprintf("model %q", rm.Name), rm.Provider, rm.ProviderRange, rm.DefRange, "provider", "provider", providerNames(cfg))
+	if rm.Provider == ProviderMCPClient && b.set(rm.ProviderRange) {
+		m.Provider = ProviderMCPClient
+	} else {
+		m.Provider = b.reference(fmt.Sprintf("model %q", rm.Name), rm.Provider, rm.ProviderRange, rm.DefRange, "provider", "provider", providerNames(cfg))
+	}
 	if b.set(rm.IDRange) {
 		if strings.TrimSpace(rm.ID) == "" {
 			b.errorf(rm.IDRange, "Invalid name", "name is the model id sent to the provider, like \"gpt-4o-mini\"; remove it to use the block label %q.", rm.Name)

@@ -239,6 +239,11 @@ func (b *builder) build(body hcl.Body) *Config {
 
 	providers := map[string]hcl.Range{}
 	for _, rp := range raw.Providers {
+		if rp.Name == ProviderMCPClient {
+			b.errorf(rp.NameRange, "Reserved provider name",
+				"provider %q names the MCP client that calls a served agent (model blocks use it as provider = %q without a provider block); give this provider block another name.", ProviderMCPClient, ProviderMCPClient)
+			continue
+		}
 		if b.declared("provider", rp.Name, rp.NameRange, providers) {
 			p := b.provider(rp)
 			p.APIKeyEnv = envReads(body, "provider", rp.Name, "api_key")

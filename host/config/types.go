@@ -119,10 +119,16 @@ type Retry struct {
 	MaxDelay time.Duration
 }
 
+// ProviderMCPClient is the provider of a model block whose requests go to
+// the MCP client that called the agent (`agenthost mcp serve`), as
+// sampling/createMessage requests. No provider block has this name.
+const ProviderMCPClient = "mcp_client"
+
 // Model is a model block.
 type Model struct {
-	Name     string // block label
-	Provider string // provider block name
+	Name string // block label
+	// Provider is the provider block's name, or ProviderMCPClient.
+	Provider string
 	// ID is the model name sent to the provider (the "name" attribute).
 	ID string
 	// IDEnv are the environment variables the name attribute reads with

@@ -292,6 +292,10 @@ func TestValidationRules(t *testing.T) {
 			"Invalid output_schema", "not a valid JSON Schema", "4:19", false},
 		{"structured_output unknown", "provider \"q\" {\n  base_url = \"http://127.0.0.1:2/v1\"\n  structured_output = \"json\"\n}\nagent \"a\" {}\n", nil,
 			"Invalid structured_output", `one of "json_schema", "json_object", "prompt", not "json"`, "5:23", false},
+		{"provider named mcp_client", "provider \"mcp_client\" {\n  base_url = \"http://127.0.0.1:2/v1\"\n}\nagent \"a\" {}\n", nil,
+			"Reserved provider name", `names the MCP client that calls a served agent`, "3:10", false},
+		{"mcp_client model without price under a cost limit", "model \"c\" {\n  provider = \"mcp_client\"\n}\nagent \"a\" {\n  model = \"c\"\n  cost  = 1\n}\n", nil,
+			"Missing price", `model "c" has no price`, "8:11", false},
 		{"one-line block with several attributes", "agent \"a\" {\n  doom_loop { threshold = 3  action = \"warn\" }\n}\n", nil,
 			"Invalid single-argument block definition", "put each attribute on its own line", "4:30", false},
 	}
@@ -319,6 +323,19 @@ func TestValidationRules(t *testing.T) {
 				t.Errorf("cfg = %v; want nil exactly when there are errors", cfg)
 			}
 		})
+	}
+}
+
+// TestMCPClientProvider checks a model with provider = "mcp_client": no
+// provider block is needed, and the model keeps its other attributes.
+func TestMCPClientProvider(t *testing.T) {
+	cfg, diags := parseIn(t, "model \"c\" {\n  provider   = \"mcp_client\"\n  name       = \"claude\"\n  max_tokens = 100\n}\nagent \"a\" {\n  model = \"c\"\n}\n", nil)
+	if diags.HasErrors() || cfg == nil {
+		t.Fatalf("want a valid config, got:%s", dump(diags))
+	}
+	m := cfg.Model("c")
+	if m.Provider != ProviderMCPClient || m.ID != "claude" || m.MaxTokens != 100 || len(cfg.Providers) != 0 {
+		t.Errorf("model c = %+v, providers %d; want provider %q, name claude, max_tokens 100, no provider", m, len(cfg.Providers), ProviderMCPClient)
 	}
 }
 

@@ -101,6 +101,10 @@ func since(t time.Time) float64 {
 // that makes the later checks pointless (no DNS, no connection) stops
 // there.
 func CheckModel(ctx context.Context, p *config.Provider, m *config.Model) Model {
+	if m.Provider == config.ProviderMCPClient {
+		return Model{Model: m.Name, ID: m.ID, Provider: m.Provider, Checks: []Check{{Name: "mcp_client", Status: Skip,
+			Detail: "its requests go to the MCP client that calls the agent (sampling); there is nothing to reach from here"}}}
+	}
 	secrets := redact.Secrets(p.BaseURL)
 	secrets = append(secrets, p.APIKey)
 	for _, v := range p.Headers {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -14,23 +15,31 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/clientmodel"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // A served agent's run asks the client about the calls that need approval
-// (elicitApprover). Clients of protocol versions before 2026-07-28 are
-// asked with a server-initiated elicitation/create during the call. Later
-// versions forbid that (SEP-2322): the call then ends with an
-// input-required result carrying the elicitation and a request state, the
-// run waiting meanwhile, and the client calls again with the answer and
-// the state; that call picks the run up where it waits. A client that does
-// not come back within ElicitTimeout has left: the run is aborted.
+// (elicitApprover), passes on the questions of what it uses (runClient),
+// and, when its model has provider = "mcp_client", sends it each model
+// request (sampling.go). Clients of protocol versions before 2026-07-28 are
+// asked with a server-initiated request (elicitation/create,
+// sampling/createMessage) during the call. Later versions forbid that
+// (SEP-2322): the call then ends with an input-required result carrying
+// the request and a request state, the run waiting meanwhile, and the
+// client calls again with the answer and the state; that call picks the
+// run up where it waits. A client that does not come back within
+// ElicitTimeout has left: the run is aborted.
 
 // mrtrVersion is the first protocol version with multi round-trip requests.
 const mrtrVersion = "2026-07-28"
 
-// inputKey names the one input request of an input-required result.
-const inputKey = "question"
+// The keys of the one input request of an input-required result: a
+// question (elicitation) or a model request (sampling).
+const (
+	inputKey  = "question"
+	sampleKey = "sample"
+)
 
 // servedRun is a served agent's run, or a served tool call that may ask
 // questions, which may outlive the call that started it (between round
@@ -49,17 +58,38 @@ type servedRun struct {
 	reqCtx context.Context      // the context of req
 }
 
-// question is one question of a run (an elicitation: an approval, or a
-// used MCP server's question) and where its answer goes.
+// question is one request of a run to the client (an elicitation: an
+// approval or a used MCP server's question; or a model request), made as
+// the input request key of a result, and where its answer goes.
 type question struct {
-	params *mcp.ElicitParams
-	reply  chan answer // buffered: one answer
+	key   string
+	req   mcp.InputRequest
+	reply chan answer // buffered: one answer
 }
 
-// answer is the client's answer to a question, or why there is none.
+// answer is the client's answer to a question (nil when its retried call
+// carried none), or why there is none.
 type answer struct {
-	res *mcp.ElicitResult
+	res mcp.InputResponse
 	err error
+}
+
+// ask puts req to the client as the input request key of the result of
+// the call serving the run (now, or the next one), and waits for the
+// answer.
+func (r *servedRun) ask(ctx context.Context, key string, req mcp.InputRequest) (mcp.InputResponse, error) {
+	q := question{key: key, req: req, reply: make(chan answer, 1)}
+	select {
+	case r.questions <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-q.reply:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // errNoAnswer is the error of a question the client did not answer in time.
@@ -94,11 +124,20 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	if prompt == "" {
 		return errResult(fmt.Sprintf("agent %q: the prompt is empty", name))
 	}
+	need := h.ClientNeeds(name)
+	if need.Sampling {
+		if msg := samplingRefused(req.Session, need); msg != "" {
+			return errResult(fmt.Sprintf("agent %q: %s", name, msg))
+		}
+	}
 	return s.start(ctx, fmt.Sprintf("agent %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
 		run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
 		if req.Session != nil {
 			run.Approver = elicitApprover{run: r}
 			rctx = loop.WithCallClient(rctx, runClient{run: r})
+		}
+		if need.Sampling {
+			rctx = clientmodel.WithClient(rctx, sampleClient{run: r})
 		}
 		res, err := h.Run(rctx, run)
 		return agentResult(rctx, h, name, res, err)
@@ -162,7 +201,7 @@ func (s *Server) attach(ctx context.Context, r *servedRun, req *mcp.CallToolRequ
 				r.cancel() // the client has left: nobody will read the result
 			}
 		})
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{inputKey: q.params}, RequestState: token}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{q.key: q.req}, RequestState: token}
 	case <-r.done:
 		return r.res
 	case <-ctx.Done():
@@ -180,11 +219,7 @@ func (s *Server) resume(ctx context.Context, name string, req *mcp.CallToolReque
 		return errResult(fmt.Sprintf("agent %q: no run waits for this answer (it was answered already, or it waited more than %s)", name, ElicitTimeout))
 	}
 	w.timer.Stop()
-	res, ok := req.Params.InputResponses[inputKey].(*mcp.ElicitResult)
-	if !ok {
-		res = &mcp.ElicitResult{Action: "decline"}
-	}
-	w.q.reply <- answer{res: res}
+	w.q.reply <- answer{res: req.Params.InputResponses[w.q.key]}
 	return s.attach(ctx, w.run, req)
 }
 
@@ -198,18 +233,14 @@ func (r *servedRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elici
 		return nil, notOffered("the MCP client does not offer elicitation")
 	}
 	if ip.ProtocolVersion >= mrtrVersion {
-		qu := question{params: p, reply: make(chan answer, 1)}
-		select {
-		case r.questions <- qu:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		res, err := r.ask(ctx, inputKey, p)
+		if err != nil {
+			return nil, err
 		}
-		select {
-		case a := <-qu.reply:
-			return a.res, a.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if res, ok := res.(*mcp.ElicitResult); ok {
+			return res, nil
 		}
+		return &mcp.ElicitResult{Action: "decline"}, nil // retried without an answer
 	}
 	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
 	defer cancel()
@@ -226,7 +257,7 @@ func (r *servedRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elici
 // progress and log messages reach the client as its run's events
 // (runlog.go); a tool call's (tool) go to the call serving it at the time
 // (none between calls), with the progress token (token) of the call that
-// started it. Sampling is not passed on.
+// started it. A plugin's sampling goes to the client too (CreateMessage).
 type runClient struct {
 	run   *servedRun
 	tool  bool
@@ -269,8 +300,46 @@ func (c runClient) serving() (*mcp.CallToolRequest, context.Context) {
 	return c.run.req, c.run.reqCtx
 }
 
-func (runClient) CreateMessage(context.Context, json.RawMessage) (json.RawMessage, error) {
-	return nil, notOffered("sampling is not passed on to the MCP client from a call that may outlive its request")
+// CreateMessage passes a sampling/createMessage (a plugin's create_message)
+// to the run's client: as an input request of the call serving the run
+// (protocol 2026-07-28 and later), else during the call, within
+// ElicitTimeout, as a served agent's model requests are (sampling.go).
+func (c runClient) CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	if samplingCaps(c.run.session) == nil {
+		return nil, notOffered("the MCP client does not offer sampling")
+	}
+	var p mcp.CreateMessageParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("not a sampling/createMessage request: %v", err)
+	}
+	var res any
+	if ip := c.run.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+		out, err := c.run.ask(ctx, sampleKey, &p)
+		if err != nil {
+			return nil, err
+		}
+		wt, ok := out.(*mcp.CreateMessageWithToolsResult)
+		if !ok {
+			return nil, errors.New("the call was retried without an answer to the sampling request")
+		}
+		if len(wt.Content) != 1 {
+			return nil, fmt.Errorf("the MCP client answered the sampling request with %d content blocks, not one", len(wt.Content))
+		}
+		// The shape of sampling/createMessage without tools: one block.
+		res = &mcp.CreateMessageResult{Meta: wt.Meta, Content: wt.Content[0], Model: wt.Model, Role: wt.Role, StopReason: wt.StopReason}
+	} else {
+		sctx, cancel := context.WithTimeout(ctx, ElicitTimeout)
+		defer cancel()
+		out, err := c.run.session.CreateMessage(sctx, &p)
+		if err != nil {
+			if ctx.Err() == nil && sctx.Err() != nil {
+				return nil, errNoAnswer
+			}
+			return nil, fmt.Errorf("the MCP client: %w", err)
+		}
+		res = out
+	}
+	return json.Marshal(res)
 }
 
 func (c runClient) Elicit(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {

@@ -301,14 +301,14 @@ func (s *Server) afterCall(ctx context.Context) {
 }
 
 // asksByResult reports whether the client of ss is asked questions with
-// input-required results: it declared elicitation, and its protocol
-// version forbids requests of the server during a call.
+// input-required results: it declared elicitation or sampling, and its
+// protocol version forbids requests of the server during a call.
 func asksByResult(ss *mcp.ServerSession) bool {
 	if ss == nil {
 		return false
 	}
 	ip := ss.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ip.ProtocolVersion >= mrtrVersion
+	return ip != nil && ip.Capabilities != nil && (ip.Capabilities.Elicitation != nil || ip.Capabilities.Sampling != nil) && ip.ProtocolVersion >= mrtrVersion
 }
 
 // callTool runs one tool call (ctx carries the client) and maps its
