@@ -50,6 +50,12 @@ import (
 //	                         progress notification, end the session with an HTTP DELETE
 //	                         without cancelling the call; print "left" and the call's
 //	                         outcome, and stop
+//	wait progress|logs N     wait until N progress notifications (of the calls above)
+//	                         or N log messages in all have been printed
+//
+// The SDK hands notifications to their handlers in order, but apart from
+// results, so a call's notifications may be printed after its result;
+// wait is how a script knows they all were.
 //
 // With -elicit the client declares the elicitation capability and answers
 // each elicitation with the next of ANSWERS (comma-separated): allow,
@@ -160,6 +166,48 @@ func await[T any](ctx context.Context, c chan T, what string, f func(T)) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("no %s came: %w", what, ctx.Err())
+	}
+}
+
+// seen counts the progress notifications and log messages printed, for
+// wait; changed is closed and replaced at each one.
+var seen = struct {
+	sync.Mutex
+	progress, logs int
+	changed        chan struct{}
+}{changed: make(chan struct{})}
+
+// printed counts a progress notification (or a log message) printed.
+func printed(progress bool) {
+	seen.Lock()
+	defer seen.Unlock()
+	if progress {
+		seen.progress++
+	} else {
+		seen.logs++
+	}
+	close(seen.changed)
+	seen.changed = make(chan struct{})
+}
+
+// waitPrinted waits until n progress notifications (or log messages) have
+// been printed.
+func waitPrinted(ctx context.Context, progress bool, n int) error {
+	for {
+		seen.Lock()
+		got, changed := seen.logs, seen.changed
+		if progress {
+			got = seen.progress
+		}
+		seen.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("wait: %d printed, waiting for %d: %w", got, n, ctx.Err())
+		}
 	}
 }
 
@@ -328,6 +376,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 	opts.LoggingMessageHandler = func(_ context.Context, req *mcp.LoggingMessageRequest) {
 		d, _ := json.Marshal(req.Params.Data)
 		fmt.Printf("log %s %s: %s\n", req.Params.Level, req.Params.Logger, d)
+		printed(false)
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpclient", Version: "test"}, opts)
 	var t mcp.Transport
@@ -453,6 +502,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 					if op == "cancel" || op == "leave" {
 						once.Do(func() {
 							fmt.Printf("progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+							printed(true)
 							if op == "cancel" {
 								ccancel()
 							} else {
@@ -462,6 +512,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 						return
 					}
 					fmt.Printf("progress %g/%g %s\n", p.Progress, p.Total, p.Message)
+					printed(true)
 				})
 			}
 			res, err := cs.CallTool(cctx, params)
@@ -486,6 +537,18 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				return fmt.Errorf("tools/call %s: %w", a[0], err)
 			}
 			fmt.Print(formatResult(res))
+		case "wait":
+			a, err := next(2)
+			if err != nil {
+				return err
+			}
+			n, err := strconv.Atoi(a[1])
+			if err != nil || (a[0] != "progress" && a[0] != "logs") {
+				return fmt.Errorf("usage: wait progress|logs N, got %q", a)
+			}
+			if err := waitPrinted(ctx, a[0] == "progress", n); err != nil {
+				return err
+			}
 		case "parallel":
 			a, err := next(3)
 			if err != nil {

@@ -176,9 +176,10 @@ func (p *Plugin) callAgenthost(ctx context.Context, t *tool, call loop.ToolCall,
 	}
 	i := p.takeWarm(ctx, t)
 	if i != nil {
+		i.notes.Set(loop.CallClientFrom(ctx), loop.CallReportFrom(ctx)) // started before the call
 		i.serve(ctx, stdin, p.limits.Timeout)
 	} else {
-		i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts)
+		i = newInstance(ctx, p.r, p.mod, t.cfg, p.limits, p.grants, p.mounts).takeNotes(ctx, p.name, *zerolog.Ctx(ctx))
 		i.runCold(ctx, stdin, p.limits.Timeout)
 	}
 	p.refill(t)
@@ -515,7 +516,7 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 	if t.ext != nil {
 		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
 	} else {
-		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe()
+		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe().takeNotes(r.ctx, p.name, *zerolog.Ctx(r.ctx))
 		i.reuse = p.reuse
 	}
 	if warm {

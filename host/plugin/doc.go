@@ -92,6 +92,12 @@
 // stdout and stderr each keep the first limits.max_output bytes: a result
 // cut there ends with a "[output truncated: ...]" marker, and a guest that
 // writes more than twice max_output is stopped as an output flood.
+// An agenthost plugin's stderr is read in lines as it is written: its
+// notification lines ({"agenthost":"progress"|"log",...}, at most 16 KiB)
+// are routed to the call's loop.CallReport and loop.CallClient like an
+// Extism plugin's notify_progress and notify_logging_message
+// (internal/notify, notes.go) and left out of the stderr kept, though they
+// count toward the flood.
 // limits.max_write and limits.max_files bound what one call writes to and
 // creates in the plugin's read-write mounts: each instance mounts views of
 // the shared file systems that charge a quota of its own; past it, writes

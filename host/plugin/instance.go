@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/notify"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -52,6 +53,9 @@ type instance struct {
 	pipeR          *io.PipeReader
 	pipeW          *io.PipeWriter
 	stdout, stderr *capWriter
+	// notes routes the notification lines of an agenthost/1 plugin's
+	// stderr (notes.go); nil for other plugins.
+	notes *notify.Sink
 
 	mu      sync.Mutex
 	timer   *time.Timer
@@ -410,15 +414,22 @@ const tailSize = 2048
 // bytes, and counts the rest without storing it. Once more than twice max
 // was written it calls flood once, so a guest that floods its output is
 // stopped instead of spinning until its timeout. Writes never fail.
+//
+// With lines set (the stderr of an agenthost/1 plugin) it takes the
+// notification lines out of what it writes (notes.go): they count toward
+// the flood like any output but are not kept, so the text, tail and
+// summary are the plugin's other diagnostics.
 type capWriter struct {
 	max   int64
 	buf   []byte
-	total int64
+	total int64           // bytes written
+	kept  int64           // bytes of them that are output: total less the notification lines
 	ring  *[tailSize]byte // made by the first write: most calls write no stderr
 	pos   int
 	full  bool
 	flood func()
 	fired bool
+	lines *noteLines
 }
 
 func newCapWriter(max int64, flood func()) *capWriter {
@@ -430,10 +441,29 @@ func (w *capWriter) Write(b []byte) (int, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	w.total += int64(n)
+	if w.lines != nil {
+		w.split(b)
+	} else {
+		w.keep(b)
+	}
+	if !w.fired && w.flood != nil && w.total > 2*w.max {
+		w.fired = true
+		w.flood()
+	}
+	return n, nil
+}
+
+// keep stores b as output: in the first max bytes and the tail.
+func (w *capWriter) keep(b []byte) {
+	n := len(b)
+	if n == 0 {
+		return
+	}
 	if w.ring == nil {
 		w.ring = new([tailSize]byte)
 	}
-	w.total += int64(n)
+	w.kept += int64(n)
 	if room := w.max - int64(len(w.buf)); room > 0 {
 		w.buf = append(w.buf, b[:min(int64(n), room)]...)
 	}
@@ -451,21 +481,20 @@ func (w *capWriter) Write(b []byte) (int, error) {
 			w.full = true
 		}
 	}
-	if !w.fired && w.flood != nil && w.total > 2*w.max {
-		w.fired = true
-		w.flood()
-	}
-	return n, nil
 }
 
 // truncated reports whether output was dropped.
-func (w *capWriter) truncated() bool { return w.total > int64(len(w.buf)) }
+func (w *capWriter) truncated() bool {
+	w.flush()
+	return w.kept > int64(len(w.buf))
+}
 
 // text is the kept output, with a marker when some was dropped.
 func (w *capWriter) text() string {
+	w.flush()
 	s := validUTF8(w.buf)
 	if w.truncated() {
-		s += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(w.buf), w.total)
+		s += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(w.buf), w.kept)
 	}
 	return s
 }
@@ -474,7 +503,8 @@ func (w *capWriter) text() string {
 // tailSize bytes), as valid UTF-8: the start of a crash report says what
 // happened, its end where.
 func (w *capWriter) summary() string {
-	if w.total <= tailSize {
+	w.flush()
+	if w.kept <= tailSize {
 		return w.tail()
 	}
 	head := w.buf[:min(len(w.buf), tailSize/2)]
@@ -487,6 +517,7 @@ func (w *capWriter) summary() string {
 
 // tail is the last bytes written, as valid UTF-8.
 func (w *capWriter) tail() string {
+	w.flush()
 	var b []byte
 	if w.ring == nil {
 		return ""

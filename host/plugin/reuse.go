@@ -141,6 +141,7 @@ func (i *instance) serveLine(ctx context.Context, line []byte, timeout time.Dura
 	i.mu.Lock()
 	i.stdout = newCapWriter(i.limits.MaxOutput, i.flood)
 	i.stderr = newCapWriter(i.limits.MaxOutput, i.flood)
+	i.nextNotes(ctx)
 	i.frame = frame
 	i.serving = true
 	i.mu.Unlock()
@@ -158,6 +159,9 @@ func (i *instance) serveLine(ctx context.Context, line []byte, timeout time.Dura
 	}
 	stop()
 	i.disarm()
+	if i.notes != nil {
+		i.notes.Set(nil, nil) // stderr after the call goes to the host's log
+	}
 	select {
 	case <-frame:
 		return true

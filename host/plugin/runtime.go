@@ -335,7 +335,8 @@ func (r *Runtime) describe(ctx context.Context, mod *module, name string, limits
 // describeRaw is describe, also returning the output it parsed.
 func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, limits Limits) (*Manifest, []byte, error) {
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions().WithArgs(name).WithEnv("AGENTHOST_MODE", "describe")
-	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil)
+	// Its notification lines go to the host's log: no call is running.
+	i := newInstance(ctx, r, mod, cfg, limits, Grants{}, nil).takeNotes(context.Background(), name, *zerolog.Ctx(ctx))
 	i.runCold(ctx, nil, limits.Timeout)
 	code, f := i.exitCode(ctx, false)
 	if f != nil {

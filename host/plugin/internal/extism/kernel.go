@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/notify"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -61,11 +62,11 @@ type Call struct {
 	// rc is the export's return value (0 when it returns nothing).
 	rc uint32
 
-	// client takes progress, logs and requests (user.go); notes counts
-	// the notifications sent.
+	// client takes requests (user.go); notes routes progress and logs
+	// to the client and the report.
 	client loop.CallClient
 	report loop.CallReport
-	notes  int
+	notes  *notify.Sink
 
 	ctx context.Context
 	log zerolog.Logger
@@ -109,7 +110,7 @@ func (p *Plugin) Close() { p.http.client.CloseIdleConnections() }
 // NewCall makes the state of one instance of p: its arena holds at most
 // limit bytes; ctx bounds its HTTP requests; log takes its log messages.
 func NewCall(ctx context.Context, p *Plugin, limit uint64, log zerolog.Logger) *Call {
-	return &Call{p: p, limit: limit, mem: make([]byte, arenaBase, 512), blocks: map[uint64]uint64{}, ctx: ctx, log: log}
+	return &Call{p: p, limit: limit, mem: make([]byte, arenaBase, 512), blocks: map[uint64]uint64{}, ctx: ctx, log: log, notes: notify.New(p.name, log)}
 }
 
 // Output is what the guest set with output_set.

@@ -12,15 +12,12 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/notify"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // UserModuleName is the import module of hyper-mcp v2's host functions.
 const UserModuleName = "extism:host/user"
-
-// maxNotes bounds the progress and log notifications one call may send;
-// past it they are dropped (and the drop logged once).
-const maxNotes = 1000
 
 // userFuncs are the hyper-mcp v2 host functions agenthost provides. Each
 // takes and returns JSON in the shapes of hyper-mcp's PDK (MCP's own). The
@@ -71,12 +68,18 @@ func InstantiateUser(ctx context.Context, rt wazero.Runtime) (map[string]api.Fun
 
 // SetClient sets what the call's progress, logs and requests go to (nil:
 // progress and logs go to the report or the host's log, requests fail).
-func (c *Call) SetClient(cc loop.CallClient) { c.client = cc }
+func (c *Call) SetClient(cc loop.CallClient) {
+	c.client = cc
+	c.notes.Set(cc, c.report)
+}
 
 // SetReport sets where the call's progress and logs become run events
 // (the loop's CallReport; nil outside a run). They go there and to the
 // client, or, with neither, to the host's log.
-func (c *Call) SetReport(r loop.CallReport) { c.report = r }
+func (c *Call) SetReport(r loop.CallReport) {
+	c.report = r
+	c.notes.Set(c.client, r)
+}
 
 // notifyToolsChanged marks the plugin's tools as changed: the host lists
 // them again (list_tools) before it next offers them (TakeToolsChanged).
@@ -100,9 +103,9 @@ func (c *Call) resourceUpdated(off uint64) {
 	}
 	b := c.block(off)
 	if err := json.Unmarshal(b, &n); err != nil || n.URI == "" {
-		c.fail(fmt.Errorf("notify_resource_updated: not a resource update with a uri: %s", capString(validUTF8(b), 200)))
+		c.fail(fmt.Errorf("notify_resource_updated: not a resource update with a uri: %s", notify.Cut(validUTF8(b), 200)))
 	}
-	if !c.note("notify_resource_updated") {
+	if !c.notes.Count("notify_resource_updated") {
 		return
 	}
 	c.p.mu.Lock()
@@ -139,15 +142,6 @@ func (p *Plugin) TakeToolsChanged() bool { return p.toolsChanged.Swap(false) }
 // plugin's tools changed.
 func (p *Plugin) ToolsChanged() bool { return p.toolsChanged.Load() }
 
-// note counts a notification; false when the call has sent too many.
-func (c *Call) note(what string) bool {
-	c.notes++
-	if c.notes == maxNotes+1 {
-		c.log.Warn().Str("plugin", c.p.name).Int("max", maxNotes).Msgf("%s: the call sent too many notifications; dropping the rest", what)
-	}
-	return c.notes <= maxNotes
-}
-
 func (c *Call) notifyProgress(off uint64) {
 	var n struct {
 		Progress float64  `json:"progress"`
@@ -158,30 +152,8 @@ func (c *Call) notifyProgress(off uint64) {
 	if err := json.Unmarshal(b, &n); err != nil {
 		c.fail(fmt.Errorf("notify_progress: not a progress notification (%v)", err))
 	}
-	if !c.note("notify_progress") {
-		return
-	}
-	total, msg := 0.0, ""
-	if n.Total != nil {
-		total = *n.Total
-	}
-	if n.Message != nil {
-		msg = capString(*n.Message, maxLogBytes)
-	}
-	if c.report != nil {
-		c.report.Progress(n.Progress, total, msg)
-	}
-	if c.client != nil {
-		c.client.Progress(n.Progress, total, msg)
-	}
-	if c.report != nil || c.client != nil {
-		return
-	}
-	c.log.Debug().Str("plugin", c.p.name).Float64("progress", n.Progress).Float64("total", total).Str("message", msg).Msg("plugin progress")
+	c.notes.Progress("notify_progress", n.Progress, n.Total, n.Message)
 }
-
-// mcpLevels are MCP's log levels.
-var mcpLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
 
 func (c *Call) notifyLog(off uint64) {
 	var n struct {
@@ -190,40 +162,10 @@ func (c *Call) notifyLog(off uint64) {
 		Data   json.RawMessage `json:"data"`
 	}
 	b := c.block(off)
-	if err := json.Unmarshal(b, &n); err != nil || !mcpLevels[n.Level] {
-		c.fail(fmt.Errorf("notify_logging_message: not a logging message with an MCP level (debug … emergency): %s", capString(validUTF8(b), 200)))
+	if err := json.Unmarshal(b, &n); err != nil || !notify.Level(n.Level) {
+		c.fail(fmt.Errorf("notify_logging_message: not a logging message with an MCP level (debug … emergency): %s", notify.Cut(validUTF8(b), 200)))
 	}
-	if !c.note("notify_logging_message") {
-		return
-	}
-	n.Data = loop.CutReportData(n.Data)
-	logger := c.p.name
-	if n.Logger != nil {
-		logger = capString(*n.Logger, 100)
-	}
-	if c.report != nil {
-		c.report.Log(n.Level, logger, n.Data)
-	}
-	if c.client != nil {
-		c.client.Log(n.Level, logger, n.Data)
-	}
-	if c.report != nil || c.client != nil {
-		return
-	}
-	lvl := map[string]string{"notice": "info", "warning": "warn", "critical": "error", "alert": "error", "emergency": "error"}[n.Level]
-	if lvl == "" {
-		lvl = n.Level
-	}
-	ev := c.log.Info()
-	switch lvl {
-	case "debug":
-		ev = c.log.Debug()
-	case "warn":
-		ev = c.log.Warn()
-	case "error":
-		ev = c.log.Error()
-	}
-	ev.Str("plugin", c.p.name).Str("logger", logger).RawJSON("data", n.Data).Msg("plugin log")
+	c.notes.Log("notify_logging_message", n.Level, n.Logger, n.Data)
 }
 
 // errNoClient is the refusal of a request made where no MCP client can
@@ -261,11 +203,4 @@ func elicitParams(in json.RawMessage) json.RawMessage {
 	delete(m, "timeout")
 	b, _ := json.Marshal(m)
 	return b
-}
-
-func capString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "")
 }
