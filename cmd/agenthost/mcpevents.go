@@ -43,8 +43,8 @@ type eventStore struct {
 // The fixed overheads counted per event and per stream (their
 // bookkeeping: slice and queue entries, map entries, the stream's id).
 const (
-	eventOverhead  = 64
-	streamOverhead = 256
+	eventOverhead  = 128
+	streamOverhead = 512
 )
 
 // sessionEvents are the streams of one session.
@@ -52,14 +52,43 @@ type sessionEvents struct {
 	id      string
 	n       int64 // bytes kept by this session
 	streams map[string]*streamEvents
-	// queue holds one entry per event kept (or once kept: an entry of a
-	// stream that has been given up is stale, its overhead still
-	// counted), oldest first; its entries are the events to evict first.
-	queue []*streamEvents
-	head  int // queue[head:] are live
-	// empties are streams that keep no event, oldest first: their records
-	// go when there is no event left to evict.
-	empties []*streamEvents
+	seq     uint64 // ages: one more per event and per stream made
+	// events has one entry per event kept (or once kept: the entries of a
+	// stream given up are stale, their overhead still counted), oldest
+	// first.
+	events fifo
+	// empties has the streams that keep no event, by the age of their
+	// last event (or of their making); an entry whose stream has kept an
+	// event since is stale. A stream's record goes when it is older than
+	// the oldest event: the streams of old requests go whole before newer
+	// ones lose anything.
+	empties fifo
+}
+
+// fifo is a queue of streams with their ages.
+type fifo struct {
+	q    []aged
+	head int
+}
+
+type aged struct {
+	st  *streamEvents
+	age uint64
+}
+
+func (f *fifo) push(st *streamEvents, age uint64) { f.q = append(f.q, aged{st, age}) }
+func (f *fifo) len() int                          { return len(f.q) - f.head }
+func (f *fifo) front() aged                       { return f.q[f.head] }
+
+func (f *fifo) pop() aged {
+	a := f.q[f.head]
+	f.q[f.head] = aged{}
+	f.head++
+	if f.head > 64 && f.head*2 > len(f.q) {
+		f.q = append([]aged(nil), f.q[f.head:]...)
+		f.head = 0
+	}
+	return a
 }
 
 // streamEvents are the kept events of one stream: the events with
@@ -69,7 +98,8 @@ type streamEvents struct {
 	id        string
 	first     int
 	data      [][]byte
-	lost      bool // an event was not kept: the stream cannot be resumed
+	ages      []uint64 // of data's events
+	lost      bool     // an event was not kept: the stream cannot be resumed
 	inEmpties bool
 }
 
@@ -81,15 +111,13 @@ func newEventStore(perSession, total int64) *eventStore {
 func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss, st := s.stream(sessionID, streamID)
-	s.markEmpty(ss, st)
-	s.trim(ss)
+	s.stream(sessionID, streamID)
+	s.trim(s.sessions[sessionID])
 	return nil
 }
 
 // stream returns the session's record and the stream's, making them if
-// need be. A stream made here for an Append (its record was evicted) is
-// lost: the index of its events is no longer known.
+// need be.
 func (s *eventStore) stream(sessionID, streamID string) (*sessionEvents, *streamEvents) {
 	ss := s.sessions[sessionID]
 	if ss == nil {
@@ -101,6 +129,8 @@ func (s *eventStore) stream(sessionID, streamID string) (*sessionEvents, *stream
 		st = &streamEvents{id: streamID}
 		ss.streams[streamID] = st
 		s.charge(ss, streamOverhead+int64(len(streamID)))
+		ss.seq++
+		s.markEmpty(ss, st, ss.seq)
 	}
 	return ss, st
 }
@@ -112,42 +142,42 @@ func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data 
 	defer s.mu.Unlock()
 	fresh := s.lookup(sessionID, streamID) == nil
 	ss, st := s.stream(sessionID, streamID)
-	if fresh {
-		// Appended to without being opened, or after its record was
-		// evicted: where its events stand is not known.
-		st.lost = true
-	}
 	cost := eventOverhead + int64(len(data))
-	if st.lost || cost+streamOverhead+int64(len(streamID)) > s.perSession {
+	if fresh || st.lost || cost+streamOverhead+int64(len(streamID)) > s.perSession {
+		// Appended to without being opened, or after its record was
+		// evicted (where its events stand is not known), or too big.
 		s.giveUp(ss, st)
 		s.trim(ss)
 		return nil
 	}
+	ss.seq++
 	st.data = append(st.data, data)
-	ss.queue = append(ss.queue, st)
+	st.ages = append(st.ages, ss.seq)
+	ss.events.push(st, ss.seq)
 	s.charge(ss, cost)
 	s.trim(ss)
 	return nil
 }
 
 // giveUp drops the stream's events and marks it lost: no resume of it
-// can be answered whole. Its queue entries stay (stale) until evicted.
+// can be answered whole. Its entries in events stay (stale) until
+// evicted.
 func (s *eventStore) giveUp(ss *sessionEvents, st *streamEvents) {
 	for _, d := range st.data {
 		s.charge(ss, -int64(len(d)))
 	}
 	st.first += len(st.data)
-	st.data = nil
+	st.data, st.ages = nil, nil
 	st.lost = true
-	s.markEmpty(ss, st)
+	s.markEmpty(ss, st, ss.seq)
 }
 
 // markEmpty queues st, which keeps no event, for the eviction of its
-// record.
-func (s *eventStore) markEmpty(ss *sessionEvents, st *streamEvents) {
+// record, at age.
+func (s *eventStore) markEmpty(ss *sessionEvents, st *streamEvents, age uint64) {
 	if !st.inEmpties && len(st.data) == 0 {
 		st.inEmpties = true
-		ss.empties = append(ss.empties, st)
+		ss.empties.push(st, age)
 	}
 }
 
@@ -173,41 +203,34 @@ func (s *eventStore) trim(ss *sessionEvents) {
 	}
 }
 
-// evict drops the session's oldest event, or when it keeps none, the
-// record of its oldest empty stream; it reports whether it dropped
-// anything. A session left with nothing is forgotten.
+// evict drops the session's oldest event or empty stream record; it
+// reports whether it dropped anything. A session left with nothing is
+// forgotten.
 func (s *eventStore) evict(ss *sessionEvents) bool {
 	defer func() {
-		if len(ss.streams) == 0 && s.sessions[ss.id] == ss {
+		if len(ss.streams) == 0 && ss.events.len() == 0 && s.sessions[ss.id] == ss {
 			delete(s.sessions, ss.id)
 		}
 	}()
-	if ss.head < len(ss.queue) {
-		st := ss.queue[ss.head]
-		ss.queue[ss.head] = nil
-		ss.head++
-		if ss.head > 64 && ss.head*2 > len(ss.queue) {
-			ss.queue = append([]*streamEvents(nil), ss.queue[ss.head:]...)
-			ss.head = 0
-		}
+	for ss.empties.len() > 0 && len(ss.empties.front().st.data) > 0 {
+		ss.empties.pop().st.inEmpties = false // stale: it keeps an event
+	}
+	switch {
+	case ss.events.len() > 0 && (ss.empties.len() == 0 || ss.events.front().age < ss.empties.front().age):
+		a := ss.events.pop()
+		st := a.st
 		s.charge(ss, -eventOverhead)
-		if !st.lost && len(st.data) > 0 {
+		if len(st.ages) > 0 && st.ages[0] == a.age {
 			s.charge(ss, -int64(len(st.data[0])))
 			st.data[0] = nil
-			st.data = st.data[1:]
+			st.data, st.ages = st.data[1:], st.ages[1:]
 			st.first++
-			s.markEmpty(ss, st)
+			s.markEmpty(ss, st, a.age)
 		}
 		return true
-	}
-	for len(ss.empties) > 0 {
-		st := ss.empties[0]
-		ss.empties[0] = nil
-		ss.empties = ss.empties[1:]
+	case ss.empties.len() > 0:
+		st := ss.empties.pop().st
 		st.inEmpties = false
-		if len(st.data) > 0 {
-			continue // it has kept an event since
-		}
 		delete(ss.streams, st.id)
 		s.charge(ss, -(streamOverhead + int64(len(st.id))))
 		return true
