@@ -18,10 +18,12 @@ import (
 // result included.
 //
 // It is bounded twice. A session keeps at most perSession bytes: past it,
-// its own oldest events go first. All sessions together keep at most
-// total bytes: past it, the oldest events of the session that keeps the
-// most go first, so that one busy or hostile session cannot push the
-// others' events out below their share. An event that alone exceeds
+// its own oldest go first (events, and the records of streams left with
+// none). All sessions together keep at most total bytes: past it, the
+// oldest of the session that keeps the most go first, so that one busy
+// or hostile session cannot push the others' events out below their
+// share. A stream opened after its session ended (a request racing the
+// session's end) is counted and evicted like any other. An event that alone exceeds
 // perSession is sent but not kept, and its stream can no longer be
 // resumed. A resume from before an event that is gone is refused (the
 // SDK answers 400, "failed to replay events": the session lives on, only
