@@ -5,19 +5,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpserve"
 )
 
 const mcpUsage = `Usage:
   agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents]
                       [--http ADDR] [--token-env VAR] [--max-conns N] [--max-sessions N]
-                      [--session-timeout D] [--read-timeout D] [--log-level L] [--log-file FILE]
+                      [--session-timeout D] [--read-timeout D] [--resume-buffer SIZE]
+                      [--resume-buffer-total SIZE] [--log-level L] [--log-file FILE]
   agenthost mcp call  [-c FILE] [--json] NAME TOOL [ARGS-JSON]
   agenthost mcp login [-c FILE] NAME
   agenthost mcp logout [-c FILE] NAME
@@ -61,6 +64,8 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	fs.IntVar(&limits.maxSessions, "max-sessions", limits.maxSessions, "with --http, the most MCP sessions open at once (`N`); a new one past it is answered 503")
 	fs.DurationVar(&limits.sessionTimeout, "session-timeout", limits.sessionTimeout, "with --http, close an MCP session that has had no request for this `duration` (0: never)")
 	fs.DurationVar(&limits.readTimeout, "read-timeout", limits.readTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
+	fs.Var((*sizeFlag)(&limits.resumeBuffer), "resume-buffer", "with --http, how many bytes of events (a `size`, like 8MiB) one session keeps for a client that resumes a dropped event stream (Last-Event-ID); the oldest go first (0: keep none, streams cannot be resumed)")
+	fs.Var((*sizeFlag)(&limits.resumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
 	pos, err := parseFlags(fs, args)
@@ -159,7 +164,7 @@ func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpLimits) string {
 	msg := ""
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "max-conns", "max-sessions", "session-timeout", "read-timeout":
+		case "max-conns", "max-sessions", "session-timeout", "read-timeout", "resume-buffer", "resume-buffer-total":
 			if !withHTTP && msg == "" {
 				msg = fmt.Sprintf("--%s is for --http; stdio serves one client", f.Name)
 			}
@@ -175,8 +180,42 @@ func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpLimits) string {
 		msg = fmt.Sprintf("--session-timeout %s: must not be negative (0 keeps idle sessions open)", l.sessionTimeout)
 	case l.readTimeout <= 0:
 		msg = fmt.Sprintf("--read-timeout %s: must be positive", l.readTimeout)
+	case l.resumeBuffer > 0 && l.resumeBuffer < minResumeBuffer:
+		msg = fmt.Sprintf("--resume-buffer %s: must be 0 (no resumable streams) or at least %s", sizeFlag(l.resumeBuffer), sizeFlag(minResumeBuffer))
+	case l.resumeBuffer > 0 && l.resumeBufferTotal < l.resumeBuffer:
+		msg = fmt.Sprintf("--resume-buffer-total %s: must be at least --resume-buffer (%s)", sizeFlag(l.resumeBufferTotal), sizeFlag(l.resumeBuffer))
 	}
 	return msg
+}
+
+// minResumeBuffer is the smallest resume buffer: a few events with
+// their overhead.
+const minResumeBuffer = 1 << 10
+
+// sizeFlag is a flag holding a byte size, written as the configuration
+// writes sizes ("8MiB", "512KiB", "1048576").
+type sizeFlag int64
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := config.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	if n > math.MaxInt64 {
+		return fmt.Errorf("size %q is too large", v)
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+func (s sizeFlag) String() string {
+	switch {
+	case s != 0 && s%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", s>>20)
+	case s != 0 && s%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", s>>10)
+	}
+	return fmt.Sprintf("%d", int64(s))
 }
 
 // checkListenAddr refuses an address that is not host:port, and one that

@@ -51,19 +51,30 @@ type httpLimits struct {
 	// sessionTimeout closes an MCP session that has had no request for
 	// that long; 0 never does.
 	sessionTimeout time.Duration
+	// resumeBuffer bounds the bytes of events one session keeps for a
+	// client that resumes a dropped event stream (eventStore); 0 keeps
+	// none, and streams cannot be resumed.
+	resumeBuffer int64
+	// resumeBufferTotal bounds the bytes of events all sessions keep.
+	resumeBufferTotal int64
 }
 
 // defaultHTTPLimits are the limits of `mcp serve --http`; the flags
-// --read-timeout, --max-conns, --max-sessions and --session-timeout
-// change four of them (docs/security.md, "Limits at a glance").
+// --read-timeout, --max-conns, --max-sessions, --session-timeout,
+// --resume-buffer and --resume-buffer-total change six of them
+// (docs/security.md, "Limits at a glance"). A session's resume buffer
+// holds several results of the default max_output (1 MiB); the total
+// holds eight full session buffers.
 var defaultHTTPLimits = httpLimits{
-	readTimeout:    10 * time.Second,
-	idleTimeout:    2 * time.Minute,
-	maxHeaderBytes: 64 << 10,
-	maxBodyBytes:   mcp.DefaultMaxRequestBodyBytes,
-	maxConns:       128,
-	maxSessions:    100,
-	sessionTimeout: time.Hour,
+	readTimeout:       10 * time.Second,
+	idleTimeout:       2 * time.Minute,
+	maxHeaderBytes:    64 << 10,
+	maxBodyBytes:      mcp.DefaultMaxRequestBodyBytes,
+	maxConns:          128,
+	maxSessions:       100,
+	sessionTimeout:    time.Hour,
+	resumeBuffer:      8 << 20,
+	resumeBufferTotal: 64 << 20,
 }
 
 // serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
@@ -93,6 +104,7 @@ func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, li
 	logger.Info().Str("url", url).Bool("token", token != "").
 		Int("max_conns", limits.maxConns).Int("max_sessions", limits.maxSessions).
 		Str("session_timeout", limits.sessionTimeout.String()).Str("read_timeout", limits.readTimeout.String()).
+		Int64("resume_buffer", limits.resumeBuffer).Int64("resume_buffer_total", limits.resumeBufferTotal).
 		Msg("serving MCP over HTTP")
 	if err := hs.Serve(newConnLimiter(ln, limits.maxConns, logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error().Err(err).Msg("HTTP server failed")
@@ -106,7 +118,8 @@ func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, li
 type front struct {
 	srv    *mcpserve.Server
 	sdk    http.Handler
-	want   []byte // "Bearer TOKEN"; nil when no token is required
+	events *eventStore // nil when streams are not resumable
+	want   []byte      // "Bearer TOKEN"; nil when no token is required
 	cop    *http.CrossOriginProtection
 	limits httpLimits
 	log    *zerolog.Logger
@@ -123,18 +136,26 @@ type front struct {
 // within limits.readTimeout, a new session past limits.maxSessions is
 // refused (503), and the request goes to the SDK's handler. A client
 // ending its session (DELETE) cancels the session's calls first, once it
-// has passed the checks.
-func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zerolog.Logger) http.Handler {
+// has passed the checks. With a resume buffer (limits.resumeBuffer > 0)
+// the events of every stream are kept in an eventStore, each stream's
+// first event carries the retry field, and a client resumes a dropped
+// stream with a GET and Last-Event-ID.
+func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zerolog.Logger) *front {
+	opts := &mcp.StreamableHTTPOptions{
+		SessionTimeout:      limits.sessionTimeout,
+		MaxRequestBodyBytes: limits.maxBodyBytes,
+	}
 	f := &front{
-		srv: srv,
-		sdk: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, &mcp.StreamableHTTPOptions{
-			SessionTimeout:      limits.sessionTimeout,
-			MaxRequestBodyBytes: limits.maxBodyBytes,
-		}),
+		srv:    srv,
 		cop:    http.NewCrossOriginProtection(),
 		limits: limits,
 		log:    log,
 	}
+	if limits.resumeBuffer > 0 {
+		f.events = newEventStore(limits.resumeBuffer, limits.resumeBufferTotal)
+		opts.EventStore = f.events
+	}
+	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, opts)
 	if token != "" {
 		f.want = []byte("Bearer " + token)
 	}
@@ -163,6 +184,9 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, ok := f.readBody(w, r)
 	if !ok {
 		return
+	}
+	if f.events != nil {
+		w = &retryWriter{ResponseWriter: w}
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 		switch initializes(body) {

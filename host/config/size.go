@@ -40,6 +40,10 @@ func parseSize(s string) (uint64, error) {
 	return n * mult, nil
 }
 
+// ParseSize reads a byte size as the configuration's size attributes do
+// (parseSize), for command-line flags.
+func ParseSize(s string) (uint64, error) { return parseSize(s) }
+
 // parseDuration reads a positive Go duration ("250ms", "1s", "1m30s").
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))

@@ -70,6 +70,7 @@ func listTools() int32 {
 			tool("test_elicitation", "Asks the user", stringArg("message")),
 			tool("test_elicitation_sep1034_defaults", "Asks the user, with defaults", noArgs),
 			tool("test_elicitation_sep1330_enums", "Asks the user to choose", noArgs),
+			tool("test_reconnection", "Answers on the stream of its call, which the client may drop and resume", noArgs),
 			{
 				"name": "json_schema_2020_12_tool", "description": "Tool with JSON Schema 2020-12 features",
 				"inputSchema": obj{
@@ -117,6 +118,8 @@ func callTool() int32 {
 				obj{"type": "resource", "resource": obj{"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": `{"test":"data","value":123}`}}), nil
 		case "test_error_handling":
 			return obj{"content": []obj{text("This tool intentionally returns an error for testing")}, "isError": true}, nil
+		case "test_reconnection":
+			return result(text("Reconnection test completed")), nil
 		case "json_schema_2020_12_tool":
 			return obj{"content": []obj{text("ok")}, "structuredContent": obj{"ok": true}}, nil
 		}
