@@ -408,6 +408,7 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 		return a, nil
 	}
 	token := 0
+	logLevel := "" // set by loglevel
 	for len(ops) > 0 {
 		op := ops[0]
 		ops = ops[1:]
@@ -474,7 +475,10 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 			if err != nil {
 				return err
 			}
-			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(a[0])}); err != nil {
+			// From protocol 2026-07-28 on the level travels with each
+			// request (its _meta); before, logging/setLevel sets it.
+			logLevel = a[0]
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: mcp.LoggingLevel(a[0])}); err != nil && (protocolVersion != "" && protocolVersion < "2026-07-28") {
 				return fmt.Errorf("logging/setLevel: %w", err)
 			}
 		case "annotations":
@@ -492,6 +496,9 @@ func mcpClientRun(ctx context.Context, httpURL, tokenEnv string, ops, server []s
 				return err
 			}
 			params := &mcp.CallToolParams{Name: a[0], Arguments: json.RawMessage(a[1])}
+			if logLevel != "" {
+				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: logLevel}
+			}
 			cctx, ccancel := context.WithCancel(ctx)
 			if op != "call" {
 				token++
