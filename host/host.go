@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -181,7 +180,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 
 	h.tab.Store(h.firstTab())
-	h.all = newToolset(h, nil)
+	h.all = allTools(h)
 
 	models, err := h.models(opts)
 	if err != nil {
@@ -352,7 +351,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 		// response format).
 		prov = &config.Provider{Retry: config.Retry{Attempts: 1}, FinalStepTools: config.FinalToolsOmit, StructuredOutput: config.StructuredPrompt}
 	}
-	ts := newToolset(h, slices.Clone(a.Tools))
+	ts := agentTools(h, a.Tools)
 	la := &loop.Agent{
 		Name:           a.Name,
 		Description:    a.Description,

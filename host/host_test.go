@@ -118,3 +118,43 @@ func TestNewProtectsDataDir(t *testing.T) {
 func loopCall(name, args string) loop.ToolCall {
 	return loop.ToolCall{ID: "t", Name: name, Arguments: args}
 }
+
+// TestAgentToolsAreItsOwn: an agent is offered the tools it names and no
+// other, whether it names some, none (tools = []) or leaves tools out;
+// the host's own set (CallTool) has every tool.
+func TestAgentToolsAreItsOwn(t *testing.T) {
+	ctx := context.Background()
+	cfg := project(t, map[string]string{
+		"agents.hcl": strings.Replace(configTemplate, "%s", ".", 1) + `
+agent "none" {
+  tools = []
+}
+agent "unset" {
+}
+`,
+		"prompts/a.md": "A", "notes/d.txt": "D",
+	})
+	h, diags, err := New(ctx, cfg, Options{NoCache: true})
+	if err != nil || diags.HasErrors() {
+		t.Fatal(err, diags)
+	}
+	defer h.Close(ctx)
+	names := func(agent string) []string {
+		var out []string
+		for _, s := range h.Agent(agent).Tools.Tools() {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+	if got := names("a"); !slices.Equal(got, []string{"read_file"}) {
+		t.Errorf("agent a offered %v, want [read_file]", got)
+	}
+	for _, agent := range []string{"none", "unset"} {
+		if got := names(agent); len(got) != 0 {
+			t.Errorf("agent %s names no tool but is offered %v", agent, got)
+		}
+	}
+	if n := len(h.all.Tools()); n < 2 {
+		t.Errorf("the host's set has %d tools, want every tool of core", n)
+	}
+}

@@ -170,10 +170,11 @@ func pluginTool(pluginName string, kind plugin.Kind, name string, s loop.ToolSpe
 
 // toolset is the set of tools one agent may call: the tools it names
 // (allow), of the host's current tab; every tool of the host, by name,
-// when allow is nil. Its view of the tab is remade when the tab changes.
+// when all is set. Its view of the tab is remade when the tab changes.
 type toolset struct {
 	h     *Host
 	allow []string
+	all   bool
 	view  atomic.Pointer[toolView]
 }
 
@@ -185,7 +186,13 @@ type toolView struct {
 	byName  map[string]toolRef
 }
 
-func newToolset(h *Host, allow []string) *toolset { return &toolset{h: h, allow: allow} }
+// agentTools is the toolset of an agent that names the tools allow.
+func agentTools(h *Host, allow []string) *toolset {
+	return &toolset{h: h, allow: slices.Clone(allow)}
+}
+
+// allTools is the toolset of every tool of the host.
+func allTools(h *Host) *toolset { return &toolset{h: h, all: true} }
 
 // current is the toolset's view of the host's current tools.
 func (t *toolset) current() *toolView {
@@ -194,7 +201,7 @@ func (t *toolset) current() *toolView {
 		return v
 	}
 	names := t.allow
-	if names == nil {
+	if t.all {
 		names = slices.Sorted(maps.Keys(tab.refs))
 	}
 	v := &toolView{version: tab.version, byName: make(map[string]toolRef, len(names))}
