@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -78,7 +79,7 @@ func checkElicitAnswer(raw json.RawMessage) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: a.Action}, nil
 	case "accept":
 	default:
-		return nil, fmt.Errorf("action %q is not accept, decline or cancel", clipText(a.Action, 40))
+		return nil, fmt.Errorf("action %q is not accept, decline or cancel", textcut.Clip(a.Action, 40))
 	}
 	var content map[string]any
 	if len(a.Content) > 0 {
@@ -87,10 +88,10 @@ func checkElicitAnswer(raw json.RawMessage) (*mcp.ElicitResult, error) {
 	for k, v := range a.Content {
 		var val any
 		if err := json.Unmarshal(v, &val); err != nil {
-			return nil, fmt.Errorf("field %q: %v", clipText(k, 100), err)
+			return nil, fmt.Errorf("field %q: %v", textcut.Clip(k, 100), err)
 		}
 		if !elicitValue(val) {
-			return nil, fmt.Errorf("field %q is not a string, number, boolean or list of strings", clipText(k, 100))
+			return nil, fmt.Errorf("field %q is not a string, number, boolean or list of strings", textcut.Clip(k, 100))
 		}
 		content[k] = val
 	}
@@ -111,15 +112,4 @@ func elicitValue(v any) bool {
 		return true
 	}
 	return false
-}
-
-// clipText cuts s to at most n bytes on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

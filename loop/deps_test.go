@@ -38,6 +38,7 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/internal/toolname",
 		"github.com/agenthost/agenthost/internal/jsonenc",
 		"github.com/agenthost/agenthost/internal/argcount",
+		"github.com/agenthost/agenthost/internal/textcut",
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 10 {

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // Bounds of what one call may report (CallReport): the events past them
@@ -59,7 +60,7 @@ type report struct {
 }
 
 func (rp *report) Progress(progress, total float64, message string) {
-	e := Event{Type: EventToolProgress, Progress: &progress, Message: cutString(message, maxReportMessage)}
+	e := Event{Type: EventToolProgress, Progress: &progress, Message: textcut.Prefix(message, maxReportMessage)}
 	if total != 0 {
 		e.Total = &total
 	}
@@ -67,7 +68,7 @@ func (rp *report) Progress(progress, total float64, message string) {
 }
 
 func (rp *report) Log(level, logger string, data json.RawMessage) {
-	e := Event{Type: EventToolLog, Level: cutString(level, 20), Logger: cutString(logger, maxReportMessage), Data: append(json.RawMessage(nil), CutReportData(data)...)}
+	e := Event{Type: EventToolLog, Level: textcut.Prefix(level, 20), Logger: textcut.Prefix(logger, maxReportMessage), Data: append(json.RawMessage(nil), CutReportData(data)...)}
 	rp.send(e, &rp.logs, &rp.dropLog, MaxReportLogs)
 }
 
@@ -121,7 +122,7 @@ func CutReportData(data json.RawMessage) json.RawMessage {
 		s = strings.ToValidUTF8(string(data), "\uFFFD")
 	}
 	for n := MaxReportData - 8; ; {
-		cut := cutString(s, max(n, 0))
+		cut := textcut.Prefix(s, max(n, 0))
 		if len(cut) < len(s) {
 			cut += "…"
 		}
@@ -131,15 +132,4 @@ func CutReportData(data json.RawMessage) json.RawMessage {
 		}
 		n -= len(d) - MaxReportData // escaping made it longer: cut more
 	}
-}
-
-// cutString cuts s to at most n bytes, on a rune boundary.
-func cutString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

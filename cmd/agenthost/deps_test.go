@@ -48,6 +48,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/toolname", false, nil, true},
 		{"../../internal/redact", false, nil, true},
 		{"../../internal/termtext", false, nil, true},
+		{"../../internal/textcut", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`

@@ -25,6 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -220,7 +221,7 @@ func response(res *mcp.CreateMessageWithToolsResult) (loop.Response, error) {
 		return loop.Response{}, errors.New("no result")
 	}
 	if res.Role != "assistant" {
-		return loop.Response{}, fmt.Errorf("the message's role is %q, not \"assistant\"", clip(string(res.Role), 40))
+		return loop.Response{}, fmt.Errorf("the message's role is %q, not \"assistant\"", textcut.Clip(string(res.Role), 40))
 	}
 	if len(res.Content) > MaxBlocks {
 		return loop.Response{}, fmt.Errorf("%d content blocks; agenthost takes at most %d", len(res.Content), MaxBlocks)
@@ -240,7 +241,7 @@ func response(res *mcp.CreateMessageWithToolsResult) (loop.Response, error) {
 		case *mcp.ToolUseContent:
 			args, err := json.Marshal(c.Input)
 			if err != nil {
-				return loop.Response{}, fmt.Errorf("tool_use %q: its input: %v", clip(c.Name, 64), err)
+				return loop.Response{}, fmt.Errorf("tool_use %q: its input: %v", textcut.Clip(c.Name, 64), err)
 			}
 			if c.Input == nil {
 				args = []byte("{}")
@@ -265,18 +266,7 @@ func response(res *mcp.CreateMessageWithToolsResult) (loop.Response, error) {
 	case "endTurn", "stopSequence", "":
 		resp.FinishReason = "stop"
 	default:
-		resp.FinishReason = clip(res.StopReason, 40)
+		resp.FinishReason = textcut.Clip(res.StopReason, 40)
 	}
 	return resp, nil
-}
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -51,7 +52,7 @@ func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decisi
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: err.Error()}
 	case err != nil:
 		zerolog.Ctx(ctx).Warn().Err(err).Str("tool", q.Call.Name).Msg("elicitation failed: call refused")
-		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "asking the MCP client failed: " + clipReason(err.Error(), 500)}
+		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "asking the MCP client failed: " + textcut.Clip(err.Error(), 500)}
 	}
 	return elicitDecision(res)
 }
@@ -61,9 +62,9 @@ func elicitParams(q loop.Question) *mcp.ElicitParams {
 	var msg string
 	if q.Kind == loop.AskDoomLoop {
 		msg = fmt.Sprintf("Agent %s is repeating itself: %s with the same arguments %d times in a row. allow: once; always: stop detecting; deny: stop the run.\nArguments: %s",
-			q.Agent, q.Call.Name, q.Count, clipReason(q.Call.Arguments, 2000))
+			q.Agent, q.Call.Name, q.Count, textcut.Clip(q.Call.Arguments, 2000))
 	} else {
-		msg = fmt.Sprintf("Agent %s wants to run tool %s (approve %q).\nArguments: %s", q.Agent, q.Call.Name, q.Pattern, clipReason(q.Call.Arguments, 2000))
+		msg = fmt.Sprintf("Agent %s wants to run tool %s (approve %q).\nArguments: %s", q.Agent, q.Call.Name, q.Pattern, textcut.Clip(q.Call.Arguments, 2000))
 	}
 	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: elicitSchema}
 }
@@ -73,7 +74,7 @@ func elicitParams(q loop.Question) *mcp.ElicitParams {
 // with the reason the form carries.
 func elicitDecision(res *mcp.ElicitResult) loop.Decision {
 	reason, _ := res.Content["reason"].(string)
-	reason = clipReason(strings.TrimSpace(reason), maxReason)
+	reason = textcut.Clip(strings.TrimSpace(reason), maxReason)
 	if res.Action != "accept" {
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: reason}
 	}
@@ -84,15 +85,4 @@ func elicitDecision(res *mcp.ElicitResult) loop.Decision {
 		return loop.Decision{Verdict: loop.AllowAlways, By: loop.ByMCPClient, Reason: reason}
 	}
 	return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: reason}
-}
-
-// clipReason cuts s to at most n bytes on a rune boundary.
-func clipReason(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

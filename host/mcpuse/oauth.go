@@ -29,6 +29,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // OAuth is how agenthost gets access tokens for a url server that asks
@@ -325,7 +327,7 @@ func (h *oauthHandler) fetchCode(ctx context.Context, ln net.Listener, args *aut
 	case q := <-got:
 		if e := q.Get("error"); e != "" {
 			d := q.Get("error_description")
-			return nil, fmt.Errorf("the authorization server refused: %s %s", clipText(e, 100), clipText(d, 300))
+			return nil, fmt.Errorf("the authorization server refused: %s %s", textcut.Clip(e, 100), textcut.Clip(d, 300))
 		}
 		if q.Get("code") == "" {
 			return nil, errors.New("the browser came back without an authorization code")
@@ -334,13 +336,6 @@ func (h *oauthHandler) fetchCode(ctx context.Context, ln net.Listener, args *aut
 	case <-ctx.Done():
 		return nil, fmt.Errorf("no login within %s (the browser did not come back to agenthost): %w", LoginTimeout, ctx.Err())
 	}
-}
-
-func clipText(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }
 
 func isLoopbackHost(h string) bool {

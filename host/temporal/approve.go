@@ -5,6 +5,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -48,20 +49,9 @@ func (st *state) decide(c context.Context, q loop.Question) loop.Decision {
 			workflow.GetLogger(ctx).Warn("approval signal for a call that does not wait: dropped", "call_id", sig.CallID, "waiting", q.Call.ID)
 			continue
 		}
-		return loop.Decision{Verdict: sig.Verdict, Reason: clip(sig.Reason, maxReason), By: loop.BySignal}
+		return loop.Decision{Verdict: sig.Verdict, Reason: textcut.Prefix(sig.Reason, maxReason), By: loop.BySignal}
 	}
 }
 
 // maxReason is the most of a signal's reason kept, in bytes.
 const maxReason = 4 << 10
-
-// clip cuts s to at most n bytes on a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
