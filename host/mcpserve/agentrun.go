@@ -150,16 +150,12 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 // when the serving call is cancelled (attach), or when the client does
 // not come back with an answer.
 func (s *Server) start(ctx context.Context, what, name string, req *mcp.CallToolRequest, work func(rctx context.Context, r *servedRun) *mcp.CallToolResult) *mcp.CallToolResult {
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(s.base, cancel)
+	rctx, cancel, end := s.serving(context.WithoutCancel(ctx))
 	r := &servedRun{name: name, cancel: cancel, done: make(chan struct{}), session: req.Session, questions: make(chan question), req: req, reqCtx: ctx}
 	unregister := s.register(req.Session, cancel)
-	s.calls.Add(1)
 	go func() {
-		defer s.calls.Done()
+		defer end()
 		defer unregister()
-		defer stop()
-		defer cancel()
 		defer func() {
 			if v := recover(); v != nil {
 				zerolog.Ctx(ctx).Error().Str("tool", name).Interface("panic", v).Msg("served call panicked")

@@ -120,14 +120,24 @@ func (s *Server) CancelSession(id string) {
 // ends a call's context on the client's cancellation only.
 func (s *Server) track(h mcp.ToolHandler) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		s.calls.Add(1)
-		defer s.calls.Done()
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(s.base, cancel)
-		defer stop()
+		ctx, cancel, end := s.serving(ctx)
+		defer end()
 		defer s.register(req.Session, cancel)()
 		return h(ctx, req)
+	}
+}
+
+// serving counts work being served (Wait) until end is called, and gives
+// it a context of ctx that also ends when the command stops serving
+// (s.base); cancel ends it sooner.
+func (s *Server) serving(ctx context.Context) (_ context.Context, cancel context.CancelFunc, end func()) {
+	s.calls.Add(1)
+	ctx, cancel = context.WithCancel(ctx)
+	stop := context.AfterFunc(s.base, cancel)
+	return ctx, cancel, func() {
+		stop()
+		cancel()
+		s.calls.Done()
 	}
 }
 

@@ -196,12 +196,8 @@ func addTemplate(srv *mcp.Server, t *mcp.ResourceTemplate, h mcp.ResourceHandler
 // request runs a served request of a plugin's export: counted as a call
 // (Wait), with the client's CallClient.
 func (s *Server) request(ctx context.Context, ss *mcp.ServerSession, token any, p *plugin.Plugin, fn string, params any) (json.RawMessage, error) {
-	s.calls.Add(1)
-	defer s.calls.Done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(s.base, cancel)
-	defer stop()
+	ctx, _, end := s.serving(ctx)
+	defer end()
 	defer s.pluginNews(ctx)
 	return p.MCPRequest(withClient(ctx, ss, token), fn, params)
 }
