@@ -228,20 +228,29 @@ func (r *servedRun) elicit(ctx context.Context, p *mcp.ElicitParams) (*mcp.Elici
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
 		return nil, notOffered("the MCP client does not offer elicitation")
 	}
-	if ip.ProtocolVersion >= mrtrVersion {
-		res, err := r.ask(ctx, inputKey, p)
-		if err != nil {
-			return nil, err
-		}
-		if res, ok := res.(*mcp.ElicitResult); ok {
-			return res, nil
-		}
-		return &mcp.ElicitResult{Action: "decline"}, nil // retried without an answer
+	res, err := r.request(ctx, inputKey, p, func(ectx context.Context) (mcp.InputResponse, error) {
+		return r.session.Elicit(ectx, p)
+	})
+	if err != nil {
+		return nil, err
 	}
-	ectx, cancel := context.WithTimeout(ctx, ElicitTimeout)
+	if res, ok := res.(*mcp.ElicitResult); ok {
+		return res, nil
+	}
+	return &mcp.ElicitResult{Action: "decline"}, nil // retried without an answer
+}
+
+// request puts req to the client that called run r: as the input request
+// key of the result of the call serving the run (protocol 2026-07-28 and
+// later), else by send during the call, within ElicitTimeout.
+func (r *servedRun) request(ctx context.Context, key string, req mcp.InputRequest, send func(context.Context) (mcp.InputResponse, error)) (mcp.InputResponse, error) {
+	if ip := r.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+		return r.ask(ctx, key, req)
+	}
+	sctx, cancel := context.WithTimeout(ctx, ElicitTimeout)
 	defer cancel()
-	res, err := r.session.Elicit(ectx, p)
-	if err != nil && ctx.Err() == nil && ectx.Err() != nil {
+	res, err := send(sctx)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
 		return nil, errNoAnswer
 	}
 	return res, err
@@ -308,34 +317,27 @@ func (c runClient) CreateMessage(ctx context.Context, params json.RawMessage) (j
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, fmt.Errorf("not a sampling/createMessage request: %v", err)
 	}
-	var res any
-	if ip := c.run.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
-		out, err := c.run.ask(ctx, sampleKey, &p)
+	res, err := c.run.request(ctx, sampleKey, &p, func(sctx context.Context) (mcp.InputResponse, error) {
+		res, err := c.run.session.CreateMessage(sctx, &p)
 		if err != nil {
-			return nil, err
-		}
-		wt, ok := out.(*mcp.CreateMessageWithToolsResult)
-		if !ok {
-			return nil, errors.New("the call was retried without an answer to the sampling request")
-		}
-		if len(wt.Content) != 1 {
-			return nil, fmt.Errorf("the MCP client answered the sampling request with %d content blocks, not one", len(wt.Content))
-		}
-		// The shape of sampling/createMessage without tools: one block.
-		res = &mcp.CreateMessageResult{Meta: wt.Meta, Content: wt.Content[0], Model: wt.Model, Role: wt.Role, StopReason: wt.StopReason}
-	} else {
-		sctx, cancel := context.WithTimeout(ctx, ElicitTimeout)
-		defer cancel()
-		out, err := c.run.session.CreateMessage(sctx, &p)
-		if err != nil {
-			if ctx.Err() == nil && sctx.Err() != nil {
-				return nil, errNoAnswer
-			}
 			return nil, fmt.Errorf("the MCP client: %w", err)
 		}
-		res = out
+		return res, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return json.Marshal(res)
+	switch res := res.(type) {
+	case *mcp.CreateMessageResult:
+		return json.Marshal(res)
+	case *mcp.CreateMessageWithToolsResult:
+		if len(res.Content) != 1 {
+			return nil, fmt.Errorf("the MCP client answered the sampling request with %d content blocks, not one", len(res.Content))
+		}
+		// The shape of sampling/createMessage without tools: one block.
+		return json.Marshal(&mcp.CreateMessageResult{Meta: res.Meta, Content: res.Content[0], Model: res.Model, Role: res.Role, StopReason: res.StopReason})
+	}
+	return nil, errors.New("the call was retried without an answer to the sampling request")
 }
 
 func (c runClient) Elicit(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {

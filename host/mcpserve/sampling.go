@@ -36,24 +36,17 @@ func (c sampleClient) Sampling() (sampling, tools bool) {
 }
 
 func (c sampleClient) CreateMessage(ctx context.Context, p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	if ip := c.run.session.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
-		res, err := c.run.ask(ctx, sampleKey, p)
-		if err != nil {
-			return nil, err
-		}
-		out, ok := res.(*mcp.CreateMessageWithToolsResult)
-		if !ok {
-			return nil, errors.New("the call was retried without an answer to the sampling request")
-		}
-		return out, nil
+	res, err := c.run.request(ctx, sampleKey, p, func(sctx context.Context) (mcp.InputResponse, error) {
+		return c.run.session.CreateMessageWithTools(sctx, p)
+	})
+	if err != nil {
+		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, ElicitTimeout)
-	defer cancel()
-	res, err := c.run.session.CreateMessageWithTools(sctx, p)
-	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		return nil, fmt.Errorf("the MCP client did not answer within %s", ElicitTimeout)
+	out, ok := res.(*mcp.CreateMessageWithToolsResult)
+	if !ok {
+		return nil, errors.New("the call was retried without an answer to the sampling request")
 	}
-	return res, err
+	return out, nil
 }
 
 // samplingRefused says why a run with the needs need cannot be served to
