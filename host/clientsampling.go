@@ -24,8 +24,13 @@ type ClientNeeds struct {
 }
 
 // ClientNeeds says what a run of the agent called name needs of the MCP
-// client that calls it.
-func (h *Host) ClientNeeds(name string) ClientNeeds {
+// client that calls it. It is worked out at load: an agent's tools can
+// only narrow after it (tooltab.go), so Tools may ask for tools in
+// sampling that a run no longer offers, never the other way round.
+func (h *Host) ClientNeeds(name string) ClientNeeds { return h.needs[name] }
+
+// clientNeeds works out ClientNeeds for the agent called name.
+func (h *Host) clientNeeds(name string) ClientNeeds {
 	var out ClientNeeds
 	seen := map[string]bool{}
 	var walk func(string)

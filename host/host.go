@@ -60,9 +60,12 @@ type Host struct {
 	Config  *config.Config
 	Plugins []*plugin.Plugin
 
-	runtime  *plugin.Runtime
-	tools    map[string]toolRef
-	agents   map[string]*loop.Agent
+	runtime *plugin.Runtime
+	tools   map[string]toolRef
+	agents  map[string]*loop.Agent
+	// needs is what a run of each agent needs of an MCP client that
+	// calls it (ClientNeeds), worked out once at load.
+	needs    map[string]ClientNeeds
 	recorder *cassette.Recorder
 	player   *cassette.Player
 	cacheDir string
@@ -188,6 +191,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	for _, a := range cfg.Agents {
 		h.build(a, models)
+	}
+	h.needs = map[string]ClientNeeds{}
+	for _, a := range cfg.Agents {
+		h.needs[a.Name] = h.clientNeeds(a.Name)
 	}
 	ok = true
 	return h, diags, nil
