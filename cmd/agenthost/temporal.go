@@ -407,7 +407,7 @@ func runsDecide(ctx context.Context, c client.Client, id, call string, a tempora
 	if call != "" && call != w.CallID {
 		return usageErr(e, "run %s: call %s does not wait; the waiting call is %s (%s)", id, strconv.Quote(call), w.CallID, outText(e, w.Tool))
 	}
-	a.CallID, a.From = w.CallID, signalSender()
+	a.CallID, a.From = w.CallID, signalSender(e)
 	if err := c.SignalWorkflow(ctx, w.Workflow, "", temporal.SignalApproval, a); err != nil {
 		return runsErr(e, id, err)
 	}
@@ -418,8 +418,8 @@ func runsDecide(ctx context.Context, c client.Client, id, call string, a tempora
 
 // signalSender is who sends a decision, for the run's record: "user@host"
 // of this process (self-reported: see docs/scale-out.md).
-func signalSender() string {
-	name := os.Getenv("USER")
+func signalSender(e *env) string {
+	name := e.getenv("USER")
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		name = u.Username
 	}
