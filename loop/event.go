@@ -32,6 +32,11 @@ const (
 	// answer (decision allow, always or deny; by who; message the reason).
 	EventApprovalRequest  = "approval.request"
 	EventApprovalDecision = "approval.decision"
+	// EventApprovalDropped: a durable run's approval signal that decided
+	// nothing (it named no call or another call, or arrived while no call
+	// waited), emitted by the workflow, not the loop: call_id, decision
+	// and by as the signal said, message why.
+	EventApprovalDropped = "approval.dropped"
 	// EventMessage carries one message appended to an agent's history. It is
 	// persisted in sessions; the CLI does not print it with --events.
 	EventMessage = "message"

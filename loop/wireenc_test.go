@@ -63,7 +63,7 @@ var allEventTypes = []string{
 	EventRunStart, EventStepStart, EventStepEnd, EventToolStart, EventToolEnd, EventToolDropped,
 	EventRetry, EventDoomLoop, EventBudgetExhausted, EventCompaction, EventSubagentStart,
 	EventSubagentEnd, EventRunEnd, EventMessage, EventApprovalRequest, EventApprovalDecision,
-	EventToolProgress, EventToolLog,
+	EventToolProgress, EventToolLog, EventApprovalDropped,
 }
 
 // TestMain runs the tests, then fails when an event a test emitted was
@@ -129,6 +129,10 @@ func TestWireEncoderEdges(t *testing.T) {
 			t.Error(msg)
 		}
 	}
+	// approval.dropped is emitted by a durable run's workflow
+	// (host/temporal), not by the loop: compared here.
+	checkWire(Event{Type: EventApprovalDropped, Time: t0, Agent: "main", Depth: 1, CallID: "c\\x1b", Decision: "always",
+		By: "signal from a@b", Message: "approval signal dropped: it arrived while no call was waiting for it"})
 }
 
 // FuzzEventWire builds an event of any type from the fuzzer's strings,

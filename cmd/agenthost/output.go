@@ -337,6 +337,12 @@ func (o *output) progressLine(ev loop.Event) {
 			msg = ": " + ev.Message
 		}
 		fmt.Fprintf(w, "%s  ↳ %s %s (%s)%s\n", indent, ev.Tool, verdict, termtext.Escape(ev.By), msg)
+	case loop.EventApprovalDropped:
+		call := "no call"
+		if ev.CallID != "" {
+			call = "call " + termtext.Escape(ev.CallID)
+		}
+		fmt.Fprintf(w, "%s  %s (%s for %s, by %s)\n", indent, ev.Message, termtext.Escape(ev.Decision), call, termtext.Escape(ev.By))
 	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
 		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
 	}

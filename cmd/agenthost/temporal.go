@@ -8,6 +8,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"sync"
@@ -405,13 +407,24 @@ func runsDecide(ctx context.Context, c client.Client, id, call string, a tempora
 	if call != "" && call != w.CallID {
 		return usageErr(e, "run %s: call %s does not wait; the waiting call is %s (%s)", id, strconv.Quote(call), w.CallID, outText(e, w.Tool))
 	}
-	a.CallID = w.CallID
+	a.CallID, a.From = w.CallID, signalSender(e)
 	if err := c.SignalWorkflow(ctx, w.Workflow, "", temporal.SignalApproval, a); err != nil {
 		return runsErr(e, id, err)
 	}
 	fmt.Fprintf(e.stdout, "%s: call %s (%s) of agent %s in run %s\n", map[loop.Verdict]string{loop.Allow: "approved", loop.AllowAlways: "approved (always)", loop.Deny: "denied"}[a.Verdict],
 		w.CallID, outText(e, w.Tool), outText(e, w.Agent), id)
 	return exitOK
+}
+
+// signalSender is who sends a decision, for the run's record: "user@host"
+// of this process (self-reported: see docs/scale-out.md).
+func signalSender(e *env) string {
+	name := e.getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	host, _ := os.Hostname()
+	return orElse(name, "unknown") + "@" + orElse(host, "unknown")
 }
 
 // memoAgent reads the agent a run's memo names ("" without one).

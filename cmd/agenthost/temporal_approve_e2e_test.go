@@ -222,8 +222,8 @@ func TestTemporalApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`"type":"approval.decision",.*"call_id":"` + regexp.QuoteMeta(call) + `","tool":"read_file","decision":"allow","by":"signal"`).Match(events) {
-		t.Errorf("the session has no approval.decision by signal:\n%s", events)
+	if !regexp.MustCompile(`"type":"approval.decision",.*"call_id":"` + regexp.QuoteMeta(call) + `","tool":"read_file","decision":"allow","by":"signal from [^"@]+@[^"]+"`).Match(events) {
+		t.Errorf("the session has no approval.decision by signal from USER@HOST:\n%s", events)
 	}
 
 	// 2. Deny a subagent's call with a reason; the lead's answer is JSON.

@@ -165,11 +165,15 @@ type WaitingCall struct {
 }
 
 // Approval is the payload of SignalApproval: the decision about call
-// CallID ("" for whichever call waits).
+// CallID, which must be the call waiting when the signal arrives (a
+// signal naming no call, or another, is dropped: decide). From is who
+// sent it, as the sender says ("user@host" from runs approve and deny):
+// the decision's By records it, not authenticated.
 type Approval struct {
 	CallID  string       `json:"call_id,omitempty"`
 	Verdict loop.Verdict `json:"verdict"`
 	Reason  string       `json:"reason,omitempty"`
+	From    string       `json:"from,omitempty"`
 }
 
 // ModelInput is one model request of agent Agent: the request itself
