@@ -48,6 +48,10 @@ type Login struct {
 	RedirectURL  string `json:"redirect_url,omitempty"`
 	// Scopes are the scopes asked for.
 	Scopes []string `json:"scopes,omitempty"`
+	// Resource is the resource indicator (RFC 8707) the login's token
+	// requests name: the MCP server's canonical URI. Empty in a login
+	// kept by an older agenthost: URL then serves.
+	Resource string `json:"resource,omitempty"`
 	// Token is the access token, with its refresh token and expiry.
 	Token *oauth2.Token `json:"token"`
 	// Saved is when the file was written.
