@@ -144,6 +144,17 @@ func (s TokenStore) open(create bool) (*os.Root, error) {
 	return r, nil
 }
 
+// Check makes Dir (0700) when it is missing and reports why a login
+// could not be kept in it: a Dir another user owns or may write, or one
+// that cannot be made.
+func (s TokenStore) Check() error {
+	r, err := s.open(true)
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
+
 // Load reads the login of server name at url: nil and no error when there
 // is none.
 func (s TokenStore) Load(name, url string) (*Login, error) {
