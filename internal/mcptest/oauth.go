@@ -33,8 +33,9 @@ type OAuthOptions struct {
 	ClientID, ClientSecret string
 	ClientKey              *ecdsa.PublicKey
 	// HostileErrors makes the token endpoint refuse every request with
-	// HostileErrorSize bytes of terminal escape sequences: "json" in the
-	// error_description of a JSON error, "text" as a text/plain body.
+	// terminal escape sequences: "json" in the error_description of a
+	// JSON error (HostileErrorSize bytes of JSON), "text" as a text/plain
+	// body of HostileErrorSize bytes.
 	HostileErrors string
 }
 
@@ -159,7 +160,10 @@ func StartOAuth(o OAuthOptions) (*OAuthServer, error) {
 		appendLine(o.Record, "token "+grant+" resource="+resource)
 		switch o.HostileErrors {
 		case "json":
-			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": hostileText(HostileErrorSize)})
+			// JSON escapes the C0 controls (\u001b: 34 bytes a
+			// sequence of 19), and the body must fit in the 1 MiB
+			// x/oauth2 reads for its error_description to be read.
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": hostileText((HostileErrorSize - 100) / 34 * 19)})
 			return
 		case "text":
 			w.Header().Set("Content-Type", "text/plain")
