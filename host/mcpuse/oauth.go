@@ -42,8 +42,10 @@ import (
 // registration; it gets a token by the authorization code grant with PKCE
 // through a loopback redirect (a person logs in with a browser), or by the
 // client credentials grant (Grant "client_credentials", for CI), and
-// refreshes it. A 403 insufficient_scope asks again with the scopes the
-// server names (step-up).
+// refreshes it. Every token request names the server as its resource
+// (RFC 8707), so that the token is good for that server only. A 403
+// insufficient_scope asks again with the scopes the server names
+// (step-up).
 type OAuth struct {
 	// Grant is "authorization_code" (the default) or "client_credentials".
 	Grant string
