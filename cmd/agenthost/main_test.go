@@ -1,6 +1,11 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"flag"
 	"net/http"
 	"net/http/httptest"
@@ -151,27 +156,41 @@ func cmdMCPHTTP(ts *testscript.TestScript, neg bool, args []string) {
 // authorization server (internal/mcptest.StartOAuth), in the test process,
 // for the script's life:
 //
-//	mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET]
+//	mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET] [-client-key ID:FILE] [-hostile-errors json|text]
 //
 // It sets MCPOAUTH_URL to http://127.0.0.1:PORT/mcp. -record is the file of
-// what the servers saw (a line per token request: "token GRANT"); tokens
-// expire after -expires-in seconds; -client is the client the client
-// credentials grant accepts.
+// what the servers saw (a line per token request: "token GRANT
+// resource=RESOURCE"); tokens expire after -expires-in seconds; -client is
+// the client the client credentials grant accepts; -client-key makes it
+// client ID authenticated with private_key_jwt, by a new EC P-256 key whose
+// private half (PEM) is written to FILE; -hostile-errors makes the token
+// endpoint refuse every request with 1 MiB of terminal escapes.
 func cmdMCPOAuth(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("mcpoauth", flag.ContinueOnError)
 	record := fs.String("record", "", "")
 	expires := fs.Int("expires-in", 0, "")
 	client := fs.String("client", "", "")
+	clientKey := fs.String("client-key", "", "")
+	hostile := fs.String("hostile-errors", "", "")
 	if neg || fs.Parse(args) != nil || fs.NArg() != 0 {
-		ts.Fatalf("usage: mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET]")
+		ts.Fatalf("usage: mcpoauth [-record FILE] [-expires-in SECONDS] [-client ID:SECRET] [-client-key ID:FILE] [-hostile-errors json|text]")
 	}
-	o := mcptest.OAuthOptions{ExpiresIn: *expires}
+	o := mcptest.OAuthOptions{ExpiresIn: *expires, HostileErrors: *hostile}
 	if *record != "" {
 		o.Record = ts.MkAbs(*record)
 	}
 	if *client != "" {
 		id, secret, _ := strings.Cut(*client, ":")
 		o.ClientID, o.ClientSecret = id, secret
+	}
+	if *clientKey != "" {
+		id, file, _ := strings.Cut(*clientKey, ":")
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		ts.Check(err)
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(file), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600))
+		o.ClientID, o.ClientKey = id, &key.PublicKey
 	}
 	s, err := mcptest.StartOAuth(o)
 	ts.Check(err)

@@ -101,6 +101,21 @@ func cmdMCPLogin(ctx context.Context, args []string, e *env) int {
 	}
 	opts := hostOptions(e)
 	opts.MCPLogin = &loginUser{out: e.stderr, getenv: e.getenv}
+	kept := block.OAuth.Grant != config.GrantClientCredentials
+	where := ""
+	if kept {
+		// Where the login will be kept is checked before anyone logs in
+		// for nothing; a login that then cannot be written is an error
+		// too (Login's).
+		store, err := host.MCPLoginStore(opts)
+		if err == nil {
+			where, err = store.Path(block.Name, block.URL), store.Check()
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: mcp login %s: the login could not be kept: %v\n", block.Name, err)
+			return exitUsage
+		}
+	}
 	s := host.MCPServer(cfg, block.Name, opts, zerolog.Nop())
 	defer s.Close()
 	got, err := s.Login(ctx)
@@ -111,11 +126,10 @@ func cmdMCPLogin(ctx context.Context, args []string, e *env) int {
 	switch {
 	case !got:
 		fmt.Fprintf(e.stderr, "agenthost: MCP server %s asked for no login: it answered without a token\n", block.Name)
-	case block.OAuth.Grant == config.GrantClientCredentials:
+	case !kept:
 		fmt.Fprintf(e.stderr, "agenthost: MCP server %s: the client credentials got a token (it is kept in memory only, and got again at each start)\n", block.Name)
 	default:
-		store, _ := host.MCPLoginStore(opts)
-		fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, store.Path(block.Name, block.URL))
+		fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, where)
 	}
 	return exitOK
 }

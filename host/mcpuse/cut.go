@@ -9,6 +9,9 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // What an MCP server sends is read through a cutReader, so that a result
@@ -394,4 +397,37 @@ func capResult(parts []string, limit int64) string {
 		n--
 	}
 	return s[:n] + fmt.Sprintf(cutMarker, n, total)
+}
+
+// maxQuoted bounds the text of another party's error that an error of a
+// Server quotes: what an MCP server, its authorization server or the SDK
+// quoting them said (x/oauth2 alone keeps up to 1 MiB of a token
+// endpoint's error body).
+const maxQuoted = 2 << 10
+
+// quoted is the text of another party's error as an error of a Server
+// quotes it: escaped as a terminal needs (internal/termtext: control
+// characters and terminal escapes become visible \xNN, \u00NN) and cut to
+// maxQuoted bytes, "…" ending a cut text. It is done where the error is
+// made, so it holds wherever the error is printed: a terminal, a pipe, a
+// log, a tool result the model reads.
+func quoted(s string) string {
+	e := termtext.Escape(textcut.Prefix(s, maxQuoted))
+	if len(s) > maxQuoted || len(e) > maxQuoted {
+		return textcut.Prefix(e, maxQuoted) + "…"
+	}
+	return e
+}
+
+// quoteErrors is a with each error replaced by its quoted text, scrubbed
+// of the block's credentials first (a cut could leave part of one).
+func (s *Server) quoteErrors(a []any) []any {
+	out := make([]any, len(a))
+	for i, v := range a {
+		if err, ok := v.(error); ok {
+			v = quoted(s.scrub.Replace(err.Error()))
+		}
+		out[i] = v
+	}
+	return out
 }

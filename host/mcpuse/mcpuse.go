@@ -168,14 +168,17 @@ func New(spec Spec, log zerolog.Logger) *Server {
 	return s
 }
 
-// errorf is an error whose text has no credential of the block.
+// errorf is an error whose text has no credential of the block, and
+// quotes the errors among a (what the server, its authorization server or
+// the SDK said) cut and escaped (quoted).
 func (s *Server) errorf(format string, a ...any) error {
-	return errors.New(s.scrub.Replace(fmt.Sprintf(format, a...)))
+	return errors.New(s.scrub.Replace(fmt.Sprintf(format, s.quoteErrors(a)...)))
 }
 
-// errResult is an error result whose text has no credential of the block.
+// errResult is an error result whose text has no credential of the block,
+// the errors among a quoted as errorf quotes them.
 func (s *Server) errResult(format string, a ...any) loop.ToolResult {
-	return loop.ToolResult{Content: s.scrub.Replace(fmt.Sprintf(format, a...)), IsError: true}
+	return loop.ToolResult{Content: s.scrub.Replace(fmt.Sprintf(format, s.quoteErrors(a)...)), IsError: true}
 }
 
 // cut reads r through a cutReader of the server's limits. A message over

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -25,7 +26,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -42,8 +42,10 @@ import (
 // registration; it gets a token by the authorization code grant with PKCE
 // through a loopback redirect (a person logs in with a browser), or by the
 // client credentials grant (Grant "client_credentials", for CI), and
-// refreshes it. A 403 insufficient_scope asks again with the scopes the
-// server names (step-up).
+// refreshes it. Every token request names the server as its resource
+// (RFC 8707), so that the token is good for that server only. A 403
+// insufficient_scope asks again with the scopes the server names
+// (step-up).
 type OAuth struct {
 	// Grant is "authorization_code" (the default) or "client_credentials".
 	Grant string
@@ -107,7 +109,8 @@ type oauthHandler struct {
 	ts      oauth2.TokenSource
 	granted []string // the scopes asked for so far (step-up adds to them)
 	cc      auth.OAuthHandler
-	logins  int // logins done (tokens got) by this handler
+	logins  int   // logins done (tokens got) by this handler
+	keepErr error // why the last login was not kept in Store, if it was not
 
 	// loginMu makes logins one at a time: calls refused together start
 	// one login, and those that waited retry with its token.
@@ -122,7 +125,7 @@ func newOAuthHandler(s *Server, cfg *OAuth) *oauthHandler {
 		if err != nil {
 			s.log.Warn().Str("error", err.Error()).Msg("MCP login not read")
 		} else if l != nil {
-			h.ts = h.persisting(l.config(), l.Token)
+			h.ts = h.persisting(l)
 			h.granted = l.Scopes
 		}
 	}
@@ -142,16 +145,6 @@ func sameOriginRedirect(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-func (l *Login) config() *oauth2.Config {
-	return &oauth2.Config{
-		ClientID:     l.ClientID,
-		ClientSecret: l.ClientSecret,
-		Endpoint:     oauth2.Endpoint{AuthURL: l.AuthURL, TokenURL: l.TokenURL, AuthStyle: oauth2.AuthStyle(l.AuthStyle)},
-		RedirectURL:  l.RedirectURL,
-		Scopes:       l.Scopes,
-	}
-}
-
 // mayLogin reports whether a person will be asked to log in at the first
 // request: there is someone to ask and no login yet.
 func (h *oauthHandler) mayLogin() bool {
@@ -164,7 +157,7 @@ func (h *oauthHandler) mayLogin() bool {
 func (h *oauthHandler) forget() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.ts, h.granted, h.cc, h.logins = nil, nil, nil, 0
+	h.ts, h.granted, h.cc, h.logins, h.keepErr = nil, nil, nil, 0, nil
 }
 
 // TokenSource is the token source of the last login; nil before any (the
@@ -210,9 +203,15 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	granted := slices.Clone(h.granted)
 	h.mu.Unlock()
 	var saved *Login
+	var resource string
 	acfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			// The SDK names the resource in the authorization request and
+			// in the code exchange; the refreshes name the same one.
+			if u, err := url.Parse(args.URL); err == nil {
+				resource = u.Query().Get("resource")
+			}
 			return h.fetchCode(ctx, ln, args)
 		},
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
@@ -237,8 +236,9 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			saved = &Login{ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthStyle: int(c.Endpoint.AuthStyle),
-				AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL, RedirectURL: c.RedirectURL, Scopes: c.Scopes, Token: tok}
-			return h.persisting(c, tok), nil
+				AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL, RedirectURL: c.RedirectURL, Scopes: c.Scopes,
+				Resource: resource, Token: tok}
+			return h.persisting(saved), nil
 		},
 	}
 	if h.cfg.ClientMetadataURL != "" {
@@ -263,16 +263,18 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	if ts == nil || saved == nil {
 		return nil // a 403 that is no question of scope: the request is retried as it is
 	}
+	var keepErr error
+	if h.cfg.Store != nil {
+		if keepErr = h.cfg.Store.Save(h.s.spec.Name, h.s.spec.URL, saved); keepErr != nil {
+			h.s.log.Warn().Str("error", keepErr.Error()).Msg("MCP login not saved")
+		}
+	}
 	h.mu.Lock()
 	h.ts = ts
 	h.granted = saved.Scopes
 	h.logins++
+	h.keepErr = keepErr
 	h.mu.Unlock()
-	if h.cfg.Store != nil {
-		if err := h.cfg.Store.Save(h.s.spec.Name, h.s.spec.URL, saved); err != nil {
-			h.s.log.Warn().Str("error", err.Error()).Msg("MCP login not saved")
-		}
-	}
 	h.s.log.Info().Strs("scopes", saved.Scopes).Msg("MCP login done")
 	return nil
 }
@@ -346,19 +348,66 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// persisting is the token source of c and tok that saves each new token
-// (a refresh) to the store.
-func (h *oauthHandler) persisting(c *oauth2.Config, tok *oauth2.Token) oauth2.TokenSource {
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
-	return &savingSource{h: h, c: c, src: c.TokenSource(ctx, tok), last: tok.AccessToken}
+// clientCredentials gets a token by the client credentials grant.
+func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) error {
+	h.mu.Lock()
+	if h.cc == nil {
+		h.cc = &clientCredentials{h: h}
+	}
+	cc := h.cc
+	h.mu.Unlock()
+	if err := cc.Authorize(ctx, req, resp); err != nil {
+		return h.s.errorf("MCP server %q: client credentials: %v", h.s.spec.Name, err)
+	}
+	h.mu.Lock()
+	h.logins++
+	h.mu.Unlock()
+	return nil
+}
+
+// persisting is the token source of login l: its token while it is good,
+// then refreshed (naming l's resource) and each new token saved to the
+// store.
+func (h *oauthHandler) persisting(l *Login) oauth2.TokenSource {
+	kept := *l
+	if kept.Resource == "" {
+		kept.Resource = h.s.spec.URL // a login kept before agenthost kept its resource
+	}
+	c := tokenClient{ID: kept.ClientID, Secret: kept.ClientSecret, TokenURL: kept.TokenURL, Style: oauth2.AuthStyle(kept.AuthStyle)}
+	r := &refresher{hc: h.hc, c: c, resource: kept.Resource, refreshToken: kept.Token.RefreshToken}
+	return &savingSource{h: h, login: kept, src: oauth2.ReuseTokenSource(kept.Token, r), last: kept.Token.AccessToken}
+}
+
+// refresher gets a new token with the refresh token (x/oauth2's own
+// refresh sends no resource).
+type refresher struct {
+	hc           *http.Client
+	c            tokenClient
+	resource     string
+	refreshToken string // ReuseTokenSource makes the calls one at a time
+}
+
+func (r *refresher) Token() (*oauth2.Token, error) {
+	if r.refreshToken == "" {
+		return nil, errors.New("the access token expired and the authorization server gave no refresh token")
+	}
+	tok, err := tokenRequest(r.hc, r.c, r.resource, nil, url.Values{
+		"grant_type":    {"refresh_token"},
+		"refresh_token": {r.refreshToken},
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.refreshToken = tok.RefreshToken // the old one when none came
+	return tok, nil
 }
 
 type savingSource struct {
-	h    *oauthHandler
-	c    *oauth2.Config
-	src  oauth2.TokenSource
-	mu   sync.Mutex
-	last string
+	h     *oauthHandler
+	login Login // Token is the first one
+	src   oauth2.TokenSource
+	mu    sync.Mutex
+	last  string
 }
 
 func (s *savingSource) Token() (*oauth2.Token, error) {
@@ -371,9 +420,9 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	s.last = tok.AccessToken
 	s.mu.Unlock()
 	if changed && s.h.cfg.Store != nil {
-		l := &Login{ClientID: s.c.ClientID, ClientSecret: s.c.ClientSecret, AuthStyle: int(s.c.Endpoint.AuthStyle),
-			AuthURL: s.c.Endpoint.AuthURL, TokenURL: s.c.Endpoint.TokenURL, RedirectURL: s.c.RedirectURL, Scopes: s.c.Scopes, Token: tok}
-		if err := s.h.cfg.Store.Save(s.h.s.spec.Name, s.h.s.spec.URL, l); err != nil {
+		l := s.login
+		l.Token = tok
+		if err := s.h.cfg.Store.Save(s.h.s.spec.Name, s.h.s.spec.URL, &l); err != nil {
 			s.h.s.log.Warn().Str("error", err.Error()).Msg("refreshed MCP login not saved")
 		} else {
 			s.h.s.log.Info().Msg("MCP login refreshed")
@@ -382,68 +431,62 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// clientCredentials gets a token by the client credentials grant: with a
-// client secret through the SDK's handler, with a private key through
-// ours (the SDK has none).
-func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) error {
-	h.mu.Lock()
-	cc := h.cc
-	h.mu.Unlock()
-	if cc == nil {
-		if h.cfg.PrivateKey != "" {
-			cc = &jwtClientCredentials{h: h}
-		} else {
-			sdk, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-				Credentials: &oauthex.ClientCredentials{ClientID: h.cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}},
-				HTTPClient:  h.hc,
-			})
-			if err != nil {
-				resp.Body.Close()
-				return err
-			}
-			cc = sdk
-		}
-		h.mu.Lock()
-		h.cc = cc
-		h.mu.Unlock()
-	}
-	if err := cc.Authorize(ctx, req, resp); err != nil {
-		return h.s.errorf("MCP server %q: client credentials: %v", h.s.spec.Name, err)
-	}
-	h.mu.Lock()
-	h.logins++
-	h.mu.Unlock()
-	return nil
+// tokenClient is agenthost as a client of a token endpoint.
+type tokenClient struct {
+	ID, Secret, TokenURL string
+	Style                oauth2.AuthStyle
 }
 
-// jwtClientCredentials is the client credentials grant with a client
-// authenticated by a JWT it signs (RFC 7523, private_key_jwt): each token
-// request carries a new assertion.
-type jwtClientCredentials struct {
-	h  *oauthHandler
-	mu sync.Mutex
-	ts oauth2.TokenSource
+// tokenRequest asks c's token endpoint for a token: the grant and its
+// parameters in params, scopes when any, and always resource (RFC 8707),
+// the MCP server the token is for, so that the authorization server can
+// bind the token to it and another server cannot use it. It is every
+// token request agenthost makes itself (refreshes, the client
+// credentials grant); the authorization code exchange is the SDK's, which
+// names the same resource. x/oauth2's client credentials request serves
+// every grant: its EndpointParams may set grant_type.
+func tokenRequest(hc *http.Client, c tokenClient, resource string, scopes []string, params url.Values) (*oauth2.Token, error) {
+	p := maps.Clone(params)
+	p.Set("resource", resource)
+	cc := &clientcredentials.Config{ClientID: c.ID, ClientSecret: c.Secret, TokenURL: c.TokenURL, AuthStyle: c.Style, Scopes: scopes, EndpointParams: p}
+	return cc.Token(context.WithValue(context.Background(), oauth2.HTTPClient, hc))
 }
 
-func (j *jwtClientCredentials) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.ts, nil
+// clientCredentials is the client credentials grant (RFC 6749 §4.4), the
+// client authenticated by its secret or by a JWT it signs with its
+// private key (RFC 7523, private_key_jwt: each token request carries a
+// new assertion).
+type clientCredentials struct {
+	h       *oauthHandler
+	mu      sync.Mutex
+	ts      oauth2.TokenSource
+	granted []string // the scopes asked for so far (step-up adds to them)
 }
 
-func (j *jwtClientCredentials) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (c *clientCredentials) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ts, nil
+}
+
+func (c *clientCredentials) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	defer io.Copy(io.Discard, io.LimitReader(resp.Body, maxOAuthBody))
-	key, alg, err := parseSigningKey(j.h.cfg.PrivateKey, j.h.cfg.SigningAlg)
-	if err != nil {
-		return err
+	cfg, hc := c.h.cfg, c.h.hc
+	var key crypto.Signer
+	var alg string
+	if cfg.PrivateKey != "" {
+		var err error
+		if key, alg, err = parseSigningKey(cfg.PrivateKey, cfg.SigningAlg); err != nil {
+			return err
+		}
 	}
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	prm, err := resourceMetadata(ctx, challenges, req.URL.String(), j.h.hc)
+	prm, err := resourceMetadata(ctx, challenges, req.URL.String(), hc)
 	if err != nil {
 		return err
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], j.h.hc)
+	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], hc)
 	if err != nil {
 		return fmt.Errorf("authorization server metadata: %w", err)
 	}
@@ -455,34 +498,53 @@ func (j *jwtClientCredentials) Authorize(ctx context.Context, req *http.Request,
 		scopes = prm.ScopesSupported
 	}
 	if len(scopes) == 0 {
-		scopes = j.h.cfg.Scopes
+		scopes = cfg.Scopes
 	}
-	clientID, issuer, tokenURL := j.h.cfg.ClientID, asm.Issuer, asm.TokenEndpoint
-	hc := j.h.hc
+	c.mu.Lock()
+	for _, g := range c.granted {
+		if !slices.Contains(scopes, g) {
+			scopes = append(scopes, g)
+		}
+	}
+	c.mu.Unlock()
+	tc := tokenClient{ID: cfg.ClientID, TokenURL: asm.TokenEndpoint, Style: oauth2.AuthStyleInParams}
+	if key == nil {
+		tc.Secret, tc.Style = cfg.ClientSecret, secretStyle(asm.TokenEndpointAuthMethodsSupported)
+	}
+	issuer, resource := asm.Issuer, prm.Resource
 	src := tokenSourceFunc(func() (*oauth2.Token, error) {
-		assertion, err := signAssertion(key, alg, clientID, issuer)
-		if err != nil {
-			return nil, err
+		params := url.Values{"grant_type": {"client_credentials"}}
+		if key != nil {
+			assertion, err := signAssertion(key, alg, tc.ID, issuer)
+			if err != nil {
+				return nil, err
+			}
+			params.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+			params.Set("client_assertion", assertion)
 		}
-		c := &clientcredentials.Config{
-			ClientID: clientID, TokenURL: tokenURL, Scopes: scopes, AuthStyle: oauth2.AuthStyleInParams,
-			EndpointParams: url.Values{
-				"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"},
-				"client_assertion":      {assertion},
-			},
-		}
-		tctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, hc), hc.Timeout)
-		defer cancel()
-		return c.Token(tctx)
+		return tokenRequest(hc, tc, resource, scopes, params)
 	})
 	ts := oauth2.ReuseTokenSource(nil, src)
 	if _, err := ts.Token(); err != nil {
 		return fmt.Errorf("token request: %w", err)
 	}
-	j.mu.Lock()
-	j.ts = ts
-	j.mu.Unlock()
+	c.mu.Lock()
+	c.ts, c.granted = ts, scopes
+	c.mu.Unlock()
 	return nil
+}
+
+// secretStyle is how a client secret goes to a token endpoint that
+// supports methods: in the body (client_secret_post), else in the
+// Authorization header (client_secret_basic), else whichever works.
+func secretStyle(methods []string) oauth2.AuthStyle {
+	switch {
+	case slices.Contains(methods, "client_secret_post"):
+		return oauth2.AuthStyleInParams
+	case slices.Contains(methods, "client_secret_basic"):
+		return oauth2.AuthStyleInHeader
+	}
+	return oauth2.AuthStyleAutoDetect
 }
 
 type tokenSourceFunc func() (*oauth2.Token, error)
@@ -637,7 +699,10 @@ func (s *Server) Login(ctx context.Context) (bool, error) {
 	}
 	_ = cs
 	s.oauth.mu.Lock()
-	n := s.oauth.logins
+	n, keepErr := s.oauth.logins, s.oauth.keepErr
 	s.oauth.mu.Unlock()
+	if keepErr != nil {
+		return true, fmt.Errorf("MCP server %q: logged in, but the login could not be kept, so the next start would ask again: %w", s.spec.Name, keepErr)
+	}
 	return n > 0, nil
 }

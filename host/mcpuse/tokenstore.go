@@ -48,6 +48,10 @@ type Login struct {
 	RedirectURL  string `json:"redirect_url,omitempty"`
 	// Scopes are the scopes asked for.
 	Scopes []string `json:"scopes,omitempty"`
+	// Resource is the resource indicator (RFC 8707) the login's token
+	// requests name: the MCP server's canonical URI. Empty in a login
+	// kept by an older agenthost: URL then serves.
+	Resource string `json:"resource,omitempty"`
 	// Token is the access token, with its refresh token and expiry.
 	Token *oauth2.Token `json:"token"`
 	// Saved is when the file was written.
@@ -138,6 +142,17 @@ func (s TokenStore) open(create bool) (*os.Root, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Check makes Dir (0700) when it is missing and reports why a login
+// could not be kept in it: a Dir another user owns or may write, or one
+// that cannot be made.
+func (s TokenStore) Check() error {
+	r, err := s.open(true)
+	if err != nil {
+		return err
+	}
+	return r.Close()
 }
 
 // Load reads the login of server name at url: nil and no error when there

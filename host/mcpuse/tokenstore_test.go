@@ -3,6 +3,8 @@
 package mcpuse
 
 import (
+	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -10,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"golang.org/x/oauth2"
+
+	"github.com/agenthost/agenthost/internal/mcptest"
 )
 
 // TestTokenStore: a login is written 0600 in a 0700 directory and read
@@ -98,4 +103,46 @@ func TestDefaultTokenDir(t *testing.T) {
 	if err != nil || d != "/home/u/.local/state/agenthost/mcp-logins" {
 		t.Errorf("got %q, %v", d, err)
 	}
+}
+
+// TestOAuthLoginNotKept: a login the store refuses to write (its
+// directory is writable by others) is an error of Login, naming the
+// directory and the fix, though the token was got.
+func TestOAuthLoginNotKept(t *testing.T) {
+	as, err := mcptest.StartOAuth(mcptest.OAuthOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer as.Close()
+	dir := filepath.Join(t.TempDir(), "mcp-logins")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Spec{Name: "o", URL: as.URL, Timeout: 10 * time.Second,
+		OAuth: &OAuth{Store: &TokenStore{Dir: dir}, User: browser{}}}, zerolog.Nop())
+	defer s.Close()
+	got, err := s.Login(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the login could not be kept") ||
+		!strings.Contains(err.Error(), dir+" is writable by group and others (mode 0777)") || !strings.Contains(err.Error(), "chmod go-w it") {
+		t.Fatalf("Login: %v, %v; want the login not kept, the directory and the fix named", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the directory holds %d entries", len(entries))
+	}
+}
+
+// browser is a LoginUser that follows the authorization URL, as a
+// browser would, back to the loopback redirect.
+type browser struct{}
+
+func (browser) OpenLogin(ctx context.Context, server, authURL string) error {
+	go func() {
+		if resp, err := http.Get(authURL); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	return nil
 }

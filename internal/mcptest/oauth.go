@@ -1,11 +1,13 @@
 package mcptest
 
 import (
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,15 +21,32 @@ import (
 // OAuthOptions are the settings of StartOAuth.
 type OAuthOptions struct {
 	// Record is the file the server appends what it saw to (see newServer),
-	// and one line per token request: "token GRANT".
+	// and one line per token request: "token GRANT resource=RESOURCE".
 	Record string
 	// ExpiresIn is the lifetime of access tokens in seconds (default 3600);
 	// below 10, every use of a token refreshes it first (the client takes
 	// a token that expires within 10s for expired).
 	ExpiresIn int
 	// ClientID and ClientSecret are the client the client credentials
-	// grant accepts.
+	// grant accepts; with ClientKey, that client authenticates with a JWT
+	// signed by the key's private half (private_key_jwt, ES256) instead.
 	ClientID, ClientSecret string
+	ClientKey              *ecdsa.PublicKey
+	// HostileErrors makes the token endpoint refuse every request with
+	// terminal escape sequences: "json" in the error_description of a
+	// JSON error (HostileErrorSize bytes of JSON), "text" as a text/plain
+	// body of HostileErrorSize bytes.
+	HostileErrors string
+}
+
+// HostileErrorSize is the size of the hostile error texts.
+const HostileErrorSize = 1 << 20
+
+// hostileText is about n bytes of terminal escape sequences: a window
+// title change, a screen clear, a C1 CSI.
+func hostileText(n int) string {
+	const seq = "\x1b]0;pwned\x07\x1b[2J\u009b31m"
+	return strings.Repeat(seq, n/len(seq))
 }
 
 // OAuthServer is the test MCP server protected by OAuth, with its own
@@ -51,7 +70,9 @@ const TokenPrefix = "tok_SECRET_"
 // registration, an authorization endpoint that grants at once (it
 // redirects back with a code; PKCE S256 is required), and a token
 // endpoint for the authorization code (the code verifier checked),
-// refresh token and client credentials grants.
+// refresh token and client credentials grants, which refuses
+// (invalid_target) a request whose resource (RFC 8707) is not the MCP
+// server's URL.
 func StartOAuth(o OAuthOptions) (*OAuthServer, error) {
 	if o.ExpiresIn == 0 {
 		o.ExpiresIn = 3600
@@ -135,8 +156,26 @@ func StartOAuth(o OAuthOptions) (*OAuthServer, error) {
 			writeJSON(w, 400, map[string]string{"error": "invalid_request"})
 			return
 		}
-		grant := r.PostForm.Get("grant_type")
-		appendLine(o.Record, "token "+grant)
+		grant, resource := r.PostForm.Get("grant_type"), r.PostForm.Get("resource")
+		appendLine(o.Record, "token "+grant+" resource="+resource)
+		switch o.HostileErrors {
+		case "json":
+			// JSON escapes the C0 controls (\u001b: 34 bytes a
+			// sequence of 19), and the body must fit in the 1 MiB
+			// x/oauth2 reads for its error_description to be read.
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant", "error_description": hostileText((HostileErrorSize - 100) / 34 * 19)})
+			return
+		case "text":
+			w.Header().Set("Content-Type", "text/plain")
+			w.WriteHeader(400)
+			fmt.Fprint(w, hostileText(HostileErrorSize))
+			return
+		}
+		if resource != base+"/mcp" {
+			// RFC 8707 §2: the token is for this server only.
+			writeJSON(w, 400, map[string]string{"error": "invalid_target", "error_description": "resource must be " + base + "/mcp"})
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		switch grant {
@@ -159,7 +198,12 @@ func StartOAuth(o OAuthOptions) (*OAuthServer, error) {
 			if !ok {
 				id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 			}
-			if o.ClientID == "" || id != o.ClientID || secret != o.ClientSecret {
+			good := o.ClientID != "" && id == o.ClientID && secret == o.ClientSecret
+			if o.ClientKey != nil {
+				good = o.ClientID != "" && r.PostForm.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" &&
+					checkAssertion(r.PostForm.Get("client_assertion"), o.ClientKey, o.ClientID, base)
+			}
+			if !good {
 				writeJSON(w, 401, map[string]string{"error": "invalid_client"})
 				return
 			}
@@ -176,4 +220,34 @@ func StartOAuth(o OAuthOptions) (*OAuthServer, error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	return &OAuthServer{URL: base + "/mcp", hs: hs}, nil
+}
+
+// checkAssertion reports whether assertion is a client's JWT (RFC 7523)
+// signed with ES256 by key's private half, issued by and about clientID,
+// for audience, and not expired.
+func checkAssertion(assertion string, key *ecdsa.PublicKey, clientID, audience string) bool {
+	parts := strings.Split(assertion, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	enc := base64.RawURLEncoding
+	hdr, err1 := enc.DecodeString(parts[0])
+	body, err2 := enc.DecodeString(parts[1])
+	sig, err3 := enc.DecodeString(parts[2])
+	if err1 != nil || err2 != nil || err3 != nil || len(sig) != 64 {
+		return false
+	}
+	var h struct{ Alg string }
+	var c struct {
+		Iss, Sub, Aud string
+		Exp           int64
+	}
+	if json.Unmarshal(hdr, &h) != nil || h.Alg != "ES256" || json.Unmarshal(body, &c) != nil {
+		return false
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return false
+	}
+	return c.Iss == clientID && c.Sub == clientID && c.Aud == audience && time.Now().Unix() < c.Exp
 }
