@@ -230,19 +230,20 @@ func (f *front) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || ss.InitializeParams() != nil {
 			return next(ctx, method, req)
 		}
-		f.mu.Lock()
-		if ss.InitializeParams() != nil { // by a method handled meanwhile
-			f.mu.Unlock()
-			return next(ctx, method, req)
-		}
-		n := f.sessions()
-		if n >= f.limits.maxSessions {
-			f.mu.Unlock()
-			return nil, errors.New(f.tooMany(n))
-		}
-		res, err := next(ctx, method, req)
-		opened := ss.InitializeParams() != nil
-		f.mu.Unlock()
+		opened := false
+		res, err := func() (mcp.Result, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if ss.InitializeParams() != nil { // by a method handled meanwhile
+				return next(ctx, method, req)
+			}
+			if n := f.sessions(); n >= f.limits.maxSessions {
+				return nil, errors.New(f.tooMany(n))
+			}
+			res, err := next(ctx, method, req)
+			opened = ss.InitializeParams() != nil
+			return res, err
+		}()
 		if opened {
 			f.watchSession(ss)
 		}
