@@ -80,25 +80,3 @@ func TestMCPHandlerRefuses(t *testing.T) {
 		}
 	}
 }
-
-// TestInitializes: a session is counted against --max-sessions when a
-// request without a session holds an initialize request; in a batch it is
-// refused.
-func TestInitializes(t *testing.T) {
-	for _, c := range []struct {
-		body string
-		want int
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, initAlone},
-		{` [{"jsonrpc":"2.0","id":1,"method":"initialize"}] `, initAlone},
-		{`[{"jsonrpc":"2.0","id":1,"method":"initialize"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]`, initBatched},
-		{`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, initNone},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, initNone},
-		{`not json`, initNone},
-		{``, initNone},
-	} {
-		if got := initializes([]byte(c.body)); got != c.want {
-			t.Errorf("initializes(%s) = %d, want %d", c.body, got, c.want)
-		}
-	}
-}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -124,7 +123,7 @@ type front struct {
 	limits httpLimits
 	log    *zerolog.Logger
 
-	mu sync.Mutex // held while a session is counted and opened
+	mu sync.Mutex // held while a session is counted and initialized (capSessions)
 }
 
 // mcpHandler is the HTTP handler of srv. Every request is checked from
@@ -133,8 +132,9 @@ type front struct {
 // refused (403), a request without the bearer token (when token is set)
 // too (401). A refused request is answered at once and its connection
 // closed, whatever of its body is still to come. Then the body is read
-// within limits.readTimeout, a new session past limits.maxSessions is
-// refused (503), and the request goes to the SDK's handler. A client
+// within limits.readTimeout, a request that would open a session past
+// limits.maxSessions is refused (openSession, capSessions), and the
+// request goes to the SDK's handler. A client
 // ending its session (DELETE) cancels the session's calls first, once it
 // has passed the checks. With a resume buffer (limits.resumeBuffer > 0)
 // the events of every stream are kept in an eventStore, each stream's
@@ -155,6 +155,7 @@ func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zero
 		f.events = newEventStore(limits.resumeBuffer, limits.resumeBufferTotal)
 		opts.EventStore = f.events
 	}
+	srv.Server.AddReceivingMiddleware(f.capSessions)
 	f.sdk = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.Server }, opts)
 	if token != "" {
 		f.want = []byte("Bearer " + token)
@@ -181,22 +182,15 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.refuse(w, r, http.StatusUnauthorized, "missing or wrong bearer token")
 		return
 	}
-	body, ok := f.readBody(w, r)
-	if !ok {
+	if !f.readBody(w, r) {
 		return
 	}
 	if f.events != nil {
 		w = &retryWriter{ResponseWriter: w}
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
-		switch initializes(body) {
-		case initAlone:
-			f.openSession(w, r)
-			return
-		case initBatched:
-			f.refuse(w, r, http.StatusBadRequest, "initialize must be sent alone, not in a batch")
-			return
-		}
+		f.openSession(w, r)
+		return
 	}
 	if r.Method == http.MethodDelete {
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
@@ -206,64 +200,66 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.sdk.ServeHTTP(w, r)
 }
 
-// openSession serves an initialize request, which opens a session, unless
-// limits.maxSessions are open already (503). Initialize requests are
-// served one at a time, so that the count is exact; each is answered at
-// once, for its body has been read and it comes alone.
+// openSession serves a POST without a session id: the SDK opens a session
+// for it, whatever its body holds, and keeps the session once a method of
+// the request has initialized it (it closes the others when they are
+// answered). The body is not looked at here (another parser would read
+// some bodies otherwise than the SDK does): when limits.maxSessions
+// sessions are open the request is refused (503), and capSessions keeps
+// the ones let through that race each other from initializing more.
 func (f *front) openSession(w http.ResponseWriter, r *http.Request) {
-	n, ok := func() (int, bool) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		n := f.sessions()
-		if n >= f.limits.maxSessions {
-			return n, false
-		}
-		f.sdk.ServeHTTP(w, r)
-		return n, true
-	}()
-	if ok {
-		f.watchSession(w.Header().Get("Mcp-Session-Id"))
+	if n := f.sessions(); n >= f.limits.maxSessions {
+		w.Header().Set("Retry-After", "10")
+		f.refuse(w, r, http.StatusServiceUnavailable, f.tooMany(n))
 		return
 	}
-	w.Header().Set("Retry-After", "10")
+	f.sdk.ServeHTTP(w, r)
+}
+
+// capSessions is the server's middleware that bounds the sessions where
+// the SDK initializes them: a method (initialize, as the SDK reads it) on
+// a session not yet initialized is handled while f.mu is held, and
+// refused with a JSON-RPC error when limits.maxSessions sessions are
+// initialized already; the SDK then closes the session once the request
+// is answered. So no body, however written, makes one more session, and
+// the sessions counted are exact. A session that is initialized is logged
+// (MCP session opened), and so is its end.
+func (f *front) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if !ok || ss.InitializeParams() != nil {
+			return next(ctx, method, req)
+		}
+		opened := false
+		res, err := func() (mcp.Result, error) {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if ss.InitializeParams() != nil { // by a method handled meanwhile
+				return next(ctx, method, req)
+			}
+			if n := f.sessions(); n >= f.limits.maxSessions {
+				return nil, errors.New(f.tooMany(n))
+			}
+			res, err := next(ctx, method, req)
+			opened = ss.InitializeParams() != nil
+			return res, err
+		}()
+		if opened {
+			f.watchSession(ss)
+		}
+		return res, err
+	}
+}
+
+// tooMany says that n sessions are open, past limits.maxSessions, and
+// logs it.
+func (f *front) tooMany(n int) string {
 	msg := fmt.Sprintf("too many MCP sessions: %d are open (--max-sessions %d); end one (HTTP DELETE with its Mcp-Session-Id) or wait until an idle one expires", n, f.limits.maxSessions)
 	if f.limits.sessionTimeout > 0 {
 		msg += fmt.Sprintf(" (--session-timeout %s)", f.limits.sessionTimeout)
 	}
 	f.log.Warn().Int("sessions", n).Int("max_sessions", f.limits.maxSessions).Msg("new MCP session refused: at --max-sessions")
-	f.refuse(w, r, http.StatusServiceUnavailable, msg)
-}
-
-// What a request body holds, for initializes.
-const (
-	initNone    = iota // no initialize request (or not JSON-RPC)
-	initAlone          // an initialize request and nothing else
-	initBatched        // an initialize request in a batch with others
-)
-
-// initializes tells whether body, a JSON-RPC message or batch, holds an
-// initialize request, and whether alone (MCP does not allow it in a
-// batch).
-func initializes(body []byte) int {
-	var msgs []struct {
-		Method string `json:"method"`
-	}
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] == '{' {
-		body = append(append([]byte{'['}, body...), ']')
-	}
-	if json.Unmarshal(body, &msgs) != nil {
-		return initNone
-	}
-	for _, m := range msgs {
-		if m.Method == "initialize" {
-			if len(msgs) == 1 {
-				return initAlone
-			}
-			return initBatched
-		}
-	}
-	return initNone
+	return msg
 }
 
 // refuse answers r with code and msg without reading its body, and closes
@@ -283,9 +279,9 @@ func (f *front) refuse(w http.ResponseWriter, r *http.Request, code int, msg str
 // lifted once the body is in: the connection then stays open for as long
 // as the answer streams. It answers r itself and returns false when the
 // body does not arrive whole in time or is too big.
-func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (f *front) readBody(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, true
+		return true
 	}
 	rc := http.NewResponseController(w)
 	rc.SetReadDeadline(time.Now().Add(f.limits.readTimeout))
@@ -301,11 +297,11 @@ func (f *front) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 		default:
 			f.refuse(w, r, http.StatusBadRequest, "reading the request body: "+err.Error())
 		}
-		return nil, false
+		return false
 	}
 	rc.SetReadDeadline(time.Time{})
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
+	return true
 }
 
 // sessions counts the open MCP sessions: those initialized. A request
@@ -322,23 +318,14 @@ func (f *front) sessions() int {
 	return n
 }
 
-// watchSession logs the start of the session id, and its end (a DELETE,
+// watchSession logs the start of the session ss, and its end (a DELETE,
 // its expiry), with the number of sessions left open.
-func (f *front) watchSession(id string) {
-	if id == "" {
-		return
-	}
-	for ss := range f.srv.Server.Sessions() {
-		if ss.ID() != id {
-			continue
-		}
-		f.log.Info().Int("sessions", f.sessions()).Msg("MCP session opened")
-		go func() {
-			ss.Wait()
-			f.log.Info().Int("sessions", f.sessions()).Msg("MCP session closed")
-		}()
-		return
-	}
+func (f *front) watchSession(ss *mcp.ServerSession) {
+	f.log.Info().Int("sessions", f.sessions()).Msg("MCP session opened")
+	go func() {
+		ss.Wait()
+		f.log.Info().Int("sessions", f.sessions()).Msg("MCP session closed")
+	}()
 }
 
 // hostIsLoopback reports whether hostport (host:port, or a host alone)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -284,6 +285,150 @@ func TestMCPHTTPSessionLimit(t *testing.T) {
 	if _, err := open[1].ListTools(ctx, nil); err != nil {
 		t.Errorf("the second session after the first closed: %v", err)
 	}
+}
+
+// TestMCPHTTPSessionLimitAnyBody: with --max-sessions 3, no request body
+// opens a fourth session. Initialize requests that another JSON parser
+// reads otherwise than the SDK (the method's key in other cases, escaped,
+// given twice or with a number; trailing data; a second object; batches)
+// are sent many times each, eight at once, beside plain ones: of all the
+// session ids answered, at most 3 ever serve tools/list. A real client is
+// then refused (503) only because 3 sessions work, and served once one of
+// them ends.
+func TestMCPHTTPSessionLimitAnyBody(t *testing.T) {
+	s := startServe(t, "http://127.0.0.1:1/v1", "--max-sessions", "3", "--session-timeout", "0")
+	const params = `"params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}`
+	const init = `{"jsonrpc":"2.0","id":1,"method":"initialize",` + params + `}`
+	variants := []struct{ name, body string }{
+		{"plain", init},
+		{"Method ping", `{"jsonrpc":"2.0","id":1,"method":"initialize","Method":"ping",` + params + `}`},
+		{"METHOD ping", `{"jsonrpc":"2.0","id":1,"method":"initialize","METHOD":"ping",` + params + `}`},
+		{"escaped Method", `{"jsonrpc":"2.0","id":1,"method":"initialize","\u004dethod":"ping",` + params + `}`},
+		{"numeric Method", `{"jsonrpc":"2.0","id":1,"method":"initialize","Method":1,` + params + `}`},
+		{"trailing data", init + ` trailing`},
+		{"second object", init + `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
+		{"batch of one", `[` + init + `]`},
+		{"batch with ping", `[` + init + `,{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+		{"method twice, initialize last", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"initialize",` + params + `}`},
+		{"method twice, initialize first", `{"jsonrpc":"2.0","id":1,"method":"initialize","method":"ping",` + params + `}`},
+	}
+	hc := &http.Client{Transport: bearerTransport{token: serveToken}, Timeout: 30 * time.Second}
+	post := func(session, body string) (int, string, string, error) {
+		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+		if err != nil {
+			return 0, "", "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, "", "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b), err
+	}
+	works := func(session string) bool {
+		status, _, body, err := post(session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		return err == nil && status == http.StatusOK && strings.Contains(body, `"tools"`)
+	}
+
+	// Every variant 15 times, eight requests at once.
+	type sent struct{ variant, session string }
+	jobs := make(chan string)
+	results := make(chan sent)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := range jobs {
+				var body string
+				for _, c := range variants {
+					if c.name == v {
+						body = c.body
+					}
+				}
+				status, session, _, err := post("", body)
+				if err != nil {
+					t.Errorf("%s: %v", v, err)
+					continue
+				}
+				if status == http.StatusOK && session != "" {
+					results <- sent{v, session}
+				}
+			}
+		}()
+	}
+	go func() {
+		for range 15 {
+			for _, c := range variants {
+				jobs <- c.name
+			}
+		}
+		close(jobs)
+		wg.Wait()
+		close(results)
+	}()
+	var ids []sent
+	for r := range results {
+		ids = append(ids, r)
+	}
+	var working []string
+	byVariant := map[string]int{}
+	for _, id := range ids {
+		if works(id.session) {
+			working = append(working, id.session)
+			byVariant[id.variant]++
+		}
+	}
+	t.Logf("%d session ids answered, %d serve tools/list, by variant: %v", len(ids), len(working), byVariant)
+	if len(working) > 3 {
+		t.Fatalf("%d sessions serve tools/list with --max-sessions 3 (of %d session ids answered), by variant: %v", len(working), len(ids), byVariant)
+	}
+
+	// A real client is served while fewer than 3 sessions work, then
+	// refused because 3 do.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for len(working) < 3 {
+		cs, err := s.client(ctx, nil)
+		if err != nil {
+			t.Fatalf("a client with %d sessions working: %v", len(working), err)
+		}
+		defer cs.Close()
+		working = append(working, cs.ID())
+	}
+	status, _, body, err := post("", init)
+	if err != nil || status != http.StatusServiceUnavailable || !strings.Contains(body, "too many MCP sessions: 3 are open (--max-sessions 3)") {
+		t.Fatalf("an initialize with 3 sessions working: %d %q %v, want 503 naming --max-sessions", status, body, err)
+	}
+	if cs, err := s.client(ctx, nil); err == nil {
+		cs.Close()
+		t.Fatal("a client connected with 3 sessions working")
+	}
+	for _, id := range working {
+		if !works(id) {
+			t.Errorf("session %s stopped working", id)
+		}
+	}
+	// One ends (DELETE): the next client is served.
+	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+	req.Header.Set("Mcp-Session-Id", working[0])
+	if resp, err := hc.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	s.waitLog(t, `"sessions":2,.*"message":"MCP session closed"`, 10*time.Second)
+	cs, err := s.client(ctx, nil)
+	if err != nil {
+		t.Fatalf("a client once a session ended: %v", err)
+	}
+	defer cs.Close()
 }
 
 // TestMCPHTTPSessionExpiry: with --session-timeout 500ms, a session that

@@ -40,7 +40,7 @@ func TestJSRich(t *testing.T) {
 	for _, f := range k.Funcs() {
 		names = append(names, f.Name)
 	}
-	if got := strings.Join(names, " "); got != "hello spin bomb flood read-file write-file list-dir mounts fetch-url fetch-configured test_tools_shapes_0_1_0_echo test_tools_shapes_0_1_0_area test_tools_shapes_0_1_0_mix test_tools_shapes_0_1_0_points" {
+	if got := strings.Join(names, " "); got != "hello spin bomb flood read-file write-file write-at list-dir mounts fetch-url fetch-configured test_tools_shapes_0_1_0_echo test_tools_shapes_0_1_0_area test_tools_shapes_0_1_0_mix test_tools_shapes_0_1_0_points" {
 		t.Errorf("tools = %s", got)
 	}
 	cases := []struct{ tool, args, want string }{

@@ -108,6 +108,35 @@ func TestComponentShapeRefused(t *testing.T) {
 	}
 }
 
+// TestComponentQuotaHole: a component that grows a file to 1 TiB by
+// writing one byte at 1 TiB - 1 (descriptor.write, or a write-via-stream
+// from there) or by set-size is charged for the growth, as a WASI preview 1
+// plugin is (one rule, in rootfs): under max_write = 1MiB the call fails
+// with a quota failure and the file stays empty. Growth within the quota
+// is written.
+func TestComponentQuotaHole(t *testing.T) {
+	dir := t.TempDir()
+	r := newRuntime(t)
+	s := spec(t, "files", jsTools(t))
+	s.Mounts = []Mount{{Name: "data", Host: dir, Guest: "/data", Mode: MountRW}}
+	s.Limits.MaxWrite = 1 << 20
+	p := load(t, r, s)
+	for _, how := range []string{"write", "stream", "set-size"} {
+		path := "hole-" + how
+		_, err := call(t, p, "write-at", fmt.Sprintf(`{"path":%q,"offset":%d,"how":%q}`, path, int64(1<<40-1), how))
+		if f := wantFailure(t, err, FailureQuota, "files"); !strings.Contains(f.Err.Error(), "max_write (1MiB)") {
+			t.Errorf("%s at 1 TiB - 1: %v, want it to name max_write", how, f.Err)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, path)); err != nil || fi.Size() != 0 {
+			t.Errorf("%s at 1 TiB - 1: the file has %d bytes, %v; want 0", how, fi.Size(), err)
+		}
+		res := mustCall(t, p, "write-at", fmt.Sprintf(`{"path":"small-%s","offset":%d,"how":%q}`, how, 512<<10, how))
+		if res.IsError || res.Content != `{"result":{"ok":524289}}` {
+			t.Errorf("%s at 512 KiB: %+v, want a file of 524289 bytes", how, res)
+		}
+	}
+}
+
 // TestComponentFiles: wasi:filesystem sees the block's mounts through
 // rootfs: a read-write mount takes writes within max_write, ".." and
 // symbolic links out of the mount are refused, a read-only mount refuses

@@ -322,6 +322,37 @@ func TestHostileProtected(t *testing.T) {
 	}
 }
 
+// TestHostileQuotaHole: a call that grows a file by writing one byte far
+// past its end, at 1 TiB - 1 (with pwrite, or a seek and a write), is
+// charged for the hole as a truncate that grows the file is: under
+// max_write = 1MiB it fails with a quota failure, though the guest ignores
+// the errors, and the file stays empty. A hole within the quota is
+// written.
+func TestHostileQuotaHole(t *testing.T) {
+	ws := t.TempDir()
+	r := newRuntime(t)
+	cp := spec(t, "hostile", guests["hostile"])
+	cp.Limits.MaxWrite = 1 << 20
+	cp.Mounts = []Mount{{Name: "ws", Host: ws, Guest: "/workspace", Mode: MountRW}}
+	p := load(t, r, cp)
+	for _, how := range []string{"pwrite", "seek"} {
+		path := "hole-" + how
+		_, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "holewrite", Arguments: fmt.Sprintf(`{"n": %d, "path": %q, "how": %q}`, int64(1<<40-1), path, how)})
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
+			t.Errorf("%s at 1 TiB - 1: %v, want a quota failure naming max_write", how, err)
+		}
+		if fi, err := os.Stat(filepath.Join(ws, path)); err != nil || fi.Size() != 0 {
+			t.Errorf("%s at 1 TiB - 1: the file has %d bytes, %v; want 0", how, fi.Size(), err)
+		}
+		small := "small-" + how
+		res := mustCall(t, p, "holewrite", fmt.Sprintf(`{"n": %d, "path": %q, "how": %q}`, 512<<10, small, how))
+		if res.IsError || res.Content != "524289" {
+			t.Errorf("%s at 512 KiB: %+v, want a file of 524289 bytes", how, res)
+		}
+	}
+}
+
 // TestHostileQuota: a call that writes more than max_write, or creates more
 // than max_files entries, in its read-write mounts fails with a quota
 // failure even though the guest ignores the errors; what it wrote stops at

@@ -169,12 +169,25 @@ func (f *file) Write(buf []byte) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
+	// An appending write starts at the end; any other at the position,
+	// which may be past the end (a seek there); a file that cannot seek
+	// has no position to leave a hole behind.
+	var hole int64
+	if f.quota != nil && !f.IsAppend() {
+		if pos, err := f.f.Seek(0, io.SeekCurrent); err == nil {
+			var e experimentalsys.Errno
+			if hole, e = f.chargeGrowth(pos); e != 0 {
+				return 0, e
+			}
+		}
+	}
 	k, e := f.quota.write(len(buf))
 	if e != 0 {
+		f.quota.unwrite(hole)
 		return 0, e
 	}
 	n, err := f.f.Write(buf[:k])
-	f.quota.unwrite(int64(k - n))
+	f.uncharge(hole, k, n)
 	return n, f.ioErrno(err)
 }
 
@@ -191,8 +204,15 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	if len(buf) == 0 {
 		return 0, 0
 	}
+	// The hole is charged whether or not the file appends (Linux's
+	// pwrite(2) then writes at the end, other systems at off).
+	hole, e := f.chargeGrowth(off)
+	if e != 0 {
+		return 0, e
+	}
 	k, e := f.quota.write(len(buf))
 	if e != 0 {
+		f.quota.unwrite(hole)
 		return 0, e
 	}
 	var n int
@@ -203,12 +223,45 @@ func (f *file) Pwrite(buf []byte, off int64) (int, experimentalsys.Errno) {
 	} else {
 		n, err = f.f.WriteAt(buf[:k], off)
 	}
-	f.quota.unwrite(int64(k - n))
+	f.uncharge(hole, k, n)
 	return n, f.ioErrno(err)
 }
 
-// Truncate counts the growth of the file against the quota: a file grown
-// by truncate reads as zeros, as if they had been written.
+// chargeGrowth charges the quota for growing the file to end bytes when
+// that is past its end: the bytes in between read as zeros, as if they
+// had been written, whether the file grows by truncate or by a write that
+// starts past the end (after a seek there, or at that offset). It returns
+// the bytes charged, which uncharge gives back if the growth does not
+// happen.
+func (f *file) chargeGrowth(end int64) (int64, experimentalsys.Errno) {
+	if f.quota == nil || end <= 0 {
+		return 0, 0
+	}
+	fi, err := f.f.Stat()
+	if err != nil {
+		return 0, f.ioErrno(err)
+	}
+	grow := end - fi.Size()
+	if grow <= 0 {
+		return 0, 0
+	}
+	if e := f.quota.grow(grow); e != 0 {
+		return 0, e
+	}
+	return grow, 0
+}
+
+// uncharge gives back what a write of k reserved bytes after a hole of
+// hole charged bytes did not use: the bytes not written, and the hole if
+// nothing was written (the file did not grow).
+func (f *file) uncharge(hole int64, k, n int) {
+	if n <= 0 {
+		f.quota.unwrite(hole)
+	}
+	f.quota.unwrite(int64(k - n))
+}
+
+// Truncate counts the growth of the file against the quota (chargeGrowth).
 func (f *file) Truncate(size int64) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EBADF
@@ -219,22 +272,12 @@ func (f *file) Truncate(size int64) experimentalsys.Errno {
 	if size < 0 {
 		return experimentalsys.EINVAL
 	}
-	var grow int64
-	if f.quota != nil {
-		fi, err := f.f.Stat()
-		if err != nil {
-			return f.ioErrno(err)
-		}
-		if grow = size - fi.Size(); grow > 0 {
-			if e := f.quota.grow(grow); e != 0 {
-				return e
-			}
-		}
+	grow, e := f.chargeGrowth(size)
+	if e != 0 {
+		return e
 	}
 	if err := f.f.Truncate(size); err != nil {
-		if grow > 0 {
-			f.quota.unwrite(grow)
-		}
+		f.quota.unwrite(grow)
 		return f.ioErrno(err)
 	}
 	return 0

@@ -3,6 +3,7 @@ package rootfs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -681,6 +682,65 @@ func TestQuota(t *testing.T) {
 		if e := base.Mkdir(fmt.Sprintf("free%d", i), 0o755); e != 0 {
 			t.Errorf("mkdir without a quota: %v", e)
 		}
+	}
+}
+
+// TestQuotaHole: a write that starts past the end of the file is charged
+// for the hole as well as its bytes, as a truncate that grows the file
+// is; a hole that does not fit refuses the write and grows nothing.
+func TestQuotaHole(t *testing.T) {
+	ws, _ := tree(t)
+	q := NewQuota(100, 10)
+	f := newFS(t, ws, false).WithQuota(q)
+	of, e := f.OpenFile("h", wronly|creat, 0o644)
+	if e != 0 {
+		t.Fatal(e)
+	}
+	defer of.Close()
+	size := func() int64 {
+		fi, err := os.Stat(filepath.Join(ws, "h"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	if n, e := of.Pwrite([]byte("x"), 1<<40-1); n != 0 || e != ErrnoQuota || size() != 0 {
+		t.Errorf("pwrite at 1 TiB - 1: %d %v, size %d; want %v and nothing grown", n, e, size(), ErrnoQuota)
+	}
+	if _, e := of.Seek(1<<40-1, io.SeekStart); e != 0 {
+		t.Fatal(e)
+	}
+	if n, e := of.Write([]byte("x")); n != 0 || e != ErrnoQuota || size() != 0 {
+		t.Errorf("seek to 1 TiB - 1 and write: %d %v, size %d; want %v and nothing grown", n, e, size(), ErrnoQuota)
+	}
+	if b, _ := q.Used(); b != 0 {
+		t.Errorf("refused holes left %d bytes charged", b)
+	}
+	// Within the quota: the hole and the bytes count.
+	if n, e := of.Pwrite([]byte("ab"), 50); n != 2 || e != 0 {
+		t.Errorf("pwrite at 50: %d %v", n, e)
+	}
+	if _, e := of.Seek(60, io.SeekStart); e != 0 {
+		t.Fatal(e)
+	}
+	if n, e := of.Write([]byte("c")); n != 1 || e != 0 {
+		t.Errorf("seek to 60 and write: %d %v", n, e)
+	}
+	if b, _ := q.Used(); b != 61 || size() != 61 {
+		t.Errorf("used %d, size %d; want 61 and 61", b, size())
+	}
+	// Overwriting inside the file charges only the bytes.
+	if n, e := of.Pwrite([]byte("d"), 10); n != 1 || e != 0 {
+		t.Errorf("pwrite at 10: %d %v", n, e)
+	}
+	if e := of.Truncate(100); e != ErrnoQuota {
+		t.Errorf("truncate past the quota (62 used, 39 more): %v", e)
+	}
+	if e := of.Truncate(99); e != 0 {
+		t.Errorf("truncate to the quota (62 used, 38 more): %v", e)
+	}
+	if b, _ := q.Used(); b != 100 {
+		t.Errorf("used %d, want 100", b)
 	}
 }
 

@@ -12,10 +12,12 @@ import (
 const ErrnoQuota = experimentalsys.EIO
 
 // Quota bounds what one guest instance writes through its mounts: the bytes
-// written (write and pwrite, and the growth of a file by truncate; holes
-// left by seeking past the end are not counted) and the directory entries
+// written (write and pwrite) and the bytes a file grows by otherwise (a
+// truncate that grows it, a write that starts past its end: the hole
+// reads as zeros, as if written), and the directory entries
 // created (files, directories, symbolic and hard links). A write that does
-// not fit entirely is shortened to what is left; once nothing is left,
+// not fit entirely is shortened to what is left (a hole or a truncate is
+// charged whole, or refused); once nothing is left,
 // writes and creates fail with ErrnoQuota. A nil *Quota allows everything.
 // It is safe for concurrent use.
 type Quota struct {

@@ -28,7 +28,8 @@ const manifest = `{
     {"name": "tamper", "description": "Try every way to change the given paths under /workspace.", "input_schema": {"type": "object", "properties": {"paths": {"type": "array", "items": {"type": "string"}}}}},
     {"name": "listdir", "description": "List a directory under /workspace.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}},
     {"name": "bigwrite", "description": "Write n bytes to /workspace/<path>, ignoring errors.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}}}},
-    {"name": "manyfiles", "description": "Create n files (and some directories and links) in /workspace/<path>, ignoring errors.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}}}}
+    {"name": "manyfiles", "description": "Create n files (and some directories and links) in /workspace/<path>, ignoring errors.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}}}},
+    {"name": "holewrite", "description": "Write one byte at offset n of /workspace/<path>, with pwrite or (how = \"seek\") a seek and a write, ignoring errors; print the file's size.", "input_schema": {"type": "object", "properties": {"n": {"type": "integer"}, "path": {"type": "string"}, "how": {"type": "string"}}}}
   ],
   "requests": {"fs": [{"guest": "/workspace", "access": "rw", "reason": "attacks"}]}
 }`
@@ -47,6 +48,7 @@ func main() {
 			Path  string   `json:"path"`
 			N     int      `json:"n"`
 			Paths []string `json:"paths"`
+			How   string   `json:"how"`
 		} `json:"arguments"`
 	}
 	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
@@ -156,6 +158,21 @@ func main() {
 		}
 		f.Close()
 		fmt.Print("wrote")
+		return
+	case "holewrite":
+		// Ignores every error: the host must still report the quota.
+		f, _ := os.Create("/workspace/" + req.Arguments.Path)
+		if req.Arguments.How == "seek" {
+			f.Seek(int64(req.Arguments.N), 0)
+			f.Write([]byte{1})
+		} else {
+			f.WriteAt([]byte{1}, int64(req.Arguments.N))
+		}
+		fi, _ := f.Stat()
+		f.Close()
+		if fi != nil {
+			fmt.Print(fi.Size())
+		}
 		return
 	case "manyfiles":
 		dir := "/workspace/" + req.Arguments.Path

@@ -107,6 +107,26 @@ export function writeFile(path, contents) {
   }
 }
 
+// writeAt grows path to offset + 1 bytes, how: with descriptor.write of
+// one byte at offset ("write"), a write-via-stream from offset ("stream"),
+// or set-size ("set-size"); it returns the file's size.
+export function writeAt(path, offset, how) {
+  try {
+    const f = mount().openAt({ symlinkFollow: true }, path, { create: true }, { write: true, read: true });
+    const one = new Uint8Array([1]);
+    if (how === 'write') {
+      f.write(one, offset);
+    } else if (how === 'stream') {
+      f.writeViaStream(offset).blockingWriteAndFlush(one);
+    } else {
+      f.setSize(offset + 1n);
+    }
+    return f.stat().size;
+  } catch (e) {
+    throw reason(e);
+  }
+}
+
 export function listDir(path) {
   try {
     const d = path === '' || path === '.' ? mount() : mount().openAt({ symlinkFollow: true }, path, { directory: true }, { read: true });
