@@ -75,11 +75,14 @@ func JS(t TB, src, name string) []byte {
 	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	bin := Toolchain(t)
+	// A component built before from the same sources needs no toolchain:
+	// the cache is looked at first, so a run without npm installs still
+	// uses what an earlier run (AGENTHOST_NPM_TESTS=1) built.
 	out := filepath.Join(Cache(t), name+"-"+sourceHash(t, src)+".wasm")
 	if b, err := os.ReadFile(out); err == nil {
 		return b
 	}
+	bin := Toolchain(t)
 	work, err := os.MkdirTemp("", "componentize-")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,14 @@
 // Package npmtest installs npm packages for tests that run real Node
-// programs (the MCP Inspector, the reference MCP servers): once into a cache
-// directory, skipping the test with a message when Node or npm is missing,
-// with -short, or when npm cannot install.
+// programs (the MCP Inspector, the reference MCP servers, the conformance
+// suite, ComponentizeJS): once into a cache directory, skipping the test with
+// a message when Node or npm is missing, with -short, or when npm cannot
+// install.
+//
+// A plain `go test ./...` installs nothing from npm: the installs come to
+// several hundred megabytes and minutes, which a newcomer's first run should
+// not pay unasked. A test whose packages are not in the cache yet skips,
+// naming AGENTHOST_NPM_TESTS=1, which .ci/run sets; once installed, later
+// runs use the cache whatever the variable says.
 package npmtest
 
 import (
@@ -13,6 +20,10 @@ import (
 	"testing"
 	"time"
 )
+
+// AskVar is the environment variable that lets tests install npm packages:
+// "1" allows it; anything else skips a test whose packages are not cached.
+const AskVar = "AGENTHOST_NPM_TESTS"
 
 // TB is what Install needs of a test: testing.TB has it, and so can a
 // script test's command.
@@ -49,6 +60,10 @@ func Install(t TB, why, name string, pkgs ...string) string {
 	bin := filepath.Join(dir, "node_modules", ".bin")
 	if _, err := os.Stat(bin); err == nil {
 		return bin
+	}
+	if os.Getenv(AskVar) != "1" {
+		t.Skipf("%s installs %s from npm (not in %s yet): set %s=1 to install them (once; .ci/run does)",
+			why, strings.Join(pkgs, " "), root, AskVar)
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
