@@ -1,7 +1,13 @@
 package component
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -107,4 +113,68 @@ func TestHostBudgetGivenBack(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{MemoryLimitPages: budgetPages})
 	_, err := callTool(t, k, "flood", `{}`, &Sandbox{MaxOutput: 8 << 20})
 	failure(t, err, FailureOutput)
+}
+
+// TestHostBudgetHTTPBodies: the bodies the host keeps for a guest are
+// charged to its call's budget: a response body until the guest has read
+// it or dropped the response (a response that would pass the budget is
+// not read on, the guest gets an error and the call is left to fail), a
+// request body until the request is sent.
+func TestHostBudgetHTTPBodies(t *testing.T) {
+	big := strings.Repeat("b", 3<<20)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/big" {
+			io.WriteString(w, big)
+		}
+	}))
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	sb := &Sandbox{HTTP: &HTTPGrant{Allow: func(*url.URL) bool { return true }}}
+	st := &call{sb: sb, ctx: context.Background(), budget: hostmem.New(4 << 20)}
+	st.wasi = newWasiState(sb)
+	defer st.close()
+	send := func(path string, body *outgoingBody) *futureResponse {
+		req := &outgoingRequest{headers: &fields{}, method: Var{2, nil}, scheme: some(Var{0, nil}),
+			authority: some(u.Host), path: some(path), body: body}
+		res := st.handleHTTP(req).(Var)
+		if res.Case != 0 {
+			t.Fatalf("handle %s: %v", path, res)
+		}
+		fut := res.Val.(*futureResponse)
+		<-fut.done
+		return fut
+	}
+	fut := send("/big", nil)
+	if fut.resp == nil || len(fut.resp.body) != len(big) || st.budget.Used() != uint64(len(big)) {
+		t.Fatalf("first response: %+v, budget used %d", fut.resp, st.budget.Used())
+	}
+	// A second 3 MiB body passes the 4 MiB budget.
+	second := send("/big", nil)
+	if second.resp != nil || !strings.Contains(fmt.Sprint(second.err), "budget of 4194304 bytes") {
+		t.Errorf("second response: %+v, err %v; want the budget's refusal", second.resp, second.err)
+	}
+	if !errors.Is(st.budget.Refused(), hostmem.ErrExceeded) || st.budget.Used() != uint64(len(big)) {
+		t.Errorf("after the refusal: refused %v, used %d", st.budget.Refused(), st.budget.Used())
+	}
+	// Read through its stream, the first body is given back.
+	impl := func(name string, args ...Value) Value { return hostFuncs["wasi:http/types#"+name](st, args) }
+	body := impl("[method]incoming-response.consume", fut.resp).(Var).Val
+	rd := impl("[method]incoming-body.stream", body).(Var).Val.(*bodyReader)
+	for len(rd.data) > 0 {
+		rd.read(st, maxIO, true)
+	}
+	if st.budget.Used() != 0 {
+		t.Errorf("after reading the body: budget used %d, want 0", st.budget.Used())
+	}
+	// A request body is held until the request is sent.
+	ob := &outgoingBody{max: DefaultMaxHTTPBody, finished: make(chan struct{})}
+	(&bodyWriter{ob}).write(st, []byte(big[:1<<20]))
+	if st.budget.Used() != 1<<20 {
+		t.Errorf("after writing 1 MiB of a request body: budget used %d", st.budget.Used())
+	}
+	ob.drop()
+	if fut := send("/small", ob); fut.resp == nil || st.budget.Used() != 0 {
+		t.Errorf("after sending the body: %+v, budget used %d, want 0", fut, st.budget.Used())
+	}
 }
