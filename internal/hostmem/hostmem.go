@@ -10,7 +10,7 @@ package hostmem
 import (
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 )
 
 // ErrExceeded is matched (errors.Is) by every refusal of a Budget.
@@ -34,11 +34,9 @@ func (e *Error) Is(target error) bool { return target == ErrExceeded }
 // called from several goroutines (an HTTP response read in the
 // background charges the same budget as the guest's calls).
 type Budget struct {
-	limit uint64
-
-	mu      sync.Mutex
-	used    uint64
-	refused *Error
+	limit   uint64
+	used    atomic.Uint64
+	refused atomic.Pointer[Error]
 }
 
 // New makes a budget of limit bytes.
@@ -48,45 +46,42 @@ func New(limit uint64) *Budget { return &Budget{limit: limit} }
 func (b *Budget) Limit() uint64 { return b.limit }
 
 // Used is how many bytes are charged now.
-func (b *Budget) Used() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *Budget) Used() uint64 { return b.used.Load() }
 
-// Charge takes n bytes for what (a short description: "lifting the
-// result") before the host makes the copy; it returns an *Error and
-// charges nothing when that would pass the limit. The first refusal is
-// kept (Refused).
+// Charge takes n bytes for what (a short description: "the result of
+// f") before the host makes the copy; it returns an *Error and charges
+// nothing when that would pass the limit. The first refusal is kept
+// (Refused).
 func (b *Budget) Charge(n uint64, what string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n > b.limit-b.used {
-		e := &Error{What: what, Limit: b.limit, Asked: n}
-		if b.refused == nil {
-			b.refused = e
+	for {
+		u := b.used.Load()
+		if n > b.limit-u {
+			e := &Error{What: what, Limit: b.limit, Asked: n}
+			b.refused.CompareAndSwap(nil, e)
+			return e
 		}
-		return e
+		if b.used.CompareAndSwap(u, u+n) {
+			return nil
+		}
 	}
-	b.used += n
-	return nil
 }
 
 // Release gives back n bytes charged before, once the host no longer
 // holds them.
 func (b *Budget) Release(n uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.used -= min(n, b.used)
+	for {
+		u := b.used.Load()
+		if b.used.CompareAndSwap(u, u-min(n, u)) {
+			return
+		}
+	}
 }
 
 // Refused is the first refusal of the budget, or nil: a refusal a guest
 // was told of (an HTTP response it did not get) still fails the call.
 func (b *Budget) Refused() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.refused == nil {
-		return nil
+	if e := b.refused.Load(); e != nil {
+		return e
 	}
-	return b.refused
+	return nil
 }
