@@ -74,13 +74,17 @@ func (f *fields) charge(n uint64, what string) {
 	f.held += n
 }
 
-// drop gives back what the fields held when the guest drops them.
-func (f *fields) drop() {
+// release gives back n bytes of what the fields hold (an entry deleted).
+func (f *fields) release(n uint64) {
+	n = min(n, f.held)
 	if f.budget != nil {
-		f.budget.Release(f.held)
+		f.budget.Release(n)
 	}
-	f.held = 0
+	f.held -= n
 }
+
+// drop gives back what the fields held when the guest drops them.
+func (f *fields) drop() { f.release(f.held) }
 
 func validFieldName(n string) bool {
 	if n == "" {
@@ -137,8 +141,7 @@ func (f *fields) del(name string) {
 		if strings.EqualFold(f.names[i], name) {
 			n := len(f.names[i]) + len(f.values[i])
 			f.size -= n
-			f.budget.Release(uint64(n) + entryCost)
-			f.held -= min(f.held, uint64(n)+entryCost)
+			f.release(uint64(n) + entryCost)
 			f.names = append(f.names[:i], f.names[i+1:]...)
 			f.values = append(f.values[:i], f.values[i+1:]...)
 			continue
