@@ -17,8 +17,9 @@ import (
 // guest's memory limit (4 pages), so that aliased values run into it.
 const fuzzBudget = 64 << 10
 
-// abiTypes are the value types of the test components' exported
-// functions (parameters and results) and every type nested in them.
+// abiTypes are the value types of the test components' functions,
+// exported and imported (parameters and results), and every type nested
+// in them.
 func abiTypes(tb testing.TB) []*Type {
 	var out []*Type
 	seen := map[*Type]bool{}
@@ -45,11 +46,20 @@ func abiTypes(tb testing.TB) []*Type {
 	}
 	for _, n := range []string{"abi.wasm", "wasi.wasm", "alias.wasm"} {
 		k := loadTestdata(tb, n, Options{})
+		fts := []*FuncType{}
 		for _, f := range k.Funcs() {
-			for _, p := range f.Type.Params {
+			fts = append(fts, f.Type)
+		}
+		for _, f := range k.c.funcs {
+			if f.kind == fnImport {
+				fts = append(fts, f.ft)
+			}
+		}
+		for _, ft := range fts {
+			for _, p := range ft.Params {
 				walk(p.Type)
 			}
-			walk(f.Type.Result)
+			walk(ft.Result)
 		}
 	}
 	return out
