@@ -13,8 +13,8 @@ import (
 // scenario runner of 'agenthost test' is internal/scenario); the scenario
 // runner drives the agenthost executable from outside and never links the
 // host, the loop or the sandbox; plugins is a leaf; prompts, defaults,
-// toolname, redact and termtext, imported from several layers, depend on the
-// standard library alone; the Temporal SDK is linked by host/temporal and
+// toolname, redact, termtext, textcut and hostmem, imported from several
+// layers, depend on the standard library alone; the Temporal SDK is linked by host/temporal and
 // the command line only.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
@@ -49,6 +49,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/redact", false, nil, true},
 		{"../../internal/termtext", false, nil, true},
 		{"../../internal/textcut", false, nil, true},
+		{"../../internal/hostmem", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -50,6 +51,36 @@ type abi struct {
 	mem     api.Memory
 	realloc api.Function
 	enc     byte
+	// what names the crossing in a refusal of the call's budget ("the
+	// result of f", "the arguments of wasi:http/types#...").
+	what string
+	// held is what this crossing has charged to the call's budget; the
+	// caller gives it back once the host lets go of the values.
+	held uint64
+}
+
+// Costs charged to the call's budget (hostmem) for the host's side of a
+// lifted value, beside the bytes of its strings and byte lists: each
+// element of a list (its slot and the boxed value), each field of a
+// record or tuple (its slot).
+const (
+	elemCost  = 32
+	fieldCost = 16
+)
+
+// charge takes n bytes of the call's budget for a copy the host is about
+// to make; past the budget the call fails (a *hostmem.Error).
+func (a *abi) charge(n uint64) {
+	if err := a.st.budget.Charge(n, a.what); err != nil {
+		panic(err)
+	}
+	a.held += n
+}
+
+// release gives back what the crossing charged.
+func (a *abi) release() {
+	a.st.budget.Release(a.held)
+	a.held = 0
 }
 
 func (a *abi) needMem() api.Memory {
@@ -137,6 +168,7 @@ func (a *abi) alloc(align, size uint32) uint32 {
 	if a.realloc == nil {
 		trap("the canonical ABI needs realloc here, and the lift or lower has none")
 	}
+	a.charge(uint64(size))
 	res, err := a.realloc.Call(a.ctx, 0, 0, uint64(align), uint64(size))
 	if err != nil {
 		panic(err)
@@ -186,6 +218,7 @@ func (a *abi) load(p uint32, t *Type) Value {
 		return a.loadList(a.u32(p), a.u32(p+4), t.Elem)
 	case Record, Tuple:
 		ms := t.members()
+		a.charge(uint64(len(ms)) * fieldCost)
 		out := make([]Value, len(ms))
 		off := uint32(0)
 		for i, m := range ms {
@@ -243,6 +276,8 @@ func flagMask(t *Type) uint32 {
 
 const utf16Tag = 1 << 31
 
+// loadString copies a string out of the guest's memory, charging its
+// UTF-8 bytes to the call's budget before it is copied.
 func (a *abi) loadString(p, units uint32) string {
 	switch a.enc {
 	case 1: // utf16
@@ -255,16 +290,25 @@ func (a *abi) loadString(p, units uint32) string {
 			trap("string pointer %d is not aligned to 2", p)
 		}
 		b := a.bytes(p, units)
-		rs := make([]rune, len(b))
-		for i, c := range b {
-			rs[i] = rune(c)
+		n := len(b)
+		for _, c := range b {
+			if c >= 0x80 {
+				n++
+			}
 		}
-		return string(rs)
+		a.charge(uint64(n))
+		var sb strings.Builder
+		sb.Grow(n)
+		for _, c := range b {
+			sb.WriteRune(rune(c))
+		}
+		return sb.String()
 	}
 	b := a.bytes(p, units)
 	if !utf8.Valid(b) {
 		trap("string at %d is not valid UTF-8", p)
 	}
+	a.charge(uint64(len(b)))
 	return string(b)
 }
 
@@ -276,19 +320,34 @@ func (a *abi) loadUTF16(p, units uint32) string {
 		trap("string of %d code units is too long", units)
 	}
 	b := a.bytes(p, units*2)
-	us := make([]uint16, units)
-	for i := range us {
-		us[i] = uint16(b[2*i]) | uint16(b[2*i+1])<<8
-	}
-	for i := 0; i < len(us); i++ {
-		if u := us[i]; u >= 0xd800 && u <= 0xdfff {
-			if u >= 0xdc00 || i+1 >= len(us) || us[i+1] < 0xdc00 || us[i+1] > 0xdfff {
+	unit := func(i int) uint16 { return uint16(b[2*i]) | uint16(b[2*i+1])<<8 }
+	// One pass checks the surrogates and counts the UTF-8 bytes, so that
+	// the budget is charged before the string is built.
+	n := 0
+	for i := 0; i < int(units); i++ {
+		switch u := unit(i); {
+		case u >= 0xd800 && u <= 0xdfff:
+			if u >= 0xdc00 || i+1 >= int(units) || unit(i+1) < 0xdc00 || unit(i+1) > 0xdfff {
 				trap("string at %d is not valid UTF-16", p)
 			}
+			n += 4
 			i++
+		default:
+			n += utf8.RuneLen(rune(u))
 		}
 	}
-	return string(utf16.Decode(us))
+	a.charge(uint64(n))
+	var sb strings.Builder
+	sb.Grow(n)
+	for i := 0; i < int(units); i++ {
+		r := rune(unit(i))
+		if r >= 0xd800 && r <= 0xdfff {
+			r = utf16.DecodeRune(r, rune(unit(i+1)))
+			i++
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }
 
 func (a *abi) loadList(p, n uint32, elem *Type) Value {
@@ -299,9 +358,12 @@ func (a *abi) loadList(p, n uint32, elem *Type) Value {
 		trap("list of %d elements at %d is out of bounds", n, p)
 	}
 	if elem.Kind == U8 {
-		return append([]byte(nil), a.bytes(p, n)...)
+		b := a.bytes(p, n)
+		a.charge(uint64(n))
+		return append([]byte(nil), b...)
 	}
 	checkPtr(a, p, elem.align, n*elem.size)
+	a.charge(uint64(n) * elemCost)
 	out := make([]Value, n)
 	for i := range n {
 		out[i] = a.load(p+i*elem.size, elem)
@@ -386,29 +448,43 @@ func (a *abi) storeString(s string) (uint32, uint32) {
 	}
 	switch a.enc {
 	case 1, 2:
+		// Encoded straight into the guest's memory: the host makes no
+		// copy of its own.
 		latin1 := a.enc == 2
+		units := 0
 		for _, r := range s {
 			if r > 0xff {
 				latin1 = false
-				break
+			}
+			units++
+			if r >= 0x10000 {
+				units++
 			}
 		}
 		if latin1 {
-			rs := []rune(s)
-			p := a.alloc(2, uint32(len(rs)))
-			b := a.bytes(p, uint32(len(rs)))
-			for i, r := range rs {
+			p := a.alloc(2, uint32(units))
+			b := a.bytes(p, uint32(units))
+			i := 0
+			for _, r := range s {
 				b[i] = byte(r)
+				i++
 			}
-			return p, uint32(len(rs))
+			return p, uint32(units)
 		}
-		us := utf16.Encode([]rune(s))
-		p := a.alloc(2, uint32(2*len(us)))
-		b := a.bytes(p, uint32(2*len(us)))
-		for i, u := range us {
-			b[2*i], b[2*i+1] = byte(u), byte(u>>8)
+		p := a.alloc(2, uint32(2*units))
+		b := a.bytes(p, uint32(2*units))
+		i := 0
+		put := func(u rune) { b[i], b[i+1] = byte(u), byte(u>>8); i += 2 }
+		for _, r := range s {
+			if r >= 0x10000 {
+				r1, r2 := utf16.EncodeRune(r)
+				put(r1)
+				put(r2)
+			} else {
+				put(r)
+			}
 		}
-		n := uint32(len(us))
+		n := uint32(units)
 		if a.enc == 2 {
 			n |= utf16Tag
 		}
@@ -479,6 +555,7 @@ func (a *abi) liftFlat(vals []uint64, t *Type) Value {
 		return a.loadList(uint32(v), uint32(vals[1]), t.Elem)
 	case Record, Tuple:
 		ms := t.members()
+		a.charge(uint64(len(ms)) * fieldCost)
 		out := make([]Value, len(ms))
 		i := 0
 		for j, m := range ms {

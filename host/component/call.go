@@ -11,6 +11,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/agenthost/agenthost/internal/hostmem"
 )
 
 // Outcome is what a call that ran to its end returns.
@@ -43,7 +45,9 @@ const (
 	FailureTimeout FailureKind = "timeout"
 	// FailureCanceled: the call's context was cancelled.
 	FailureCanceled FailureKind = "canceled"
-	// FailureMemory: the guest failed with a memory at its limit.
+	// FailureMemory: the guest failed with a memory at its limit, or the
+	// call would have made the host hold more than HostBudget for it
+	// (Err wraps ErrHostBudget).
 	FailureMemory FailureKind = "memory"
 	// FailureOutput: the guest wrote more than twice Sandbox.MaxOutput to
 	// stdout or stderr.
@@ -70,6 +74,11 @@ type Failure struct {
 func (f *Failure) Error() string { return string(f.Kind) + ": " + f.Err.Error() }
 func (f *Failure) Unwrap() error { return f.Err }
 
+// ErrHostBudget is wrapped by the Err of a FailureMemory whose call would
+// have made the host hold more than Component.HostBudget bytes for it;
+// errors.Is(err, hostmem.ErrExceeded) holds too.
+var ErrHostBudget = errors.New("the call moved more between the component and the host than its memory limit allows")
+
 // ErrUnknownTool is returned by Call for a tool the component does not
 // export.
 var ErrUnknownTool = errors.New("unknown tool")
@@ -95,6 +104,11 @@ type call struct {
 	wasi *wasiState
 	// handles is the component instance's handle table.
 	handles handleTable
+	// budget bounds what the host holds for the call (hostmem): every
+	// value lifted from the guest's memory, lowered into it or kept for
+	// it, charged as the copy is made. Its limit is the component's
+	// memory limit.
+	budget *hostmem.Budget
 }
 
 func callFrom(ctx context.Context) *call {
@@ -125,7 +139,7 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	if sb == nil {
 		sb = &Sandbox{}
 	}
-	st := &call{k: k, sb: sb, mems: map[int]api.Memory{}, fns: map[int]api.Function{}}
+	st := &call{k: k, sb: sb, mems: map[int]api.Memory{}, fns: map[int]api.Function{}, budget: hostmem.New(k.HostBudget())}
 	st.wasi = newWasiState(sb)
 	defer st.close()
 	// Whatever the call started (an HTTP request the guest did not wait
@@ -138,6 +152,11 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	errOut := st.wasi.stderr
 	if err == nil && st.quotaHit() {
 		err = errors.New("the component exceeded its write quota")
+	}
+	if err == nil {
+		// Refused in the background (an HTTP response body) and answered
+		// to the guest as an error: the call still fails.
+		err = st.budget.Refused()
 	}
 	if err != nil {
 		return nil, st.classify(ctx, err, errOut.bytes())
@@ -183,7 +202,7 @@ func (st *call) run(f *Func, vals []Value) (res *Outcome, err error) {
 	}
 	fn := f.fn
 	core := st.coreFunc(fn.core)
-	a := st.abiFor(fn.opts)
+	a := st.abiFor(fn.opts, "the arguments of "+f.Name)
 	ft := fn.ft
 	var flat []uint64
 	if _, spilled := flattenParams(ft); spilled {
@@ -196,6 +215,8 @@ func (st *call) run(f *Func, vals []Value) (res *Outcome, err error) {
 			flat = a.lowerFlat(flat, p.Type, vals[i])
 		}
 	}
+	a.release() // the arguments are in the guest's memory now
+	a.what = "the result of " + f.Name
 	out, err := core.Call(st.ctx, flat...)
 	if err != nil {
 		return nil, err
@@ -319,8 +340,8 @@ func (st *call) coreFunc(i int) api.Function {
 	return f
 }
 
-func (st *call) abiFor(o canonOpts) *abi {
-	a := &abi{ctx: st.ctx, st: st, mem: st.memory(o.memory), enc: o.enc}
+func (st *call) abiFor(o canonOpts, what string) *abi {
+	a := &abi{ctx: st.ctx, st: st, mem: st.memory(o.memory), enc: o.enc, what: what}
 	if o.realloc >= 0 {
 		a.realloc = st.coreFunc(o.realloc)
 	}
@@ -339,7 +360,11 @@ func (st *call) invokeHost(lw *lowering, stack []uint64) {
 	if err := st.ctx.Err(); err != nil {
 		panic(err)
 	}
-	a := st.abiFor(lw.opts)
+	a := st.abiFor(lw.opts, "the arguments of "+lw.label)
+	// The host lets go of the arguments and of the result it lowered
+	// when the import returns; what an import keeps it charges itself
+	// (call.hold).
+	defer a.release()
 	ft := lw.fn.ft
 	params, spilled := flattenParams(ft)
 	var args []Value
@@ -356,6 +381,7 @@ func (st *call) invokeHost(lw *lowering, stack []uint64) {
 		}
 	}
 	res := st.runImpl(lw, args)
+	a.what = "the result of " + lw.label
 	if ft.Result == nil {
 		return
 	}
@@ -419,6 +445,11 @@ func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 		}
 	case errors.Is(err, errResultTooLarge):
 		f.Kind = FailureResult
+	case errors.Is(err, hostmem.ErrExceeded):
+		var he *hostmem.Error
+		errors.As(err, &he)
+		f.Kind = FailureMemory
+		f.Err = fmt.Errorf("%w: %w", ErrHostBudget, he)
 	case errors.As(err, &exit):
 		f.Kind, f.ExitCode = FailureExit, exit.ExitCode()
 		f.Err = fmt.Errorf("the component exited with code %d", exit.ExitCode())
@@ -432,6 +463,15 @@ func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 		f.Err = fmt.Errorf("failed with its memory at the limit of %d pages (%d MiB): %w", st.k.memLimit, st.k.memLimit/16, err)
 	}
 	return f
+}
+
+// hold charges the call's budget for n bytes the host keeps for the
+// guest beyond the host call that made them (header fields, a request's
+// path, a body); past the budget the call fails.
+func (st *call) hold(n uint64, what string) {
+	if err := st.budget.Charge(n, what); err != nil {
+		panic(err)
+	}
 }
 
 // memoryFull reports whether a memory of the call is at (or within an

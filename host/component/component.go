@@ -31,6 +31,15 @@ type Options struct {
 // (256 MiB).
 const DefaultMemoryLimitPages = 4096
 
+// HostBudget is how many bytes the host may hold for one call of k (the
+// sandbox's rule, package hostmem): the values it lifts from the guest's
+// memory, lowers into it and keeps for it (header fields, HTTP bodies),
+// each charged before it is copied. It is the memory limit
+// (Options.MemoryLimitPages), so a guest makes the host hold no more than
+// it may hold itself. A call past it fails with FailureMemory wrapping
+// ErrHostBudget.
+func (k *Component) HostBudget() uint64 { return uint64(k.memLimit) * 65536 }
+
 // ErrMemoryLimit is wrapped by the load error of a component whose memory
 // starts beyond Options.MemoryLimitPages.
 var ErrMemoryLimit = errors.New("memory limit")

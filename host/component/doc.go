@@ -39,6 +39,11 @@
 // latin1+utf16 strings, post-return. Whatever the guest hands over is
 // checked (bounds, alignment, UTF-8, discriminants, chars, handles); a
 // violation traps the call, never the host.
+// Every copy between the guest's memory and the host, and what the host
+// keeps for the guest across imports, is charged to the call's budget
+// (internal/hostmem, Component.HostBudget: the memory limit) before it is
+// made, so values whose elements all name the same bytes cannot make the
+// host hold more than the guest may hold itself.
 //
 // # Imports
 //

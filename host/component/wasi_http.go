@@ -11,6 +11,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+
+	"github.com/agenthost/agenthost/internal/hostmem"
 )
 
 // wasi:http error-code cases used here (stable across WASI 0.2.x).
@@ -51,7 +54,37 @@ type fields struct {
 	values    [][]byte
 	size      int
 	immutable bool
+	// held is what the fields charge to budget, the call's (hostmem):
+	// each entry's bytes and entryCost. Fields that share another's
+	// entries (outgoing-request.headers) hold nothing.
+	budget *hostmem.Budget
+	held   uint64
 }
+
+// entryCost is what an entry of fields costs the host beside its bytes
+// (a string header and a slice header), charged to the call's budget.
+const entryCost = 40
+
+// charge takes n bytes of the call's budget for the fields; past it the
+// call fails.
+func (f *fields) charge(n uint64, what string) {
+	if err := f.budget.Charge(n, what); err != nil {
+		panic(err)
+	}
+	f.held += n
+}
+
+// release gives back n bytes of what the fields hold (an entry deleted).
+func (f *fields) release(n uint64) {
+	n = min(n, f.held)
+	if f.budget != nil {
+		f.budget.Release(n)
+	}
+	f.held -= n
+}
+
+// drop gives back what the fields held when the guest drops them.
+func (f *fields) drop() { f.release(f.held) }
 
 func validFieldName(n string) bool {
 	if n == "" {
@@ -97,6 +130,7 @@ func (f *fields) add(name string, v []byte) *Var {
 	if f.size > maxFieldBytes {
 		trap("HTTP fields: more than %d bytes of names and values", maxFieldBytes)
 	}
+	f.charge(uint64(len(name)+len(v))+entryCost, "HTTP fields")
 	f.names = append(f.names, name)
 	f.values = append(f.values, append([]byte(nil), v...))
 	return nil
@@ -105,7 +139,9 @@ func (f *fields) add(name string, v []byte) *Var {
 func (f *fields) del(name string) {
 	for i := 0; i < len(f.names); {
 		if strings.EqualFold(f.names[i], name) {
-			f.size -= len(f.names[i]) + len(f.values[i])
+			n := len(f.names[i]) + len(f.values[i])
+			f.size -= n
+			f.release(uint64(n) + entryCost)
 			f.names = append(f.names[:i], f.names[i+1:]...)
 			f.values = append(f.values[:i], f.values[i+1:]...)
 			continue
@@ -122,10 +158,13 @@ func (f *fields) entries() Value {
 	return out
 }
 
-func fieldsFrom(h http.Header) *fields {
-	f := &fields{immutable: true}
+// fieldsFrom copies the headers of a response into new fields, charged
+// to the call's budget.
+func (st *call) fieldsFrom(h http.Header) *fields {
+	f := &fields{immutable: true, budget: st.budget}
 	for k, vs := range h {
 		for _, v := range vs {
+			f.charge(uint64(len(k)+len(v))+entryCost, "HTTP response headers")
 			f.names = append(f.names, strings.ToLower(k))
 			f.values = append(f.values, []byte(v))
 		}
@@ -152,7 +191,10 @@ type outgoingRequest struct {
 }
 
 type outgoingBody struct {
-	buf      bytes.Buffer
+	buf bytes.Buffer
+	// held is what buf charges to the call's budget, given back once
+	// the request is sent.
+	held     atomic.Uint64
 	max      int64
 	finished chan struct{}
 	closed   bool
@@ -177,12 +219,14 @@ func (w *bodyWriter) checkWrite(*call) (uint64, *Var) {
 	}
 	return maxIO, nil
 }
-func (w *bodyWriter) write(_ *call, p []byte) *Var {
+func (w *bodyWriter) write(st *call, p []byte) *Var {
 	if int64(w.b.buf.Len()+len(p)) > w.b.max {
 		w.b.overflow = true
 		v := fail(Var{0, &ioError{msg: "request body larger than the limit", fsCode: -1}})
 		return &v
 	}
+	st.hold(uint64(len(p)), "an HTTP request body")
+	w.b.held.Add(uint64(len(p)))
 	w.b.buf.Write(p)
 	return nil
 }
@@ -213,6 +257,16 @@ type incomingResponse struct {
 	body    []byte
 	bodyErr *Var // error-code after the body (too large, cut short)
 	taken   bool
+	// held is what body charges to the call's budget, handed on to the
+	// body's stream.
+	held   uint64
+	budget *hostmem.Budget
+}
+
+// drop gives back the body's charge if no stream took it.
+func (r *incomingResponse) drop() {
+	r.budget.Release(r.held)
+	r.held, r.body = 0, nil
 }
 
 type incomingBody struct {
@@ -224,6 +278,14 @@ type bodyReader struct {
 	b    *incomingBody
 	data []byte
 	err  *Var
+	// held is what data charges to the call's budget, given back once
+	// it is read or the stream dropped.
+	held uint64
+}
+
+func (r *bodyReader) drop() {
+	r.b.r.budget.Release(r.held)
+	r.held, r.data = 0, nil
 }
 
 func (r *bodyReader) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
@@ -238,6 +300,9 @@ func (r *bodyReader) read(_ *call, n uint64, _ bool) ([]byte, Var, bool) {
 	k := min(n, uint64(len(r.data)), maxIO)
 	out := r.data[:k]
 	r.data = r.data[k:]
+	if len(r.data) == 0 {
+		r.drop() // out is lowered into the guest before the host call ends
+	}
 	return out, Var{}, true
 }
 func (r *bodyReader) pollable() *pollable { return newReadyPollable() }
@@ -315,8 +380,13 @@ func (st *call) handleHTTP(req *outgoingRequest) Value {
 	ctx := st.ctx
 	headers := req.headers
 	body := req.body
+	budget := st.budget
 	go func() {
 		defer close(fut.done)
+		if body != nil {
+			// Sent (or given up): the host lets go of the body.
+			defer func() { budget.Release(body.held.Swap(0)) }()
+		}
 		var rd io.Reader
 		if body != nil {
 			select {
@@ -345,9 +415,15 @@ func (st *call) handleHTTP(req *outgoingRequest) Value {
 			return
 		}
 		defer resp.Body.Close()
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-		r := &incomingResponse{status: resp.StatusCode, headers: resp.Header}
+		cr := &chargedReader{r: io.LimitReader(resp.Body, maxBody+1), budget: budget}
+		data, err := io.ReadAll(cr)
+		r := &incomingResponse{status: resp.StatusCode, headers: resp.Header, held: cr.held, budget: budget}
 		switch {
+		case errors.Is(err, hostmem.ErrExceeded):
+			// The budget remembers the refusal and fails the call.
+			budget.Release(cr.held)
+			fut.err = internalErr(err.Error())
+			return
 		case int64(len(data)) > maxBody:
 			data = data[:maxBody]
 			e := httpErr(hecResponseBodySize, some(uint64(maxBody)))
@@ -360,6 +436,40 @@ func (st *call) handleHTTP(req *outgoingRequest) Value {
 		fut.resp = r
 	}()
 	return ok(fut)
+}
+
+// chargedReader charges what it reads to a call's budget.
+type chargedReader struct {
+	r      io.Reader
+	budget *hostmem.Budget
+	held   uint64
+}
+
+func (c *chargedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		if e := c.budget.Charge(uint64(n), "an HTTP response body"); e != nil {
+			return 0, e
+		}
+		c.held += uint64(n)
+	}
+	return n, err
+}
+
+// keepString charges the call's budget for the string in v (an option or
+// a variant case), which a request keeps.
+func (st *call) keepString(v Var, what string) Var {
+	for x := v; ; {
+		switch p := x.Val.(type) {
+		case string:
+			st.hold(uint64(len(p)), what)
+			return v
+		case Var:
+			x = p
+			continue
+		}
+		return v
+	}
 }
 
 func methodName(m Var) string {
@@ -383,9 +493,9 @@ func redactURL(u *url.URL) string {
 func init() {
 	immutable := func() Value { return fail(Var{headerImmutable, nil}) }
 	register("wasi:http/types", map[string]hostFunc{
-		"[constructor]fields": func(*call, []Value) Value { return &fields{} },
-		"[static]fields.from-list": func(_ *call, args []Value) Value {
-			f := &fields{}
+		"[constructor]fields": func(st *call, _ []Value) Value { return &fields{budget: st.budget} },
+		"[static]fields.from-list": func(st *call, args []Value) Value {
+			f := &fields{budget: st.budget}
 			for _, e := range args[0].([]Value) {
 				kv := e.([]Value)
 				if err := f.add(kv[0].(string), kv[1].([]byte)); err != nil {
@@ -445,9 +555,14 @@ func init() {
 			return ok(nil)
 		},
 		"[method]fields.entries": func(_ *call, args []Value) Value { return fieldsOf(args[0]).entries() },
-		"[method]fields.clone": func(_ *call, args []Value) Value {
+		"[method]fields.clone": func(st *call, args []Value) Value {
 			f := fieldsOf(args[0])
-			c := &fields{names: append([]string(nil), f.names...), values: append([][]byte(nil), f.values...), size: f.size}
+			// The clone shares the bytes of the entries; each clone is
+			// charged for all of them all the same, so that cloning
+			// again and again runs into the budget.
+			c := &fields{size: f.size, budget: st.budget}
+			c.charge(uint64(f.size)+uint64(len(f.names))*entryCost, "HTTP fields")
+			c.names, c.values = append([]string(nil), f.names...), append([][]byte(nil), f.values...)
 			return c
 		},
 		"[constructor]outgoing-request": func(_ *call, args []Value) Value {
@@ -476,24 +591,24 @@ func init() {
 			r := args[0].(*outgoingRequest)
 			return &fields{names: r.headers.names, values: r.headers.values, immutable: true}
 		},
-		"[method]outgoing-request.set-method": func(_ *call, args []Value) Value {
+		"[method]outgoing-request.set-method": func(st *call, args []Value) Value {
 			m := args[1].(Var)
 			if methodName(m) == "" {
 				return fail(nil)
 			}
-			args[0].(*outgoingRequest).method = m
+			args[0].(*outgoingRequest).method = st.keepString(m, "an HTTP request method")
 			return ok(nil)
 		},
-		"[method]outgoing-request.set-path-with-query": func(_ *call, args []Value) Value {
-			args[0].(*outgoingRequest).path = args[1].(Var)
+		"[method]outgoing-request.set-path-with-query": func(st *call, args []Value) Value {
+			args[0].(*outgoingRequest).path = st.keepString(args[1].(Var), "an HTTP request path")
 			return ok(nil)
 		},
-		"[method]outgoing-request.set-scheme": func(_ *call, args []Value) Value {
-			args[0].(*outgoingRequest).scheme = args[1].(Var)
+		"[method]outgoing-request.set-scheme": func(st *call, args []Value) Value {
+			args[0].(*outgoingRequest).scheme = st.keepString(args[1].(Var), "an HTTP request scheme")
 			return ok(nil)
 		},
-		"[method]outgoing-request.set-authority": func(_ *call, args []Value) Value {
-			args[0].(*outgoingRequest).authority = args[1].(Var)
+		"[method]outgoing-request.set-authority": func(st *call, args []Value) Value {
+			args[0].(*outgoingRequest).authority = st.keepString(args[1].(Var), "an HTTP request authority")
 			return ok(nil)
 		},
 		"[constructor]request-options": func(*call, []Value) Value {
@@ -551,9 +666,9 @@ func init() {
 		"[method]incoming-response.status": func(_ *call, args []Value) Value {
 			return uint64(args[0].(*incomingResponse).status)
 		},
-		"[method]incoming-response.headers": func(_ *call, args []Value) Value {
+		"[method]incoming-response.headers": func(st *call, args []Value) Value {
 			r := args[0].(*incomingResponse)
-			return fieldsFrom(r.headers)
+			return st.fieldsFrom(r.headers)
 		},
 		"[method]incoming-response.consume": func(_ *call, args []Value) Value {
 			r := args[0].(*incomingResponse)
@@ -569,7 +684,9 @@ func init() {
 				return fail(nil)
 			}
 			b.taken = true
-			return ok(&bodyReader{b: b, data: b.r.body, err: b.r.bodyErr})
+			rd := &bodyReader{b: b, data: b.r.body, err: b.r.bodyErr, held: b.r.held}
+			b.r.body, b.r.held = nil, 0
+			return ok(rd)
 		},
 		"[static]incoming-body.finish": func(_ *call, args []Value) Value { return &futureTrailers{} },
 		"[method]future-trailers.subscribe": func(_ *call, args []Value) Value {

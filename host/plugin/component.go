@@ -15,6 +15,7 @@ import (
 	"github.com/agenthost/agenthost/host/component"
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -214,6 +215,10 @@ func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error
 		f.Kind, f.Err = FailureCanceled, context.Cause(ctx)
 	case component.FailureMemory:
 		f.Kind = FailureMemory
+		if he := (*hostmem.Error)(nil); errors.As(cf.Err, &he) {
+			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sizeString(p.limits.Memory))
+			break
+		}
 		cause := cf.Err
 		if inner := errors.Unwrap(cause); inner != nil {
 			cause = inner // without the component's own words for the limit

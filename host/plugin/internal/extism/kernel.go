@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/notify"
+	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -41,8 +42,9 @@ var ErrMemory = errors.New("extism memory exceeds the memory limit")
 // goroutine at a time.
 type Call struct {
 	p *Plugin
-	// limit is the most bytes the arena may hold.
-	limit  uint64
+	// budget bounds the arena (the sandbox's rule, package hostmem):
+	// its growth is charged, its shrinking given back.
+	budget *hostmem.Budget
 	mem    []byte
 	blocks map[uint64]uint64 // offset → length of each live block
 
@@ -110,7 +112,7 @@ func (p *Plugin) Close() { p.http.client.CloseIdleConnections() }
 // NewCall makes the state of one instance of p: its arena holds at most
 // limit bytes; ctx bounds its HTTP requests; log takes its log messages.
 func NewCall(ctx context.Context, p *Plugin, limit uint64, log zerolog.Logger) *Call {
-	return &Call{p: p, limit: limit, mem: make([]byte, arenaBase, 512), blocks: map[uint64]uint64{}, ctx: ctx, log: log, notes: notify.New(p.name, log)}
+	return &Call{p: p, budget: hostmem.New(limit), mem: make([]byte, arenaBase, 512), blocks: map[uint64]uint64{}, ctx: ctx, log: log, notes: notify.New(p.name, log)}
 }
 
 // Output is what the guest set with output_set.
@@ -180,11 +182,11 @@ func (c *Call) alloc(n uint64) uint64 {
 	}
 	off := (uint64(len(c.mem)) + 7) &^ 7
 	end := off + n
-	if end < off || end > c.limit {
-		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, sizeString(c.limit), n))
+	if end < off || c.budget.Charge(end-uint64(len(c.mem)), "extism memory") != nil {
+		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, sizeString(c.budget.Limit()), n))
 	}
 	if end > uint64(cap(c.mem)) {
-		grown := make([]byte, end, min(max(end, 2*uint64(cap(c.mem))), c.limit))
+		grown := make([]byte, end, min(max(end, 2*uint64(cap(c.mem))), c.budget.Limit()))
 		copy(grown, c.mem)
 		c.mem = grown
 	} else {
@@ -202,6 +204,7 @@ func (c *Call) free(off uint64) {
 	}
 	delete(c.blocks, off)
 	if off+n == uint64(len(c.mem)) {
+		c.budget.Release(uint64(len(c.mem)) - off)
 		c.mem = c.mem[:off] // the last block: its room is reused
 	}
 }
@@ -309,6 +312,7 @@ var funcs = map[string]hostFunc{
 	"output_length": {nil, p(i64), func(c *Call, s []uint64) { s[0] = c.outLen }},
 	"output_offset": {nil, p(i64), func(c *Call, s []uint64) { s[0] = c.outOff }},
 	"reset": {nil, nil, func(c *Call, s []uint64) {
+		c.budget.Release(uint64(len(c.mem)) - arenaBase)
 		c.mem = c.mem[:arenaBase]
 		clear(c.blocks)
 		c.inputOff, c.outOff, c.outLen = 0, 0, 0

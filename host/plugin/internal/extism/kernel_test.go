@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/internal/hostmem"
 )
 
 func newTestCall(t *testing.T, allow ...string) *Call {
@@ -93,7 +95,7 @@ func TestExtismKernel(t *testing.T) {
 	if fn("var_get", c.write([]byte("x"))) != 0 {
 		t.Error("var not deleted")
 	}
-	c.limit = 4 << 20
+	c.budget = hostmem.New(4 << 20)
 	big := c.alloc(maxVarBytes)
 	if msg := refused(c, func() { fn("var_set", c.write([]byte("big")), big) }); !strings.Contains(msg, "would exceed 1MiB") {
 		t.Errorf("var cap: %q", msg)
@@ -116,7 +118,7 @@ func TestExtismHTTPResponseCap(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newTestCall(t, srv.URL)
-	c.limit = 16 << 20
+	c.budget = hostmem.New(16 << 20)
 	req := func(path string) uint64 {
 		b, _ := json.Marshal(map[string]any{"url": srv.URL + path, "method": "post", "headers": map[string]string{"X-A": "1"}})
 		return c.httpRequest(c.write(b), c.write([]byte("body")))
