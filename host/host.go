@@ -396,8 +396,6 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	return la
 }
 
-// agentPrompts are a's own prompts; the loop uses the defaults of package
-// prompts for those left blank.
 // loopDepth is host.max_depth as loop.Agent.MaxDepth: 0 there allows no
 // subagent, where a zero MaxDepth is the default.
 func loopDepth(d int) int {
@@ -407,6 +405,8 @@ func loopDepth(d int) int {
 	return d
 }
 
+// agentPrompts are a's own prompts; the loop uses the defaults of package
+// prompts for those left blank.
 func agentPrompts(a *config.Agent) loop.Prompts {
 	return loop.Prompts{MaxSteps: a.MaxStepsPrompt, Budget: a.BudgetPrompt, Tokens: a.TokensPrompt, Cost: a.CostPrompt, DoomLoop: a.DoomLoopPrompt}
 }

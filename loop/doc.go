@@ -3,17 +3,25 @@
 // subagents and events.
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
-// only on small interfaces (Model, Toolset, Sink, Approver) and on two leaves,
-// prompts and internal/defaults, for its default texts and values: never on
-// wazero, go-openai, HCL or the host (deps_test.go enforces this). Unit tests drive
+// only on small interfaces (Model, Toolset, Sink, Approver), on zerolog, and on
+// six leaves of the module for its default texts, values and rules: prompts,
+// internal/defaults, internal/toolname, internal/jsonenc, internal/textcut and
+// internal/argcount; never on wazero, go-openai, HCL or the host (deps_test.go
+// enforces this). Unit tests drive
 // it with in-memory fakes. Agent.Prompts holds an agent's own prompts; a
 // blank one is the default text of package prompts.
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
-// final step and its prompt), tools.go (executing tool calls), slots.go
+// final step and its prompt), tools.go (executing tool calls), args.go
+// (reading a call's arguments once), slots.go
 // (the bound on the calls that run at once), budget.go,
-// spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
-// event.go hold the types. docs/decisions.md lists the choices made where a
+// spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go,
+// compaction.go, subagent.go, approve.go (asking an Approver), output.go
+// (the output schema and its repair), sample.go (a tool's own request to
+// the run's model), callclient.go (what the front end that asked for a
+// call offers the tool), report.go (a call's progress and logs as
+// events); agent.go, types.go and event.go hold the types, wire.go the
+// events' JSON form. docs/decisions.md lists the choices made where a
 // model misbehaves.
 //
 // # History and events

@@ -62,11 +62,13 @@ func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
 
 // load builds the Plugin of spec; Load names it in errors and registers it.
 //
-// The kinds are told apart here, and here a new kind is added: a Kind
+// The kinds are told apart here for loading: a new kind is a Kind
 // (spec.go), its case below and in the dispatch after the module is
 // compiled, building the Plugin's tools with addTool and giving each the
 // call function of the kind (tool.call); Plugin.Call checks the arguments
-// and hands every call to it.
+// and hands every call to it. They are told apart again in inspect.go
+// (plugin inspect) and in host/config/plugin.go (validation), which a new
+// kind also changes.
 func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	switch spec.Kind {
 	case "", KindAgenthost, KindWASICLI:

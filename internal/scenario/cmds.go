@@ -23,9 +23,9 @@ import (
 )
 
 // Cmds are the commands a scenario has beside testscript's own: fakemodel,
-// status, buildwasm and waitmatch. Test-only programs (the script tests'
-// ptyrun) are not among them: they are registered by the tests that need
-// them.
+// status, buildwasm, waitmatch and extismwasm (extism.go). Test-only
+// programs (the script tests' ptyrun) are not among them: they are
+// registered by the tests that need them.
 func Cmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"fakemodel":  cmdFakeModel,
