@@ -32,30 +32,19 @@ func (h *Host) ClientNeeds(name string) ClientNeeds { return h.needs[name] }
 // clientNeeds works out ClientNeeds for the agent called name.
 func (h *Host) clientNeeds(name string) ClientNeeds {
 	var out ClientNeeds
-	seen := map[string]bool{}
-	var walk func(string)
-	walk = func(n string) {
-		a := h.Config.Agent(n)
-		if a == nil || seen[n] {
-			return
-		}
-		seen[n] = true
+	for _, a := range h.Config.AgentTree(h.Config.Agent(name)) {
 		if m := h.Config.Model(a.Model); m != nil && m.Provider == config.ProviderMCPClient {
 			if !out.Sampling {
-				out.Sampling, out.Agent, out.Model = true, n, m
+				out.Sampling, out.Agent, out.Model = true, a.Name, m
 			}
-			la := h.agents[n]
+			la := h.agents[a.Name]
 			offers := la != nil && la.Tools != nil && len(la.Tools.Tools()) > 0
 			offers = offers || (len(a.Subagents) > 0 && h.Config.Host.MaxDepth > 0)
 			if offers && h.Config.StepsMax(a) > 1 && !out.Tools {
-				out.Tools, out.ToolsAgent = true, n
+				out.Tools, out.ToolsAgent = true, a.Name
 			}
 		}
-		for _, s := range a.Subagents {
-			walk(s)
-		}
 	}
-	walk(name)
 	return out
 }
 

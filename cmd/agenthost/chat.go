@@ -280,15 +280,8 @@ func (c *chat) usage() {
 		fmt.Fprintf(c.e.stderr, "agenthost: session %s: %v\n", outText(c.e, c.session), err)
 		return
 	}
-	var u loop.Usage
-	turns := 0
-	for _, ev := range evs {
-		if ev.Depth == 0 && ev.Type == loop.EventRunEnd && ev.Result != nil {
-			turns++
-			u = u.Add(ev.Result.Usage)
-		}
-	}
-	tokens, cost := sessionSpend(evs)
+	sum := session.Summarize(evs)
+	turns, u, t := sum.Runs, sum.Usage, summaryTexts(sum)
 	split := ""
 	if turns > 0 {
 		est := ""
@@ -297,7 +290,7 @@ func (c *chat) usage() {
 		}
 		split = fmt.Sprintf(" (%s%d prompt, %s%d completion)", est, u.PromptTokens, est, u.CompletionTokens)
 	}
-	fmt.Fprintf(c.e.stdout, "session %s: %d %s, tokens %s%s, cost %s\n", outText(c.e, c.session), turns, plural(turns, "turn", "turns"), tokens, split, cost)
+	fmt.Fprintf(c.e.stdout, "session %s: %d %s, tokens %s%s, cost %s\n", outText(c.e, c.session), turns, plural(turns, "turn", "turns"), t.tokens, split, t.cost)
 }
 
 // turn runs one line as a run of the session. A SIGINT during the turn

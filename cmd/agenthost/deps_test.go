@@ -15,7 +15,10 @@ import (
 // host, the loop or the sandbox; plugins is a leaf; prompts, defaults,
 // toolname, redact, termtext, textcut and hostmem, imported from several
 // layers, depend on the standard library alone; the Temporal SDK is linked by host/temporal and
-// the command line only.
+// the command line only; the HTML report (internal/report) reads events
+// and never links the host, the sandbox or the provider client; the MCP
+// HTTP server (host/mcpserve/httpserve) serves an mcpserve.Server and
+// imports nothing else of ours.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -43,6 +46,8 @@ func TestImportPolicy(t *testing.T) {
 		// it; the host and the loop never link it. (gRPC itself is linked by
 		// the host for the OTLP/gRPC trace exporter of host/tracing.)
 		{"../../host", false, []string{"go.temporal.io"}, false},
+		{"../../internal/report", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/host", mod + "/cmd", "go.temporal.io"}, false},
+		{"../../host/mcpserve/httpserve", true, []string{mod + "/host/plugin", mod + "/host/config", mod + "/host/provider", mod + "/loop", mod + "/internal", mod + "/cmd", "go.temporal.io"}, false},
 		{"../../prompts", false, nil, true},
 		{"../../internal/defaults", false, nil, true},
 		{"../../internal/toolname", false, nil, true},

@@ -9,8 +9,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hashicorp/hcl/v2"
-
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/doctor"
@@ -47,26 +45,18 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 	if code != exitOK {
 		return code
 	}
-	agents := cfg.Agents
+	var agent *config.Agent
 	if *agentFlag != "" {
-		a := cfg.Agent(*agentFlag)
-		if a == nil {
+		if agent = cfg.Agent(*agentFlag); agent == nil {
 			return usageErr(e, "no agent %q; agents: %s", *agentFlag, agentNames(cfg))
 		}
-		agents = withSubagents(cfg, a, nil)
 	}
+	sel := doctor.Select(cfg, agent)
 	rep := doctorReport{OK: true, Config: cfg.File, Agents: []string{}, Models: []doctor.Model{}, Plugins: []doctor.Plugin{}}
-	var models []*config.Model
-	var tools []string
-	for _, a := range agents {
+	for _, a := range sel.Agents {
 		rep.Agents = append(rep.Agents, a.Name)
-		tools = append(tools, a.Tools...)
-		for _, m := range cfg.Models {
-			if m.Name == a.Model && !containsModel(models, m) {
-				models = append(models, m)
-			}
-		}
 	}
+	models := sel.Models
 
 	// The models are checked at once, concurrently with the plugins' load.
 	rep.Models = make([]doctor.Model, len(models))
@@ -85,12 +75,7 @@ func cmdDoctor(ctx context.Context, args []string, e *env) int {
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
 	}
-	var plugins []string
-	for _, p := range cfg.Plugins {
-		if *agentFlag == "" || pluginUsed(h, diags, p, tools) {
-			plugins = append(plugins, p.Name)
-		}
-	}
+	plugins := sel.Plugins(cfg, h, diags)
 	if ps := doctor.CheckPlugins(cfg, h, diags, plugins); ps != nil {
 		rep.Plugins = ps
 	}
@@ -168,60 +153,4 @@ func writeDoctorTable(w io.Writer, rep doctorReport, esc func(string) string) {
 	} else {
 		fmt.Fprintln(w, "some checks failed")
 	}
-}
-
-func withSubagents(cfg *config.Config, a *config.Agent, seen []*config.Agent) []*config.Agent {
-	for _, s := range seen {
-		if s == a {
-			return seen
-		}
-	}
-	seen = append(seen, a)
-	for _, s := range a.Subagents {
-		if sa := cfg.Agent(s); sa != nil {
-			seen = withSubagents(cfg, sa, seen)
-		}
-	}
-	return seen
-}
-
-func containsModel(ms []*config.Model, m *config.Model) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
-}
-
-// pluginUsed reports whether one of tools is p's (by its names after
-// tool_prefix and rename). When the host did not load, only the tool
-// blocks of wasi_cli and Extism plugins are known, and a plugin that
-// failed to load counts as used, so that its failure is reported.
-func pluginUsed(h *host.Host, diags hcl.Diagnostics, p *config.Plugin, tools []string) bool {
-	var names []string
-	if h != nil {
-		for _, t := range h.Tools() {
-			if t.Plugin == p.Name {
-				names = append(names, t.Name)
-			}
-		}
-	} else {
-		for _, t := range p.Tools {
-			names = append(names, p.ToolName(t.Name))
-		}
-		for _, d := range diags {
-			if d.Severity == hcl.DiagError && d.Subject != nil && *d.Subject == p.DefRange {
-				return true
-			}
-		}
-	}
-	for _, n := range names {
-		for _, t := range tools {
-			if n == t {
-				return true
-			}
-		}
-	}
-	return false
 }

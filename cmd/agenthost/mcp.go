@@ -14,6 +14,7 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpserve"
+	"github.com/agenthost/agenthost/host/mcpserve/httpserve"
 )
 
 const mcpUsage = `Usage:
@@ -59,13 +60,13 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	agents := fs.Bool("agents", false, "serve agents as tools taking {\"prompt\": string}")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this `address` (host:port) at /mcp instead of stdio")
 	tokenEnv := fs.String("token-env", "", "with --http, require 'Authorization: Bearer TOKEN', TOKEN read from this environment `variable`")
-	limits := defaultHTTPLimits
-	fs.IntVar(&limits.maxConns, "max-conns", limits.maxConns, "with --http, the most connections open at once (`N`); one more is answered 503")
-	fs.IntVar(&limits.maxSessions, "max-sessions", limits.maxSessions, "with --http, the most MCP sessions open at once (`N`); a new one past it is answered 503")
-	fs.DurationVar(&limits.sessionTimeout, "session-timeout", limits.sessionTimeout, "with --http, close an MCP session that has had no request for this `duration` (0: never)")
-	fs.DurationVar(&limits.readTimeout, "read-timeout", limits.readTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
-	fs.Var((*sizeFlag)(&limits.resumeBuffer), "resume-buffer", "with --http, how many bytes of events (a `size`, like 8MiB) one session keeps for a client that resumes a dropped event stream (Last-Event-ID); the oldest go first (0: keep none, streams cannot be resumed)")
-	fs.Var((*sizeFlag)(&limits.resumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
+	limits := httpserve.DefaultLimits()
+	fs.IntVar(&limits.MaxConns, "max-conns", limits.MaxConns, "with --http, the most connections open at once (`N`); one more is answered 503")
+	fs.IntVar(&limits.MaxSessions, "max-sessions", limits.MaxSessions, "with --http, the most MCP sessions open at once (`N`); a new one past it is answered 503")
+	fs.DurationVar(&limits.SessionTimeout, "session-timeout", limits.SessionTimeout, "with --http, close an MCP session that has had no request for this `duration` (0: never)")
+	fs.DurationVar(&limits.ReadTimeout, "read-timeout", limits.ReadTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
+	fs.Var((*sizeFlag)(&limits.ResumeBuffer), "resume-buffer", "with --http, how many bytes of events (a `size`, like 8MiB) one session keeps for a client that resumes a dropped event stream (Last-Event-ID); the oldest go first (0: keep none, streams cannot be resumed)")
+	fs.Var((*sizeFlag)(&limits.ResumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
 	pos, err := parseFlags(fs, args)
@@ -135,7 +136,16 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	defer srv.Wait()
 	defer stopServing()
 	if *httpAddr != "" {
-		return serveHTTP(ctx, srv, *httpAddr, token, limits, &logger, e)
+		ln, err := net.Listen("tcp", *httpAddr)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", *httpAddr, err)
+			return exitError
+		}
+		if err := httpserve.Serve(ctx, srv, ln, token, limits, &logger); err != nil {
+			logger.Error().Err(err).Msg("HTTP server failed")
+			return exitError
+		}
+		return exitOK
 	}
 	logger.Info().Msg("serving MCP on stdio")
 	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})
@@ -160,7 +170,7 @@ func (stdoutCloser) Close() error                  { return nil }
 
 // checkHTTPLimits returns a usage error for a limit flag given without
 // --http, or out of range; "" when all is well.
-func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpLimits) string {
+func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpserve.Limits) string {
 	msg := ""
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -172,25 +182,21 @@ func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpLimits) string {
 	})
 	switch {
 	case msg != "":
-	case l.maxConns < 1:
-		msg = fmt.Sprintf("--max-conns %d: must be at least 1 (a client uses two or more: its event stream and its requests)", l.maxConns)
-	case l.maxSessions < 1:
-		msg = fmt.Sprintf("--max-sessions %d: must be at least 1", l.maxSessions)
-	case l.sessionTimeout < 0:
-		msg = fmt.Sprintf("--session-timeout %s: must not be negative (0 keeps idle sessions open)", l.sessionTimeout)
-	case l.readTimeout <= 0:
-		msg = fmt.Sprintf("--read-timeout %s: must be positive", l.readTimeout)
-	case l.resumeBuffer > 0 && l.resumeBuffer < minResumeBuffer:
-		msg = fmt.Sprintf("--resume-buffer %s: must be 0 (no resumable streams) or at least %s", sizeFlag(l.resumeBuffer), sizeFlag(minResumeBuffer))
-	case l.resumeBuffer > 0 && l.resumeBufferTotal < l.resumeBuffer:
-		msg = fmt.Sprintf("--resume-buffer-total %s: must be at least --resume-buffer (%s)", sizeFlag(l.resumeBufferTotal), sizeFlag(l.resumeBuffer))
+	case l.MaxConns < 1:
+		msg = fmt.Sprintf("--max-conns %d: must be at least 1 (a client uses two or more: its event stream and its requests)", l.MaxConns)
+	case l.MaxSessions < 1:
+		msg = fmt.Sprintf("--max-sessions %d: must be at least 1", l.MaxSessions)
+	case l.SessionTimeout < 0:
+		msg = fmt.Sprintf("--session-timeout %s: must not be negative (0 keeps idle sessions open)", l.SessionTimeout)
+	case l.ReadTimeout <= 0:
+		msg = fmt.Sprintf("--read-timeout %s: must be positive", l.ReadTimeout)
+	case l.ResumeBuffer > 0 && l.ResumeBuffer < httpserve.MinResumeBuffer:
+		msg = fmt.Sprintf("--resume-buffer %s: must be 0 (no resumable streams) or at least %s", sizeFlag(l.ResumeBuffer), sizeFlag(httpserve.MinResumeBuffer))
+	case l.ResumeBuffer > 0 && l.ResumeBufferTotal < l.ResumeBuffer:
+		msg = fmt.Sprintf("--resume-buffer-total %s: must be at least --resume-buffer (%s)", sizeFlag(l.ResumeBufferTotal), sizeFlag(l.ResumeBuffer))
 	}
 	return msg
 }
-
-// minResumeBuffer is the smallest resume buffer: a few events with
-// their overhead.
-const minResumeBuffer = 1 << 10
 
 // sizeFlag is a flag holding a byte size, written as the configuration
 // writes sizes ("8MiB", "512KiB", "1048576").
@@ -225,18 +231,8 @@ func checkListenAddr(addr string, withToken bool) error {
 	if err != nil {
 		return fmt.Errorf("not host:port (%v); for example 127.0.0.1:8808", err)
 	}
-	if withToken || loopbackHost(hostPart) {
+	if withToken || httpserve.IsLoopbackHost(hostPart) {
 		return nil
 	}
 	return errors.New("not a loopback address and no token: listen on 127.0.0.1 or [::1], or pass --token-env VAR so clients must send the token in VAR")
-}
-
-// loopbackHost reports whether h names only the loopback interface: an IP
-// literal of it, or "localhost". "" (every interface) is not.
-func loopbackHost(h string) bool {
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }

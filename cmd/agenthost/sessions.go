@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -50,9 +51,8 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 		fmt.Fprintln(tw, "ID\tAGENT\tCREATED\tSTOP\tSTEPS\tTOKENS\tCOST\tPROMPT")
 		for _, m := range ms {
 			_, evs, _ := session.Events(dataDir, m.ID)
-			stop, steps, prompt := summarize(evs)
-			tokens, cost := sessionSpend(evs)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), stop, steps, tokens, cost, outText(e, prompt))
+			t := summaryTexts(session.Summarize(evs))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), t.stop, t.steps, t.tokens, t.cost, outText(e, t.prompt))
 		}
 		tw.Flush()
 		return exitOK
@@ -76,7 +76,7 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 			}{meta, evs})
 		}
 		if *asHTML {
-			if err := writeSessionHTML(e.stdout, meta, evs); err != nil {
+			if err := report.WriteHTML(e.stdout, meta, evs); err != nil {
 				fmt.Fprintf(e.stderr, "agenthost: sessions show: %v\n", err)
 				return exitError
 			}
@@ -88,72 +88,43 @@ func cmdSessions(_ context.Context, args []string, e *env) int {
 			}
 			printMessage(e, ev)
 		}
-		stop, steps, _ := summarize(evs)
-		fmt.Fprintf(e.stdout, "-- stop: %s, steps %s\n", stop, steps)
+		t := summaryTexts(session.Summarize(evs))
+		fmt.Fprintf(e.stdout, "-- stop: %s, steps %s\n", t.stop, t.steps)
 		return exitOK
 	}
 	return usageErr(e, "usage: agenthost sessions [-c FILE] [list | show ID | rm ID... | prune --older-than DURATION]")
 }
 
-// summarize returns the last stop reason, steps and first prompt of a
-// session. A session whose last run has no run.end is "unfinished": it is
-// still running, or its process was killed (it can be continued either way).
-func summarize(evs []loop.Event) (stop, steps, prompt string) {
-	stop, steps = "unfinished", "-"
-	for _, ev := range evs {
-		if ev.Depth != 0 {
-			continue
-		}
-		if ev.Type == loop.EventRunStart {
-			stop, steps = "unfinished", "-"
-		}
-		if ev.Type == loop.EventRunEnd && ev.Result != nil {
-			stop = string(ev.Result.StopReason)
-			steps = fmt.Sprintf("%d/%d", ev.Result.Steps, ev.Result.StepsMax)
-		}
-		if prompt == "" && ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleUser {
-			prompt = ev.Msg.Content
-		}
-	}
-	prompt = strings.Join(strings.Fields(prompt), " ")
-	if r := []rune(prompt); len(r) > 60 {
-		prompt = string(r[:60]) + "…"
-	}
-	return stop, steps, prompt
+// summaryText is a session's summary (session.Summarize) as `sessions
+// list` shows it: the last run's stop reason and steps ("unfinished" and
+// "-" when that run has no run.end: it is still running, or its process
+// was killed), the first prompt on one line and cut to 60 runes, the
+// tokens of the finished runs with a "~" in front when a figure was
+// estimated, their cost in USD or "-" when any run's cost is unknown (no
+// price); tokens and cost are "-" without a finished run.
+type summaryText struct {
+	stop, steps, prompt, tokens, cost string
 }
 
-// sessionSpend returns the tokens and cost of a session's finished runs,
-// summed over their top-level run.end events: tokens with a "~" in front
-// when a figure was estimated, cost in USD or "-" when any run's cost is
-// unknown (no price).
-func sessionSpend(evs []loop.Event) (tokens, cost string) {
-	var u loop.Usage
-	var usd float64
-	known, runs := true, 0
-	for _, ev := range evs {
-		if ev.Depth != 0 || ev.Type != loop.EventRunEnd || ev.Result == nil {
-			continue
+func summaryTexts(s session.Summary) summaryText {
+	t := summaryText{stop: "unfinished", steps: "-", tokens: "-", cost: "-"}
+	if s.Finished {
+		t.stop, t.steps = string(s.Stop), fmt.Sprintf("%d/%d", s.Steps, s.StepsMax)
+	}
+	t.prompt = strings.Join(strings.Fields(s.Prompt), " ")
+	if r := []rune(t.prompt); len(r) > 60 {
+		t.prompt = string(r[:60]) + "…"
+	}
+	if s.Runs > 0 {
+		t.tokens = fmt.Sprint(s.Usage.TotalTokens)
+		if s.Usage.Estimated {
+			t.tokens = "~" + t.tokens
 		}
-		runs++
-		u = u.Add(ev.Result.Usage)
-		if ev.Result.Cost == nil {
-			known = false
-		} else {
-			usd += *ev.Result.Cost
+		if s.CostKnown {
+			t.cost = "$" + loop.USD(s.Cost)
 		}
 	}
-	if runs == 0 {
-		return "-", "-"
-	}
-	tokens = fmt.Sprint(u.TotalTokens)
-	if u.Estimated {
-		tokens = "~" + tokens
-	}
-	cost = "-"
-	if known {
-		cost = "$" + loop.USD(usd)
-	}
-	return tokens, cost
+	return t
 }
 
 // printMessage prints one message of a transcript. Everything in it may
@@ -195,3 +166,12 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// The terminal's Markdown and progress lines share the report's text
+// helpers.
+var (
+	nodeText     = report.NodeText
+	durationText = report.Duration
+)
+
+const markdownMax = report.MarkdownMax

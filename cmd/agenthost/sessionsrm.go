@@ -101,31 +101,13 @@ func sessionsListJSON(dataDir string, ms []session.Meta, e *env) int {
 	out := []sessionJSON{}
 	for _, m := range ms {
 		_, evs, _ := session.Events(dataDir, m.ID)
-		s := sessionJSON{Meta: m, StopReason: "unfinished"}
-		var usd float64
-		known := true
-		for _, ev := range evs {
-			if ev.Depth != 0 {
-				continue
-			}
-			switch {
-			case ev.Type == loop.EventRunStart:
-				s.StopReason = "unfinished"
-			case ev.Type == loop.EventRunEnd && ev.Result != nil:
-				s.Runs++
-				s.StopReason = string(ev.Result.StopReason)
-				s.Usage = s.Usage.Add(ev.Result.Usage)
-				if ev.Result.Cost == nil {
-					known = false
-				} else {
-					usd += *ev.Result.Cost
-				}
-			case s.Prompt == "" && ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleUser:
-				s.Prompt = ev.Msg.Content
-			}
+		sum := session.Summarize(evs)
+		s := sessionJSON{Meta: m, StopReason: "unfinished", Runs: sum.Runs, Usage: sum.Usage, Prompt: sum.Prompt}
+		if sum.Finished {
+			s.StopReason = string(sum.Stop)
 		}
-		if known && s.Runs > 0 {
-			s.Cost = &usd
+		if sum.CostKnown && sum.Runs > 0 {
+			s.Cost = &sum.Cost
 		}
 		out = append(out, s)
 	}

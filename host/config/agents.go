@@ -18,6 +18,28 @@ func (c *Config) Agent(name string) *Agent {
 	return nil
 }
 
+// AgentTree is a and the agents it can call as subagents, theirs too:
+// depth first in the order of each subagents list, each agent once (a
+// cycle is followed no further), names that match no agent left out.
+// Every walk of an agent's subagents goes through it.
+func (c *Config) AgentTree(a *Agent) []*Agent {
+	var out []*Agent
+	seen := map[string]bool{}
+	var walk func(*Agent)
+	walk = func(x *Agent) {
+		if x == nil || seen[x.Name] {
+			return
+		}
+		seen[x.Name] = true
+		out = append(out, x)
+		for _, s := range x.Subagents {
+			walk(c.Agent(s))
+		}
+	}
+	walk(a)
+	return out
+}
+
 // Model returns the model named name, or nil.
 func (c *Config) Model(name string) *Model {
 	for _, m := range c.Models {

@@ -125,20 +125,10 @@ type modelUse struct{ agent, model string }
 // a's own, then its subagents', depth first, each agent once.
 func modelsUsed(cfg *Config, a *Agent) []modelUse {
 	var out []modelUse
-	seen := map[string]bool{}
-	var walk func(*Agent)
-	walk = func(x *Agent) {
-		if x == nil || seen[x.Name] {
-			return
-		}
-		seen[x.Name] = true
+	for _, x := range cfg.AgentTree(a) {
 		if x.Model != "" {
 			out = append(out, modelUse{x.Name, x.Model})
 		}
-		for _, s := range x.Subagents {
-			walk(cfg.Agent(s))
-		}
 	}
-	walk(a)
 	return out
 }

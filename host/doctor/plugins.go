@@ -3,6 +3,7 @@ package doctor
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,7 +33,7 @@ func CheckPlugins(cfg *config.Config, h *host.Host, diags hcl.Diagnostics, names
 		tools = h.Tools()
 	}
 	for _, cp := range cfg.Plugins {
-		if !contains(names, cp.Name) {
+		if !slices.Contains(names, cp.Name) {
 			continue
 		}
 		rep := Plugin{Plugin: cp.Name}
@@ -120,13 +121,4 @@ func pluginLines(cp *config.Plugin, h *host.Host, tools []host.Tool) []Check {
 		}
 	}
 	return cs
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,10 @@
-package main
+// Package httpserve serves an mcpserve.Server as streamable HTTP, the
+// transport of `agenthost mcp serve --http`: the bearer token, the checks
+// against DNS rebinding and cross-origin browsers, the limits on
+// connections, sessions, slow and large requests (Limits), and the
+// bounded store of events that lets a client resume a dropped stream.
+// The command line turns its flags into Limits and calls Serve.
+package httpserve
 
 import (
 	"bufio"
@@ -21,7 +27,7 @@ import (
 	"github.com/agenthost/agenthost/host/mcpserve"
 )
 
-// httpLimits bound what the HTTP clients of `mcp serve --http` can hold:
+// Limits bound what the HTTP clients of `mcp serve --http` can hold:
 // a client without the token, or one that sends slowly, must not keep a
 // connection, a goroutine or a session for long, and many of them must
 // not lock the real client out.
@@ -30,67 +36,70 @@ import (
 // POST's event stream for as long as it runs (minutes), and the GET event
 // stream of a session stays open while the session lives. What bounds a
 // stalled reader is the connection cap.
-type httpLimits struct {
-	// readTimeout bounds the arrival of a request's headers, and then of
+type Limits struct {
+	// ReadTimeout bounds the arrival of a request's headers, and then of
 	// its body: a connection that sends nothing, or trickles, is closed.
-	readTimeout time.Duration
-	// idleTimeout closes a kept-alive connection that sends no next
+	ReadTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that sends no next
 	// request.
-	idleTimeout time.Duration
-	// maxHeaderBytes bounds a request's headers (431 beyond).
-	maxHeaderBytes int
-	// maxBodyBytes bounds a request's body (413 beyond).
-	maxBodyBytes int64
-	// maxConns bounds the connections open at once; one more is answered
+	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers (431 beyond).
+	MaxHeaderBytes int
+	// MaxBodyBytes bounds a request's body (413 beyond).
+	MaxBodyBytes int64
+	// MaxConns bounds the connections open at once; one more is answered
 	// 503 and closed.
-	maxConns int
-	// maxSessions bounds the MCP sessions open at once; a request for a
+	MaxConns int
+	// MaxSessions bounds the MCP sessions open at once; a request for a
 	// new one is answered 503.
-	maxSessions int
-	// sessionTimeout closes an MCP session that has had no request for
+	MaxSessions int
+	// SessionTimeout closes an MCP session that has had no request for
 	// that long; 0 never does.
-	sessionTimeout time.Duration
-	// resumeBuffer bounds the bytes of events one session keeps for a
+	SessionTimeout time.Duration
+	// ResumeBuffer bounds the bytes of events one session keeps for a
 	// client that resumes a dropped event stream (eventStore); 0 keeps
 	// none, and streams cannot be resumed.
-	resumeBuffer int64
-	// resumeBufferTotal bounds the bytes of events all sessions keep.
-	resumeBufferTotal int64
+	ResumeBuffer int64
+	// ResumeBufferTotal bounds the bytes of events all sessions keep.
+	ResumeBufferTotal int64
 }
 
-// defaultHTTPLimits are the limits of `mcp serve --http`; the flags
+// DefaultLimits are the limits of `mcp serve --http`; the flags
 // --read-timeout, --max-conns, --max-sessions, --session-timeout,
 // --resume-buffer and --resume-buffer-total change six of them
 // (docs/security.md, "Limits at a glance"). A session's resume buffer
 // holds several results of the default max_output (1 MiB); the total
 // holds eight full session buffers.
-var defaultHTTPLimits = httpLimits{
-	readTimeout:       10 * time.Second,
-	idleTimeout:       2 * time.Minute,
-	maxHeaderBytes:    64 << 10,
-	maxBodyBytes:      mcp.DefaultMaxRequestBodyBytes,
-	maxConns:          128,
-	maxSessions:       100,
-	sessionTimeout:    time.Hour,
-	resumeBuffer:      8 << 20,
-	resumeBufferTotal: 64 << 20,
+func DefaultLimits() Limits {
+	return Limits{
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		MaxBodyBytes:      mcp.DefaultMaxRequestBodyBytes,
+		MaxConns:          128,
+		MaxSessions:       100,
+		SessionTimeout:    time.Hour,
+		ResumeBuffer:      8 << 20,
+		ResumeBufferTotal: 64 << 20,
+	}
 }
 
-// serveHTTP serves srv as streamable HTTP at /mcp until ctx ends. It logs
-// the URL it serves (a port chosen by the system with ":0" too).
-func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, limits httpLimits, logger *zerolog.Logger, e *env) int {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", addr, err)
-		return exitError
-	}
+// MinResumeBuffer is the smallest resume buffer (Limits.ResumeBuffer)
+// other than 0: a few events with their overhead.
+const MinResumeBuffer = 1 << 10
+
+// Serve serves srv as streamable HTTP at /mcp on ln until ctx ends, then
+// shuts the server down (waiting a few seconds for the requests under
+// way). It logs the URL it serves (a port chosen by the system with ":0"
+// too). token, when not "", is the bearer token every request must carry.
+func Serve(ctx context.Context, srv *mcpserve.Server, ln net.Listener, token string, limits Limits, logger *zerolog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler(srv, token, limits, logger))
+	mux.Handle("/mcp", NewHandler(srv, token, limits, logger))
 	hs := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: limits.readTimeout,
-		IdleTimeout:       limits.idleTimeout,
-		MaxHeaderBytes:    limits.maxHeaderBytes,
+		ReadHeaderTimeout: limits.ReadTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    limits.MaxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	go func() {
@@ -101,58 +110,57 @@ func serveHTTP(ctx context.Context, srv *mcpserve.Server, addr, token string, li
 	}()
 	url := fmt.Sprintf("http://%s/mcp", ln.Addr())
 	logger.Info().Str("url", url).Bool("token", token != "").
-		Int("max_conns", limits.maxConns).Int("max_sessions", limits.maxSessions).
-		Str("session_timeout", limits.sessionTimeout.String()).Str("read_timeout", limits.readTimeout.String()).
-		Int64("resume_buffer", limits.resumeBuffer).Int64("resume_buffer_total", limits.resumeBufferTotal).
+		Int("max_conns", limits.MaxConns).Int("max_sessions", limits.MaxSessions).
+		Str("session_timeout", limits.SessionTimeout.String()).Str("read_timeout", limits.ReadTimeout.String()).
+		Int64("resume_buffer", limits.ResumeBuffer).Int64("resume_buffer_total", limits.ResumeBufferTotal).
 		Msg("serving MCP over HTTP")
-	if err := hs.Serve(newConnLimiter(ln, limits.maxConns, logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		logger.Error().Err(err).Msg("HTTP server failed")
-		return exitError
+	if err := hs.Serve(newConnLimiter(ln, limits.MaxConns, logger)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
-	return exitOK
+	return nil
 }
 
-// front is the HTTP handler of `mcp serve --http` in front of the SDK's
+// Handler is the HTTP handler of `mcp serve --http` in front of the SDK's
 // streamable HTTP handler.
-type front struct {
+type Handler struct {
 	srv    *mcpserve.Server
 	sdk    http.Handler
 	events *eventStore // nil when streams are not resumable
 	want   []byte      // "Bearer TOKEN"; nil when no token is required
 	cop    *http.CrossOriginProtection
-	limits httpLimits
+	limits Limits
 	log    *zerolog.Logger
 
 	mu sync.Mutex // held while a session is counted and initialized (capSessions)
 }
 
-// mcpHandler is the HTTP handler of srv. Every request is checked from
+// NewHandler is the HTTP handler of srv. Every request is checked from
 // its headers alone, before its body is read: a non-loopback Host on a
 // loopback address (DNS rebinding) and a cross-origin browser request are
 // refused (403), a request without the bearer token (when token is set)
 // too (401). A refused request is answered at once and its connection
 // closed, whatever of its body is still to come. Then the body is read
-// within limits.readTimeout, a request that would open a session past
-// limits.maxSessions is refused (openSession, capSessions), and the
+// within limits.ReadTimeout, a request that would open a session past
+// limits.MaxSessions is refused (openSession, capSessions), and the
 // request goes to the SDK's handler. A client
 // ending its session (DELETE) cancels the session's calls first, once it
-// has passed the checks. With a resume buffer (limits.resumeBuffer > 0)
+// has passed the checks. With a resume buffer (limits.ResumeBuffer > 0)
 // the events of every stream are kept in an eventStore, each stream's
 // first event carries the retry field, and a client resumes a dropped
 // stream with a GET and Last-Event-ID.
-func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zerolog.Logger) *front {
+func NewHandler(srv *mcpserve.Server, token string, limits Limits, log *zerolog.Logger) *Handler {
 	opts := &mcp.StreamableHTTPOptions{
-		SessionTimeout:      limits.sessionTimeout,
-		MaxRequestBodyBytes: limits.maxBodyBytes,
+		SessionTimeout:      limits.SessionTimeout,
+		MaxRequestBodyBytes: limits.MaxBodyBytes,
 	}
-	f := &front{
+	f := &Handler{
 		srv:    srv,
 		cop:    http.NewCrossOriginProtection(),
 		limits: limits,
 		log:    log,
 	}
-	if limits.resumeBuffer > 0 {
-		f.events = newEventStore(limits.resumeBuffer, limits.resumeBufferTotal)
+	if limits.ResumeBuffer > 0 {
+		f.events = newEventStore(limits.ResumeBuffer, limits.ResumeBufferTotal)
 		opts.EventStore = f.events
 	}
 	srv.Server.AddReceivingMiddleware(f.capSessions)
@@ -163,7 +171,7 @@ func mcpHandler(srv *mcpserve.Server, token string, limits httpLimits, log *zero
 	return f
 }
 
-func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A web page in the user's browser must not drive a local server:
 	// a loopback connection must name a loopback host (a rebound DNS name
 	// names the attacker's), and cross-origin browser requests are
@@ -204,11 +212,11 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // for it, whatever its body holds, and keeps the session once a method of
 // the request has initialized it (it closes the others when they are
 // answered). The body is not looked at here (another parser would read
-// some bodies otherwise than the SDK does): when limits.maxSessions
+// some bodies otherwise than the SDK does): when limits.MaxSessions
 // sessions are open the request is refused (503), and capSessions keeps
 // the ones let through that race each other from initializing more.
-func (f *front) openSession(w http.ResponseWriter, r *http.Request) {
-	if n := f.sessions(); n >= f.limits.maxSessions {
+func (f *Handler) openSession(w http.ResponseWriter, r *http.Request) {
+	if n := f.sessions(); n >= f.limits.MaxSessions {
 		w.Header().Set("Retry-After", "10")
 		f.refuse(w, r, http.StatusServiceUnavailable, f.tooMany(n))
 		return
@@ -219,12 +227,12 @@ func (f *front) openSession(w http.ResponseWriter, r *http.Request) {
 // capSessions is the server's middleware that bounds the sessions where
 // the SDK initializes them: a method (initialize, as the SDK reads it) on
 // a session not yet initialized is handled while f.mu is held, and
-// refused with a JSON-RPC error when limits.maxSessions sessions are
+// refused with a JSON-RPC error when limits.MaxSessions sessions are
 // initialized already; the SDK then closes the session once the request
 // is answered. So no body, however written, makes one more session, and
 // the sessions counted are exact. A session that is initialized is logged
 // (MCP session opened), and so is its end.
-func (f *front) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
+func (f *Handler) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, ok := req.GetSession().(*mcp.ServerSession)
 		if !ok || ss.InitializeParams() != nil {
@@ -237,7 +245,7 @@ func (f *front) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
 			if ss.InitializeParams() != nil { // by a method handled meanwhile
 				return next(ctx, method, req)
 			}
-			if n := f.sessions(); n >= f.limits.maxSessions {
+			if n := f.sessions(); n >= f.limits.MaxSessions {
 				return nil, errors.New(f.tooMany(n))
 			}
 			res, err := next(ctx, method, req)
@@ -251,14 +259,14 @@ func (f *front) capSessions(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// tooMany says that n sessions are open, past limits.maxSessions, and
+// tooMany says that n sessions are open, past limits.MaxSessions, and
 // logs it.
-func (f *front) tooMany(n int) string {
-	msg := fmt.Sprintf("too many MCP sessions: %d are open (--max-sessions %d); end one (HTTP DELETE with its Mcp-Session-Id) or wait until an idle one expires", n, f.limits.maxSessions)
-	if f.limits.sessionTimeout > 0 {
-		msg += fmt.Sprintf(" (--session-timeout %s)", f.limits.sessionTimeout)
+func (f *Handler) tooMany(n int) string {
+	msg := fmt.Sprintf("too many MCP sessions: %d are open (--max-sessions %d); end one (HTTP DELETE with its Mcp-Session-Id) or wait until an idle one expires", n, f.limits.MaxSessions)
+	if f.limits.SessionTimeout > 0 {
+		msg += fmt.Sprintf(" (--session-timeout %s)", f.limits.SessionTimeout)
 	}
-	f.log.Warn().Int("sessions", n).Int("max_sessions", f.limits.maxSessions).Msg("new MCP session refused: at --max-sessions")
+	f.log.Warn().Int("sessions", n).Int("max_sessions", f.limits.MaxSessions).Msg("new MCP session refused: at --max-sessions")
 	return msg
 }
 
@@ -266,7 +274,7 @@ func (f *front) tooMany(n int) string {
 // the connection: net/http would otherwise read what is left of the body
 // (up to 256 KiB) before answering, or after, and a client that sends
 // part of it would hold the connection for as long as it likes.
-func (f *front) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
+func (f *Handler) refuse(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	w.Header().Set("Connection", "close")
 	if r.Body != nil && r.Body != http.NoBody {
 		http.NewResponseController(w).SetReadDeadline(time.Now())
@@ -274,18 +282,18 @@ func (f *front) refuse(w http.ResponseWriter, r *http.Request, code int, msg str
 	http.Error(w, msg, code)
 }
 
-// readBody reads r's body, at most limits.maxBodyBytes, within
-// limits.readTimeout, and puts it back in r for the SDK. The deadline is
+// readBody reads r's body, at most limits.MaxBodyBytes, within
+// limits.ReadTimeout, and puts it back in r for the SDK. The deadline is
 // lifted once the body is in: the connection then stays open for as long
 // as the answer streams. It answers r itself and returns false when the
 // body does not arrive whole in time or is too big.
-func (f *front) readBody(w http.ResponseWriter, r *http.Request) bool {
+func (f *Handler) readBody(w http.ResponseWriter, r *http.Request) bool {
 	if r.Body == nil || r.Body == http.NoBody {
 		return true
 	}
 	rc := http.NewResponseController(w)
-	rc.SetReadDeadline(time.Now().Add(f.limits.readTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.limits.maxBodyBytes))
+	rc.SetReadDeadline(time.Now().Add(f.limits.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.limits.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
@@ -293,7 +301,7 @@ func (f *front) readBody(w http.ResponseWriter, r *http.Request) bool {
 		case errors.As(err, &mbe):
 			f.refuse(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit))
 		case errors.As(err, &ne) && ne.Timeout():
-			f.refuse(w, r, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", f.limits.readTimeout))
+			f.refuse(w, r, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %s", f.limits.ReadTimeout))
 		default:
 			f.refuse(w, r, http.StatusBadRequest, "reading the request body: "+err.Error())
 		}
@@ -308,7 +316,7 @@ func (f *front) readBody(w http.ResponseWriter, r *http.Request) bool {
 // without a session that does not initialize one (a newer client's
 // server/discover, say) gets a session of its own that the SDK closes
 // once it is answered.
-func (f *front) sessions() int {
+func (f *Handler) sessions() int {
 	n := 0
 	for ss := range f.srv.Server.Sessions() {
 		if ss.InitializeParams() != nil {
@@ -320,7 +328,7 @@ func (f *front) sessions() int {
 
 // watchSession logs the start of the session ss, and its end (a DELETE,
 // its expiry), with the number of sessions left open.
-func (f *front) watchSession(ss *mcp.ServerSession) {
+func (f *Handler) watchSession(ss *mcp.ServerSession) {
 	f.log.Info().Int("sessions", f.sessions()).Msg("MCP session opened")
 	go func() {
 		ss.Wait()
@@ -335,7 +343,17 @@ func hostIsLoopback(hostport string) bool {
 	if err != nil {
 		h = strings.Trim(hostport, "[]")
 	}
-	return loopbackHost(h)
+	return IsLoopbackHost(h)
+}
+
+// IsLoopbackHost reports whether h names only the loopback interface: an
+// IP literal of it, or "localhost". "" (every interface) is not.
+func IsLoopbackHost(h string) bool {
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // connLimiter is a listener that keeps at most max accepted connections

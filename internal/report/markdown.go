@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -11,10 +11,10 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// markdownMax is the largest answer rendered as Markdown (the HTML report,
+// MarkdownMax is the largest answer rendered as Markdown (the HTML report,
 // the chat); a longer one is shown as plain text. Model output is
 // untrusted, and the parser's time grows with odd input.
-const markdownMax = 256 << 10
+const MarkdownMax = 256 << 10
 
 // mdHTML renders an answer's Markdown for the HTML report. The model's
 // text is untrusted, so the page gains no markup of its choosing: goldmark
@@ -30,7 +30,7 @@ var mdHTML = goldmark.New(
 // markdownHTML is s rendered as HTML, or ok false when it is too long or
 // does not render.
 func markdownHTML(s string) (template.HTML, bool) {
-	if len(s) > markdownMax {
+	if len(s) > MarkdownMax {
 		return "", false
 	}
 	var b bytes.Buffer
@@ -79,7 +79,7 @@ func renderSafeImage(w util.BufWriter, src []byte, n ast.Node, entering bool) (a
 	}
 	img := n.(*ast.Image)
 	w.WriteString(`<span class="image">[image: `)
-	w.Write(util.EscapeHTML(nodeText(img, src)))
+	w.Write(util.EscapeHTML(NodeText(img, src)))
 	w.WriteString(`]</span> <span class="url">`)
 	w.Write(util.EscapeHTML(img.Destination))
 	w.WriteString(`</span>`)
@@ -115,7 +115,7 @@ func renderSafeHTMLBlock(w util.BufWriter, src []byte, n ast.Node, entering bool
 }
 
 // nodeText is the plain text under n (an image's description, a heading).
-func nodeText(n ast.Node, src []byte) []byte {
+func NodeText(n ast.Node, src []byte) []byte {
 	var b []byte
 	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"context"
@@ -134,7 +134,7 @@ func TestSessionHTML(t *testing.T) {
 	t0, evs := twoStepEvents()
 	hostile := hostileHTML
 	var sb strings.Builder
-	if err := writeSessionHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, evs); err != nil {
+	if err := WriteHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, evs); err != nil {
 		t.Fatal(err)
 	}
 	page := sb.String()
@@ -245,7 +245,7 @@ func TestSessionHTMLSubagent(t *testing.T) {
 		ev(300, "main", 0, loop.Event{Type: loop.EventRunEnd, Result: &loop.Result{Agent: "main", StopReason: loop.StopCompleted, Steps: 2}}),
 	}
 	var sb strings.Builder
-	if err := writeSessionHTML(&sb, session.Meta{ID: "s2", Agent: "main", Created: t0}, evs); err != nil {
+	if err := WriteHTML(&sb, session.Meta{ID: "s2", Agent: "main", Created: t0}, evs); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, sb.String())
@@ -286,7 +286,7 @@ func TestSessionHTMLScreenshot(t *testing.T) {
 	}
 	t0, evs := twoStepEvents()
 	evs = append(evs, secondTurn(t0)...)
-	err = writeSessionHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, evs)
+	err = WriteHTML(f, session.Meta{ID: "s3", Agent: "main", Created: t0}, evs)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +350,7 @@ func TestSessionHTMLApproval(t *testing.T) {
 		}
 	}
 	var sb strings.Builder
-	if err := writeSessionHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, out); err != nil {
+	if err := WriteHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, out); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, sb.String())
@@ -420,7 +420,7 @@ func TestSessionHTMLTurnsMarkdown(t *testing.T) {
 	t0, evs := twoStepEvents()
 	evs = append(evs, secondTurn(t0)...)
 	var sb strings.Builder
-	if err := writeSessionHTML(&sb, session.Meta{ID: "s4", Agent: "main", Created: t0}, evs); err != nil {
+	if err := WriteHTML(&sb, session.Meta{ID: "s4", Agent: "main", Created: t0}, evs); err != nil {
 		t.Fatal(err)
 	}
 	page := sb.String()
@@ -506,16 +506,16 @@ func TestSessionHTMLTurnsMarkdown(t *testing.T) {
 	}
 }
 
-// An answer past markdownMax is shown as text, not parsed.
+// An answer past MarkdownMax is shown as text, not parsed.
 func TestSessionHTMLLongAnswerNotRendered(t *testing.T) {
 	t0, evs := twoStepEvents()
-	long := "# big\n" + strings.Repeat("x", markdownMax)
+	long := "# big\n" + strings.Repeat("x", MarkdownMax)
 	last := &evs[len(evs)-1]
 	r := *last.Result
 	r.Output = long
 	last.Result = &r
 	var sb strings.Builder
-	if err := writeSessionHTML(&sb, session.Meta{ID: "s5", Agent: "main", Created: t0}, evs); err != nil {
+	if err := WriteHTML(&sb, session.Meta{ID: "s5", Agent: "main", Created: t0}, evs); err != nil {
 		t.Fatal(err)
 	}
 	doc := parseHTML(t, sb.String())
@@ -524,10 +524,10 @@ func TestSessionHTMLLongAnswerNotRendered(t *testing.T) {
 	}
 }
 
-func TestDurationText(t *testing.T) {
+func TestDuration(t *testing.T) {
 	for ms, want := range map[int64]string{0: "0 ms", 999: "999 ms", 1000: "1.00 s", 2345: "2.35 s", 12_345: "12.3 s", 59_949: "59.9 s", 65_400: "1 min 5 s", 3_600_000: "60 min 0 s"} {
-		if got := durationText(ms); got != want {
-			t.Errorf("durationText(%d) = %q, want %q", ms, got, want)
+		if got := Duration(ms); got != want {
+			t.Errorf("Duration(%d) = %q, want %q", ms, got, want)
 		}
 	}
 }

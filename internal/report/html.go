@@ -1,4 +1,8 @@
-package main
+// Package report renders a session as one self-contained HTML page, a
+// timeline of its turns, steps and tool calls (agenthost sessions show
+// --html), with the answers' Markdown rendered inert. It reads the
+// session's events as internal/session stores them.
+package report
 
 import (
 	"fmt"
@@ -231,9 +235,9 @@ func (turn *htmlTurn) layout() {
 	}
 }
 
-// durationText is a duration for a person: "340 ms", "2.35 s", "12.3 s",
+// Duration is a duration for a person: "340 ms", "2.35 s", "12.3 s",
 // "4 min 5 s".
-func durationText(ms int64) string {
+func Duration(ms int64) string {
 	switch {
 	case ms < 1000:
 		return fmt.Sprintf("%d ms", ms)
@@ -247,17 +251,24 @@ func durationText(ms int64) string {
 	}
 }
 
-// writeSessionHTML writes the page: one self-contained file, inline CSS,
+// WriteHTML writes the page: one self-contained file, inline CSS,
 // no script and nothing fetched. html/template escapes every text the
 // model, tools and user wrote.
-func writeSessionHTML(w io.Writer, m session.Meta, evs []loop.Event) error {
+func WriteHTML(w io.Writer, m session.Meta, evs []loop.Event) error {
 	return sessionTmpl.Execute(w, buildHTMLPage(m, evs))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 var sessionTmpl = template.Must(template.New("session").Funcs(template.FuncMap{
 	"pct":    func(f float64) string { return fmt.Sprintf("%.2f%%", f) },
 	"indent": func(d int) string { return fmt.Sprintf("%dem", d*2) },
-	"dur":    durationText,
+	"dur":    Duration,
 	"plural": plural,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">

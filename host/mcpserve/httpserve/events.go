@@ -1,4 +1,4 @@
-package main
+package httpserve
 
 import (
 	"context"
@@ -296,10 +296,10 @@ func (s *eventStore) kept(sessionID string) (total, session int64) {
 	return s.n, session
 }
 
-// sseRetry is the reconnection delay, in milliseconds, that an event
+// SSERetry is the reconnection delay, in milliseconds, that an event
 // stream of `mcp serve --http` asks a client to wait before it resumes a
 // dropped stream (the SSE retry field).
-const sseRetry = "1000"
+const SSERetry = "1000"
 
 // retryWriter adds the SSE retry field to the first event of an event
 // stream the SDK writes (a POST's priming event, the GET stream's first
@@ -314,7 +314,7 @@ func (w *retryWriter) Write(p []byte) (int, error) {
 	if !w.started {
 		w.started = true
 		if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
-			if _, err := w.ResponseWriter.Write([]byte("retry: " + sseRetry + "\n")); err != nil {
+			if _, err := w.ResponseWriter.Write([]byte("retry: " + SSERetry + "\n")); err != nil {
 				return 0, err
 			}
 		}
