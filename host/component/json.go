@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -566,95 +567,220 @@ type Tool struct {
 	OutputSchema json.RawMessage // nil for a function without a result
 }
 
-// Tools describes every exported function.
+// Tools describes every exported function. Its schemas were rendered at
+// load; the slice is the caller's, the schemas are shared and must not be
+// changed.
 func (k *Component) Tools() []Tool {
 	out := make([]Tool, 0, len(k.funcs))
 	for _, f := range k.funcs {
-		out = append(out, f.Tool())
+		out = append(out, f.tool)
 	}
 	return out
 }
 
 // Tool describes the function.
-func (f *Func) Tool() Tool {
-	props := map[string]any{}
-	required := []string{}
-	for _, p := range f.Type.Params {
-		props[p.Name] = schema(p.Type)
-		required = append(required, p.Name)
+func (f *Func) Tool() Tool { return f.tool }
+
+// maxSchemaBytes bounds the JSON Schemas of all of a component's tools
+// together. A type that uses another many times over is written out in
+// full at each use, so a small binary can describe a schema of
+// gigabytes; a model is sent every tool's schema with each request, and
+// a megabyte is far beyond what it can use.
+const maxSchemaBytes = 1 << 20
+
+// describe renders each function's Tool, the schemas of all together
+// within maxSchemaBytes.
+func (k *Component) describe() error {
+	w := &schemaWriter{max: maxSchemaBytes}
+	for _, f := range k.funcs {
+		t := Tool{Name: f.Name, Description: f.Doc}
+		if t.Description == "" {
+			t.Description = fmt.Sprintf("Auto-generated schema for function '%s'", f.Name)
+		}
+		start := len(w.b)
+		w.put(`{"properties":{`)
+		// As encoding/json writes a map: keys sorted, the last of equal
+		// keys (parameter names are unique: the parser checks).
+		params := slices.Clone(f.Type.Params)
+		slices.SortStableFunc(params, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+		for i, p := range params {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(p.Name)
+			w.put(":")
+			w.schema(p.Type)
+		}
+		w.put(`},"required":[`)
+		for i, p := range f.Type.Params {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(p.Name)
+		}
+		w.put(`],"type":"object"}`)
+		t.InputSchema = w.b[start:len(w.b):len(w.b)]
+		if f.Type.Result != nil {
+			start = len(w.b)
+			w.put(`{"properties":{"result":`)
+			w.schema(f.Type.Result)
+			w.put(`},"required":["result"],"type":"object"}`)
+			t.OutputSchema = w.b[start:len(w.b):len(w.b)]
+		}
+		if w.over() {
+			return fmt.Errorf("export %q: the JSON Schemas of the component's tools come to more than %d bytes, agenthost's limit (a type that uses another many times over is written out at each use)", joinName(f.Interface, f.Function), maxSchemaBytes)
+		}
+		f.tool = t
 	}
-	in, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
-	t := Tool{Name: f.Name, Description: f.Doc, InputSchema: in}
-	if t.Description == "" {
-		t.Description = fmt.Sprintf("Auto-generated schema for function '%s'", f.Name)
-	}
-	if f.Type.Result != nil {
-		t.OutputSchema, _ = json.Marshal(map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"result": schema(f.Type.Result)},
-			"required":   []string{"result"},
-		})
-	}
-	return t
+	return nil
 }
 
-// schema is the JSON Schema of a type.
-func schema(t *Type) map[string]any {
+// schemaWriter writes JSON Schemas of types as Wassette's component2json
+// makes them, byte for byte as encoding/json would write its maps (keys
+// sorted), into one buffer of at most max bytes: past it, it stops, so
+// the work is bounded by max however large a type's tree.
+type schemaWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *schemaWriter) over() bool { return len(w.b) > w.max }
+
+func (w *schemaWriter) put(s string) {
+	if !w.over() {
+		w.b = append(w.b, s...)
+	}
+}
+
+// str writes a JSON string as encoding/json does (HTML characters
+// escaped).
+func (w *schemaWriter) str(s string) {
+	if w.over() {
+		return
+	}
+	b, _ := json.Marshal(s)
+	w.b = append(w.b, b...)
+}
+
+func (w *schemaWriter) strs(names []string) {
+	w.put("[")
+	for i, n := range names {
+		if i > 0 {
+			w.put(",")
+		}
+		w.str(n)
+	}
+	w.put("]")
+}
+
+// schema writes the JSON Schema of a type.
+func (w *schemaWriter) schema(t *Type) {
+	if w.over() {
+		return
+	}
 	switch t.Kind {
 	case Bool:
-		return map[string]any{"type": "boolean"}
+		w.put(`{"type":"boolean"}`)
 	case S8, S16, S32, S64, U8, U16, U32, U64, F32, F64:
-		return map[string]any{"type": "number"}
+		w.put(`{"type":"number"}`)
 	case Char:
-		return map[string]any{"type": "string", "description": "1 unicode codepoint"}
+		w.put(`{"description":"1 unicode codepoint","type":"string"}`)
 	case String:
-		return map[string]any{"type": "string"}
+		w.put(`{"type":"string"}`)
 	case List:
-		return map[string]any{"type": "array", "items": schema(t.Elem)}
+		w.put(`{"items":`)
+		w.schema(t.Elem)
+		w.put(`,"type":"array"}`)
 	case Record:
-		props := map[string]any{}
-		req := []string{}
-		for _, f := range t.Fields {
-			props[f.Name] = schema(f.Type)
-			req = append(req, f.Name)
+		fields := slices.Clone(t.Fields)
+		slices.SortStableFunc(fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+		w.put(`{"properties":{`)
+		for i, f := range fields {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(f.Name)
+			w.put(":")
+			w.schema(f.Type)
 		}
-		return map[string]any{"type": "object", "properties": props, "required": req}
+		w.put(`},"required":[`)
+		for i, f := range t.Fields {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(f.Name)
+		}
+		w.put(`],"type":"object"}`)
 	case Tuple:
-		items := make([]any, len(t.Items))
+		n := strconv.Itoa(len(t.Items))
+		w.put(`{"maxItems":` + n + `,"minItems":` + n + `,"prefixItems":[`)
 		for i, it := range t.Items {
-			items[i] = schema(it)
+			if i > 0 {
+				w.put(",")
+			}
+			w.schema(it)
 		}
-		return map[string]any{"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
+		w.put(`],"type":"array"}`)
 	case Variant:
-		cases := make([]any, len(t.Cases))
+		w.put(`{"oneOf":[`)
 		for i, c := range t.Cases {
-			props := map[string]any{"tag": map[string]any{"const": c.Name}}
-			req := []string{"tag"}
+			if i > 0 {
+				w.put(",")
+			}
+			w.put(`{"properties":{"tag":{"const":`)
+			w.str(c.Name)
+			w.put(`}`)
 			if c.Type != nil {
-				props["val"] = schema(c.Type)
-				req = append(req, "val")
+				w.put(`,"val":`)
+				w.schema(c.Type)
+				w.put(`},"required":["tag","val"],"type":"object"}`)
+			} else {
+				w.put(`},"required":["tag"],"type":"object"}`)
 			}
-			cases[i] = map[string]any{"type": "object", "properties": props, "required": req}
 		}
-		return map[string]any{"oneOf": cases}
+		w.put(`]}`)
 	case Enum:
-		return map[string]any{"type": "string", "enum": t.Names}
+		w.put(`{"enum":`)
+		w.strs(t.Names)
+		w.put(`,"type":"string"}`)
 	case Option:
-		return map[string]any{"anyOf": []any{map[string]any{"type": "null"}, schema(t.Elem)}}
+		w.put(`{"anyOf":[{"type":"null"},`)
+		w.schema(t.Elem)
+		w.put(`]}`)
 	case Result:
-		side := func(key string, p *Type) map[string]any {
-			s := map[string]any{"type": "null"}
+		side := func(key string, p *Type) {
+			w.put(`{"properties":{"` + key + `":`)
 			if p != nil {
-				s = schema(p)
+				w.schema(p)
+			} else {
+				w.put(`{"type":"null"}`)
 			}
-			return map[string]any{"type": "object", "properties": map[string]any{key: s}, "required": []string{key}}
+			w.put(`},"required":["` + key + `"],"type":"object"}`)
 		}
-		return map[string]any{"oneOf": []any{side("ok", t.Ok), side("err", t.Err)}}
+		w.put(`{"oneOf":[`)
+		side("ok", t.Ok)
+		w.put(",")
+		side("err", t.Err)
+		w.put(`]}`)
 	case Flags:
 		// Wassette's schema says an object of booleans while its values
 		// are arrays of names; this schema describes the array, and
 		// both forms are accepted.
-		return map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": t.Names}, "uniqueItems": true}
+		w.put(`{"items":{"enum":`)
+		w.strs(t.Names)
+		w.put(`,"type":"string"},"type":"array","uniqueItems":true}`)
+	default:
+		w.put(`{}`)
 	}
-	return map[string]any{}
+}
+
+// schema is the JSON Schema of a type (for tests), or nil past
+// maxSchemaBytes.
+func schema(t *Type) json.RawMessage {
+	w := &schemaWriter{max: maxSchemaBytes}
+	w.schema(t)
+	if w.over() {
+		return nil
+	}
+	return w.b
 }
