@@ -309,8 +309,8 @@ const maxTypeDepth = 64
 // t = result<u, u> with u = result<v, v> has the parts of v four times.
 // What is rendered from a type (its text, its JSON Schema, a value of it)
 // grows with its parts, not with its size in the binary, so this keeps
-// each bounded; wasmtime has a like limit ("effective type size") of
-// the same 1,000,000.
+// each bounded. wasmtime has a like limit ("effective type size"), of
+// the same number.
 const maxTypeParts = 1_000_000
 
 func (t *Type) children() []*Type {
