@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,35 @@ func uleb(v uint64) []byte {
 			return append(out, c)
 		}
 		out = append(out, c|0x80)
+	}
+}
+
+// TestCoreInstances: core instances past maxCoreInstances are refused at
+// parse. Each bundle of exports is compiled at load: 60,000 of them, each
+// exporting the memory under another name, kept a load busy for long.
+func TestCoreInstances(t *testing.T) {
+	const n = 60000
+	mod := []byte("\x00asm\x01\x00\x00\x00")
+	mod = append(mod, 0x05, 0x03, 0x01, 0x00, 0x01)            // one memory
+	mod = append(mod, 0x07, 0x05, 0x01, 0x01, 'm', 0x02, 0x00) // exported as "m"
+	b := []byte("\x00asm\x0d\x00\x01\x00")
+	b = append(b, secCoreModule, byte(len(mod)))
+	b = append(b, mod...)
+	b = append(b, secCoreInstance, 0x04, 0x01, 0x00, 0x00, 0x00)           // (core instance (instantiate 0))
+	b = append(b, secAlias, 0x07, 0x01, 0x00, 0x02, 0x01, 0x00, 0x01, 'm') // (alias core export 0 "m" (core memory))
+	body := uleb(n)
+	for i := range n {
+		name := "e" + strconv.Itoa(i)
+		body = append(body, 0x01, 0x01) // a bundle of one export:
+		body = append(body, byte(len(name)))
+		body = append(body, name...)
+		body = append(body, coreSortMemory, 0x00) // the memory
+	}
+	b = append(b, secCoreInstance)
+	b = append(b, uleb(uint64(len(body)))...)
+	b = append(b, body...)
+	_, err, _ := loadWithin(t, b, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "more than 512 core instances") {
+		t.Errorf("err = %v", err)
 	}
 }
