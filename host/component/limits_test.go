@@ -131,6 +131,20 @@ func TestTypeSize(t *testing.T) {
 	}
 }
 
+// TestParamsSize: parameters that together are too large to travel in
+// memory are refused at parse (their tuple had no size).
+func TestParamsSize(t *testing.T) {
+	body := []byte{0x02, 0x67, 0x7d}
+	body = append(body, uleb(1<<27)...) // t0 = list<u8, 2^27>
+	body = append(body, 0x40, 0x02, 0x01, 'a', 0x00, 0x01, 'b', 0x00, 0x01, 0x00)
+	b := []byte("\x00asm\x0d\x00\x01\x00")
+	b = append(b, secType, byte(len(body)))
+	b = append(b, body...)
+	if _, err := parseComponent(b); err == nil || !strings.Contains(err.Error(), "function parameters: type tuple<list<u8, 134217728>, list<u8, 134217728>> is too large") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // TestDeclNesting: instance and component types declared inside one
 // another (each a recursion of the parser) are refused past maxScopes, as
 // a load error, not a stack overflow that ends the process.

@@ -1033,6 +1033,15 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 		if parts > maxTypeParts {
 			return typeDef{}, r.fail("function type's parameters and result have more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
 		}
+		// The parameters travel in memory as a tuple when they are many
+		// (paramsTuple): it must have a size.
+		pt := &Type{Kind: Tuple}
+		for _, p := range ft.Params {
+			pt.Items = append(pt.Items, p.Type)
+		}
+		if err := pt.layout(); err != nil {
+			return typeDef{}, r.fail("function parameters: %v", err)
+		}
 		return typeDef{fn: ft}, nil
 	case 0x41, 0x42:
 		r.pos++
