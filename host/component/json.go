@@ -59,7 +59,7 @@ func decodeArgs(ft *FuncType, args []byte) ([]Value, error) {
 			}
 			return nil, fmt.Errorf("missing argument %q (%s)", p.Name, p.Type)
 		}
-		x, err := fromJSON(v, p.Type, p.Name)
+		x, err := fromJSON(v, p.Type, &jsonPath{key: p.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func mismatch(path string, t *Type, want string, v any) error {
+func mismatch(path *jsonPath, t *Type, want string, v any) error {
 	return fmt.Errorf("%s: %s needs %s, not %s", path, t, want, jsonKind(v))
 }
 
@@ -106,7 +106,7 @@ func init() {
 
 // parseInt reads an integer of kind k from a JSON number: an integer
 // literal, or a number whose value is a whole number (1e3, 2.0).
-func parseInt(n json.Number, t *Type, path string) (Value, error) {
+func parseInt(n json.Number, t *Type, path *jsonPath) (Value, error) {
 	s := string(n)
 	if len(s) > 400 {
 		return nil, fmt.Errorf("%s: number %.20s... is too long", path, s)
@@ -133,7 +133,7 @@ func parseInt(n json.Number, t *Type, path string) (Value, error) {
 	return z.Uint64(), nil
 }
 
-func fromJSON(v any, t *Type, path string) (Value, error) {
+func fromJSON(v any, t *Type, path *jsonPath) (Value, error) {
 	switch t.Kind {
 	case Bool:
 		b, ok := v.(bool)
@@ -194,7 +194,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		if t.Elem.Kind == U8 {
 			b := make([]byte, len(arr))
 			for i, e := range arr {
-				x, err := fromJSON(e, t.Elem, path+"["+strconv.Itoa(i)+"]")
+				x, err := fromJSON(e, t.Elem, path.index(i))
 				if err != nil {
 					return nil, err
 				}
@@ -204,7 +204,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		}
 		out := make([]Value, len(arr))
 		for i, e := range arr {
-			x, err := fromJSON(e, t.Elem, path+"["+strconv.Itoa(i)+"]")
+			x, err := fromJSON(e, t.Elem, path.index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -221,7 +221,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		}
 		out := make([]Value, len(arr))
 		for i, e := range arr {
-			x, err := fromJSON(e, t.Items[i], path+"["+strconv.Itoa(i)+"]")
+			x, err := fromJSON(e, t.Items[i], path.index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +243,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				}
 				return nil, fmt.Errorf("%s: missing field %q (%s)", path, f.Name, f.Type)
 			}
-			x, err := fromJSON(fv, f.Type, path+"."+f.Name)
+			x, err := fromJSON(fv, f.Type, path.field(f.Name))
 			if err != nil {
 				return nil, err
 			}
@@ -270,13 +270,13 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: case %q needs its payload in \"val\"", path, tag)
 			}
-			x, err := fromJSON(pv, c.Type, path+".val")
+			x, err := fromJSON(pv, c.Type, path.field("val"))
 			if err != nil {
 				return nil, err
 			}
 			return Var{uint32(i), x}, nil
 		}
-		return nil, fmt.Errorf("%s: %q is not a case of %s (cases: %s)", path, tag, t, strings.Join(caseNames(t), ", "))
+		return nil, fmt.Errorf("%s: %q is not a case of %s (cases: %s)", path, tag, t, nameList(caseNames(t)))
 	case Enum:
 		s, ok := v.(string)
 		if !ok {
@@ -287,7 +287,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				return uint32(i), nil
 			}
 		}
-		return nil, fmt.Errorf("%s: %q is not one of %s", path, s, strings.Join(t.Names, ", "))
+		return nil, fmt.Errorf("%s: %q is not one of %s", path, s, nameList(t.Names))
 	case Option:
 		if v == nil {
 			return Var{0, nil}, nil
@@ -311,7 +311,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 			if pt == nil {
 				return Var{uint32(i), nil}, nil
 			}
-			x, err := fromJSON(pv, pt, path+"."+key)
+			x, err := fromJSON(pv, pt, path.field(key))
 			if err != nil {
 				return nil, err
 			}
@@ -326,7 +326,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				s, ok := e.(string)
 				i := indexOf(t.Names, s)
 				if !ok || i < 0 {
-					return nil, fmt.Errorf("%s: %v is not a flag of %s (flags: %s)", path, e, t, strings.Join(t.Names, ", "))
+					return nil, fmt.Errorf("%s: %v is not a flag of %s (flags: %s)", path, e, t, nameList(t.Names))
 				}
 				set |= 1 << i
 			}
@@ -335,7 +335,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				i := indexOf(t.Names, k)
 				b, ok := e.(bool)
 				if i < 0 || !ok {
-					return nil, fmt.Errorf("%s: %q is not a flag of %s (flags: %s)", path, k, t, strings.Join(t.Names, ", "))
+					return nil, fmt.Errorf("%s: %q is not a flag of %s (flags: %s)", path, k, t, nameList(t.Names))
 				}
 				if b {
 					set |= 1 << i
@@ -347,6 +347,55 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		return set, nil
 	}
 	return nil, fmt.Errorf("%s: %s cannot be given as JSON", path, t)
+}
+
+// jsonPath is where a value is in a call's arguments, for messages: the
+// parameter's name, then ".field" or "[index]" for each level. It is
+// written out only for a message (labels may be long, and a path written
+// for each of many values would cost their length each time).
+type jsonPath struct {
+	up  *jsonPath
+	key string
+	idx int // when key is ""
+}
+
+func (p *jsonPath) field(name string) *jsonPath { return &jsonPath{up: p, key: name} }
+func (p *jsonPath) index(i int) *jsonPath       { return &jsonPath{up: p, idx: i} }
+
+// String writes the path, cut to maxTypeText bytes.
+func (p *jsonPath) String() string {
+	var parts []*jsonPath
+	for q := p; q != nil; q = q.up {
+		parts = append(parts, q)
+	}
+	w := typeText{max: maxTypeText}
+	for i := len(parts) - 1; i >= 0; i-- {
+		switch q := parts[i]; {
+		case i == len(parts)-1:
+			w.put(q.key)
+		case q.key != "":
+			w.put("." + q.key)
+		default:
+			w.put("[" + strconv.Itoa(q.idx) + "]")
+		}
+	}
+	return w.String()
+}
+
+// nameList joins the names of cases, labels or flags for a message, cut
+// to maxTypeText bytes.
+func nameList(names []string) string {
+	w := typeText{max: maxTypeText}
+	for i, n := range names {
+		if w.full() {
+			break
+		}
+		if i > 0 {
+			w.put(", ")
+		}
+		w.put(n)
+	}
+	return w.String()
 }
 
 func indexOf(names []string, s string) int {

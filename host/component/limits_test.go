@@ -265,3 +265,25 @@ func TestCoreInstances(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestArgumentMessages: a message about a call's arguments names the
+// type's cases and the place in the arguments cut short, however many
+// and long the labels.
+func TestArgumentMessages(t *testing.T) {
+	long := strings.Repeat("n", 100)
+	enum := &Type{Kind: Enum}
+	for i := range 10000 {
+		enum.Names = append(enum.Names, long+strconv.Itoa(i))
+	}
+	rec := &Type{Kind: Record, Fields: []Field{{strings.Repeat("f", 100000), enum}}}
+	for _, ty := range []*Type{enum, rec} {
+		if err := ty.layout(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ft := &FuncType{Params: []Field{{"x", rec}}}
+	_, err := decodeArgs(ft, []byte(`{"x":{"`+rec.Fields[0].Name+`":"nope"}}`))
+	if err == nil || !strings.Contains(err.Error(), `"nope" is not one of nnnn`) || len(err.Error()) > 3*(maxTypeText+10) {
+		t.Errorf("error of %d bytes: %.300v", len(err.Error()), err)
+	}
+}
