@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -83,8 +82,9 @@ type Func struct {
 	Type                *FuncType
 	// Doc is the function's documentation from the component's
 	// package-docs section, or "".
-	Doc string
-	fn  *compFunc
+	Doc  string
+	fn   *compFunc
+	tool Tool // rendered at load (describe)
 }
 
 // Import is an interface or function the component imports.
@@ -254,6 +254,9 @@ func (k *Component) link(ctx context.Context) error {
 	if err := k.collectExports(); err != nil {
 		return err
 	}
+	if err := k.describe(); err != nil {
+		return err
+	}
 	k.collectImports()
 	return nil // compiling, not cheap, is Compile's
 }
@@ -413,13 +416,7 @@ func checkLowerOpts(lw *lowering) error {
 }
 
 // hasBulk reports whether values of t live in memory (strings, lists).
-func hasBulk(t *Type) bool {
-	switch t.Kind {
-	case String, List, Map:
-		return true
-	}
-	return slices.ContainsFunc(t.children(), hasBulk)
-}
+func hasBulk(t *Type) bool { return t.bulk }
 
 // supportedVersion reports whether an import's version is one agenthost
 // implements: any WASI 0.2.x release or prerelease.
@@ -427,8 +424,15 @@ func supportedVersion(iface, ver string) bool {
 	return ver == "0.2" || strings.HasPrefix(ver, "0.2.")
 }
 
+// maxTools bounds the functions a component exports: each is a tool
+// whose description is sent to the model with every request. (An instance
+// of many functions exported many times over would make many more tools
+// than the binary has bytes.)
+const maxTools = 1000
+
 func (k *Component) collectExports() error {
 	c := k.c
+	byName := map[string]*Func{}
 	add := func(iface, name string, f *compFunc) error {
 		if f.kind != fnLift {
 			return shapeError("export %q re-exports an import; only functions the component implements can be tools", name)
@@ -454,14 +458,16 @@ func (k *Component) collectExports() error {
 		}
 		fn := &Func{Name: toolName(iface, name), Interface: iface, Function: name, Type: f.ft, fn: f}
 		fn.Doc = k.docs.lookup(iface, name)
-		for _, o := range k.funcs {
-			if o.Name == fn.Name {
-				return fmt.Errorf("exports %q and %q both make the tool name %q", joinName(o.Interface, o.Function), joinName(iface, name), fn.Name)
-			}
+		if o, ok := byName[fn.Name]; ok {
+			return fmt.Errorf("exports %q and %q both make the tool name %q", joinName(o.Interface, o.Function), joinName(iface, name), fn.Name)
 		}
 		if len(fn.Name) > 128 {
 			return fmt.Errorf("export %q makes a tool name longer than 128 characters", joinName(iface, name))
 		}
+		if len(k.funcs) >= maxTools {
+			return fmt.Errorf("the component exports more than %d functions, agenthost's limit on a component's tools", maxTools)
+		}
+		byName[fn.Name] = fn
 		k.funcs = append(k.funcs, fn)
 		return nil
 	}

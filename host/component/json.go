@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -58,7 +59,7 @@ func decodeArgs(ft *FuncType, args []byte) ([]Value, error) {
 			}
 			return nil, fmt.Errorf("missing argument %q (%s)", p.Name, p.Type)
 		}
-		x, err := fromJSON(v, p.Type, p.Name)
+		x, err := fromJSON(v, p.Type, &jsonPath{key: p.Name})
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +86,7 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func mismatch(path string, t *Type, want string, v any) error {
+func mismatch(path *jsonPath, t *Type, want string, v any) error {
 	return fmt.Errorf("%s: %s needs %s, not %s", path, t, want, jsonKind(v))
 }
 
@@ -105,7 +106,7 @@ func init() {
 
 // parseInt reads an integer of kind k from a JSON number: an integer
 // literal, or a number whose value is a whole number (1e3, 2.0).
-func parseInt(n json.Number, t *Type, path string) (Value, error) {
+func parseInt(n json.Number, t *Type, path *jsonPath) (Value, error) {
 	s := string(n)
 	if len(s) > 400 {
 		return nil, fmt.Errorf("%s: number %.20s... is too long", path, s)
@@ -132,7 +133,7 @@ func parseInt(n json.Number, t *Type, path string) (Value, error) {
 	return z.Uint64(), nil
 }
 
-func fromJSON(v any, t *Type, path string) (Value, error) {
+func fromJSON(v any, t *Type, path *jsonPath) (Value, error) {
 	switch t.Kind {
 	case Bool:
 		b, ok := v.(bool)
@@ -193,7 +194,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		if t.Elem.Kind == U8 {
 			b := make([]byte, len(arr))
 			for i, e := range arr {
-				x, err := fromJSON(e, t.Elem, path+"["+strconv.Itoa(i)+"]")
+				x, err := fromJSON(e, t.Elem, path.index(i))
 				if err != nil {
 					return nil, err
 				}
@@ -203,7 +204,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		}
 		out := make([]Value, len(arr))
 		for i, e := range arr {
-			x, err := fromJSON(e, t.Elem, path+"["+strconv.Itoa(i)+"]")
+			x, err := fromJSON(e, t.Elem, path.index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -220,7 +221,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		}
 		out := make([]Value, len(arr))
 		for i, e := range arr {
-			x, err := fromJSON(e, t.Items[i], path+"["+strconv.Itoa(i)+"]")
+			x, err := fromJSON(e, t.Items[i], path.index(i))
 			if err != nil {
 				return nil, err
 			}
@@ -242,7 +243,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				}
 				return nil, fmt.Errorf("%s: missing field %q (%s)", path, f.Name, f.Type)
 			}
-			x, err := fromJSON(fv, f.Type, path+"."+f.Name)
+			x, err := fromJSON(fv, f.Type, path.field(f.Name))
 			if err != nil {
 				return nil, err
 			}
@@ -269,13 +270,13 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: case %q needs its payload in \"val\"", path, tag)
 			}
-			x, err := fromJSON(pv, c.Type, path+".val")
+			x, err := fromJSON(pv, c.Type, path.field("val"))
 			if err != nil {
 				return nil, err
 			}
 			return Var{uint32(i), x}, nil
 		}
-		return nil, fmt.Errorf("%s: %q is not a case of %s (cases: %s)", path, tag, t, strings.Join(caseNames(t), ", "))
+		return nil, fmt.Errorf("%s: %q is not a case of %s (cases: %s)", path, tag, t, nameList(caseNames(t)))
 	case Enum:
 		s, ok := v.(string)
 		if !ok {
@@ -286,7 +287,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				return uint32(i), nil
 			}
 		}
-		return nil, fmt.Errorf("%s: %q is not one of %s", path, s, strings.Join(t.Names, ", "))
+		return nil, fmt.Errorf("%s: %q is not one of %s", path, s, nameList(t.Names))
 	case Option:
 		if v == nil {
 			return Var{0, nil}, nil
@@ -310,7 +311,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 			if pt == nil {
 				return Var{uint32(i), nil}, nil
 			}
-			x, err := fromJSON(pv, pt, path+"."+key)
+			x, err := fromJSON(pv, pt, path.field(key))
 			if err != nil {
 				return nil, err
 			}
@@ -325,7 +326,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				s, ok := e.(string)
 				i := indexOf(t.Names, s)
 				if !ok || i < 0 {
-					return nil, fmt.Errorf("%s: %v is not a flag of %s (flags: %s)", path, e, t, strings.Join(t.Names, ", "))
+					return nil, fmt.Errorf("%s: %v is not a flag of %s (flags: %s)", path, e, t, nameList(t.Names))
 				}
 				set |= 1 << i
 			}
@@ -334,7 +335,7 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 				i := indexOf(t.Names, k)
 				b, ok := e.(bool)
 				if i < 0 || !ok {
-					return nil, fmt.Errorf("%s: %q is not a flag of %s (flags: %s)", path, k, t, strings.Join(t.Names, ", "))
+					return nil, fmt.Errorf("%s: %q is not a flag of %s (flags: %s)", path, k, t, nameList(t.Names))
 				}
 				if b {
 					set |= 1 << i
@@ -346,6 +347,55 @@ func fromJSON(v any, t *Type, path string) (Value, error) {
 		return set, nil
 	}
 	return nil, fmt.Errorf("%s: %s cannot be given as JSON", path, t)
+}
+
+// jsonPath is where a value is in a call's arguments, for messages: the
+// parameter's name, then ".field" or "[index]" for each level. It is
+// written out only for a message (labels may be long, and a path written
+// for each of many values would cost their length each time).
+type jsonPath struct {
+	up  *jsonPath
+	key string
+	idx int // when key is ""
+}
+
+func (p *jsonPath) field(name string) *jsonPath { return &jsonPath{up: p, key: name} }
+func (p *jsonPath) index(i int) *jsonPath       { return &jsonPath{up: p, idx: i} }
+
+// String writes the path, cut to maxTypeText bytes.
+func (p *jsonPath) String() string {
+	var parts []*jsonPath
+	for q := p; q != nil; q = q.up {
+		parts = append(parts, q)
+	}
+	w := typeText{max: maxTypeText}
+	for i := len(parts) - 1; i >= 0; i-- {
+		switch q := parts[i]; {
+		case i == len(parts)-1:
+			w.put(q.key)
+		case q.key != "":
+			w.put("." + q.key)
+		default:
+			w.put("[" + strconv.Itoa(q.idx) + "]")
+		}
+	}
+	return w.String()
+}
+
+// nameList joins the names of cases, labels or flags for a message, cut
+// to maxTypeText bytes.
+func nameList(names []string) string {
+	w := typeText{max: maxTypeText}
+	for i, n := range names {
+		if w.full() {
+			break
+		}
+		if i > 0 {
+			w.put(", ")
+		}
+		w.put(n)
+	}
+	return w.String()
 }
 
 func indexOf(names []string, s string) int {
@@ -566,95 +616,220 @@ type Tool struct {
 	OutputSchema json.RawMessage // nil for a function without a result
 }
 
-// Tools describes every exported function.
+// Tools describes every exported function. Its schemas were rendered at
+// load; the slice is the caller's, the schemas are shared and must not be
+// changed.
 func (k *Component) Tools() []Tool {
 	out := make([]Tool, 0, len(k.funcs))
 	for _, f := range k.funcs {
-		out = append(out, f.Tool())
+		out = append(out, f.tool)
 	}
 	return out
 }
 
 // Tool describes the function.
-func (f *Func) Tool() Tool {
-	props := map[string]any{}
-	required := []string{}
-	for _, p := range f.Type.Params {
-		props[p.Name] = schema(p.Type)
-		required = append(required, p.Name)
+func (f *Func) Tool() Tool { return f.tool }
+
+// maxSchemaBytes bounds the JSON Schemas of all of a component's tools
+// together. A type that uses another many times over is written out in
+// full at each use, so a small binary can describe a schema of
+// gigabytes; a model is sent every tool's schema with each request, and
+// a megabyte is far beyond what it can use.
+const maxSchemaBytes = 1 << 20
+
+// describe renders each function's Tool, the schemas of all together
+// within maxSchemaBytes.
+func (k *Component) describe() error {
+	w := &schemaWriter{max: maxSchemaBytes}
+	for _, f := range k.funcs {
+		t := Tool{Name: f.Name, Description: f.Doc}
+		if t.Description == "" {
+			t.Description = fmt.Sprintf("Auto-generated schema for function '%s'", f.Name)
+		}
+		start := len(w.b)
+		w.put(`{"properties":{`)
+		// As encoding/json writes a map: keys sorted, the last of equal
+		// keys (parameter names are unique: the parser checks).
+		params := slices.Clone(f.Type.Params)
+		slices.SortStableFunc(params, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+		for i, p := range params {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(p.Name)
+			w.put(":")
+			w.schema(p.Type)
+		}
+		w.put(`},"required":[`)
+		for i, p := range f.Type.Params {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(p.Name)
+		}
+		w.put(`],"type":"object"}`)
+		t.InputSchema = w.b[start:len(w.b):len(w.b)]
+		if f.Type.Result != nil {
+			start = len(w.b)
+			w.put(`{"properties":{"result":`)
+			w.schema(f.Type.Result)
+			w.put(`},"required":["result"],"type":"object"}`)
+			t.OutputSchema = w.b[start:len(w.b):len(w.b)]
+		}
+		if w.over() {
+			return fmt.Errorf("export %q: the JSON Schemas of the component's tools come to more than %d bytes, agenthost's limit (a type that uses another many times over is written out at each use)", joinName(f.Interface, f.Function), maxSchemaBytes)
+		}
+		f.tool = t
 	}
-	in, _ := json.Marshal(map[string]any{"type": "object", "properties": props, "required": required})
-	t := Tool{Name: f.Name, Description: f.Doc, InputSchema: in}
-	if t.Description == "" {
-		t.Description = fmt.Sprintf("Auto-generated schema for function '%s'", f.Name)
-	}
-	if f.Type.Result != nil {
-		t.OutputSchema, _ = json.Marshal(map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"result": schema(f.Type.Result)},
-			"required":   []string{"result"},
-		})
-	}
-	return t
+	return nil
 }
 
-// schema is the JSON Schema of a type.
-func schema(t *Type) map[string]any {
+// schemaWriter writes JSON Schemas of types as Wassette's component2json
+// makes them, byte for byte as encoding/json would write its maps (keys
+// sorted), into one buffer of at most max bytes: past it, it stops, so
+// the work is bounded by max however large a type's tree.
+type schemaWriter struct {
+	b   []byte
+	max int
+}
+
+func (w *schemaWriter) over() bool { return len(w.b) > w.max }
+
+func (w *schemaWriter) put(s string) {
+	if !w.over() {
+		w.b = append(w.b, s...)
+	}
+}
+
+// str writes a JSON string as encoding/json does (HTML characters
+// escaped).
+func (w *schemaWriter) str(s string) {
+	if w.over() {
+		return
+	}
+	b, _ := json.Marshal(s)
+	w.b = append(w.b, b...)
+}
+
+func (w *schemaWriter) strs(names []string) {
+	w.put("[")
+	for i, n := range names {
+		if i > 0 {
+			w.put(",")
+		}
+		w.str(n)
+	}
+	w.put("]")
+}
+
+// schema writes the JSON Schema of a type.
+func (w *schemaWriter) schema(t *Type) {
+	if w.over() {
+		return
+	}
 	switch t.Kind {
 	case Bool:
-		return map[string]any{"type": "boolean"}
+		w.put(`{"type":"boolean"}`)
 	case S8, S16, S32, S64, U8, U16, U32, U64, F32, F64:
-		return map[string]any{"type": "number"}
+		w.put(`{"type":"number"}`)
 	case Char:
-		return map[string]any{"type": "string", "description": "1 unicode codepoint"}
+		w.put(`{"description":"1 unicode codepoint","type":"string"}`)
 	case String:
-		return map[string]any{"type": "string"}
+		w.put(`{"type":"string"}`)
 	case List:
-		return map[string]any{"type": "array", "items": schema(t.Elem)}
+		w.put(`{"items":`)
+		w.schema(t.Elem)
+		w.put(`,"type":"array"}`)
 	case Record:
-		props := map[string]any{}
-		req := []string{}
-		for _, f := range t.Fields {
-			props[f.Name] = schema(f.Type)
-			req = append(req, f.Name)
+		fields := slices.Clone(t.Fields)
+		slices.SortStableFunc(fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+		w.put(`{"properties":{`)
+		for i, f := range fields {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(f.Name)
+			w.put(":")
+			w.schema(f.Type)
 		}
-		return map[string]any{"type": "object", "properties": props, "required": req}
+		w.put(`},"required":[`)
+		for i, f := range t.Fields {
+			if i > 0 {
+				w.put(",")
+			}
+			w.str(f.Name)
+		}
+		w.put(`],"type":"object"}`)
 	case Tuple:
-		items := make([]any, len(t.Items))
+		n := strconv.Itoa(len(t.Items))
+		w.put(`{"maxItems":` + n + `,"minItems":` + n + `,"prefixItems":[`)
 		for i, it := range t.Items {
-			items[i] = schema(it)
+			if i > 0 {
+				w.put(",")
+			}
+			w.schema(it)
 		}
-		return map[string]any{"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
+		w.put(`],"type":"array"}`)
 	case Variant:
-		cases := make([]any, len(t.Cases))
+		w.put(`{"oneOf":[`)
 		for i, c := range t.Cases {
-			props := map[string]any{"tag": map[string]any{"const": c.Name}}
-			req := []string{"tag"}
+			if i > 0 {
+				w.put(",")
+			}
+			w.put(`{"properties":{"tag":{"const":`)
+			w.str(c.Name)
+			w.put(`}`)
 			if c.Type != nil {
-				props["val"] = schema(c.Type)
-				req = append(req, "val")
+				w.put(`,"val":`)
+				w.schema(c.Type)
+				w.put(`},"required":["tag","val"],"type":"object"}`)
+			} else {
+				w.put(`},"required":["tag"],"type":"object"}`)
 			}
-			cases[i] = map[string]any{"type": "object", "properties": props, "required": req}
 		}
-		return map[string]any{"oneOf": cases}
+		w.put(`]}`)
 	case Enum:
-		return map[string]any{"type": "string", "enum": t.Names}
+		w.put(`{"enum":`)
+		w.strs(t.Names)
+		w.put(`,"type":"string"}`)
 	case Option:
-		return map[string]any{"anyOf": []any{map[string]any{"type": "null"}, schema(t.Elem)}}
+		w.put(`{"anyOf":[{"type":"null"},`)
+		w.schema(t.Elem)
+		w.put(`]}`)
 	case Result:
-		side := func(key string, p *Type) map[string]any {
-			s := map[string]any{"type": "null"}
+		side := func(key string, p *Type) {
+			w.put(`{"properties":{"` + key + `":`)
 			if p != nil {
-				s = schema(p)
+				w.schema(p)
+			} else {
+				w.put(`{"type":"null"}`)
 			}
-			return map[string]any{"type": "object", "properties": map[string]any{key: s}, "required": []string{key}}
+			w.put(`},"required":["` + key + `"],"type":"object"}`)
 		}
-		return map[string]any{"oneOf": []any{side("ok", t.Ok), side("err", t.Err)}}
+		w.put(`{"oneOf":[`)
+		side("ok", t.Ok)
+		w.put(",")
+		side("err", t.Err)
+		w.put(`]}`)
 	case Flags:
 		// Wassette's schema says an object of booleans while its values
 		// are arrays of names; this schema describes the array, and
 		// both forms are accepted.
-		return map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": t.Names}, "uniqueItems": true}
+		w.put(`{"items":{"enum":`)
+		w.strs(t.Names)
+		w.put(`,"type":"string"},"type":"array","uniqueItems":true}`)
+	default:
+		w.put(`{}`)
 	}
-	return map[string]any{}
+}
+
+// schema is the JSON Schema of a type (for tests), or nil past
+// maxSchemaBytes.
+func schema(t *Type) json.RawMessage {
+	w := &schemaWriter{max: maxSchemaBytes}
+	w.schema(t)
+	if w.over() {
+		return nil
+	}
+	return w.b
 }

@@ -49,6 +49,12 @@ const (
 	maxCoreModules = 32
 	maxDefinitions = 1 << 16 // per index space
 	maxNesting     = 2       // the component and its shim components
+	// Core instances: each is linked at load (a bundle of exports is
+	// compiled, a module's imports checked) and made again for every
+	// call. wit-component instantiates each module once; a JavaScript
+	// component from ComponentizeJS has 35 core instances.
+	maxCoreInstances      = 512
+	maxCoreInstantiations = 2 * maxCoreModules
 )
 
 // ErrShape is wrapped by errors for components outside the supported
@@ -74,7 +80,22 @@ type typeDef struct {
 type scope struct {
 	parent *scope
 	types  []typeDef
+	// depth counts the scopes out to the outermost component's (1).
+	depth int
 }
+
+func newScope(parent *scope) *scope {
+	sc := &scope{parent: parent, depth: 1}
+	if parent != nil {
+		sc.depth = parent.depth + 1
+	}
+	return sc
+}
+
+// maxScopes bounds how deeply scopes nest: components, and instance and
+// component types declared inside one another (each a recursion of the
+// parser). wit-component's output nests at most four deep.
+const maxScopes = 16
 
 // instType is an instance type: its exports by name.
 type instType struct {
@@ -190,6 +211,10 @@ type comp struct {
 	imports    []string
 	exports    []exportDef
 	docs       []byte // the package-docs custom section
+	// instantiations counts core instances made from modules.
+	instantiations int
+	// funcExports are a shim's exports of functions.
+	funcExports []exportDef
 }
 
 // parseComponent parses a component binary.
@@ -207,7 +232,7 @@ func parseComponent(b []byte) (*comp, error) {
 }
 
 func parseComp(b []byte, base int, parent *scope, depth int) (*comp, error) {
-	c := &comp{depth: depth, sc: &scope{parent: parent}}
+	c := &comp{depth: depth, sc: newScope(parent)}
 	secs, err := sections(b, base)
 	if err != nil {
 		return nil, err
@@ -222,7 +247,7 @@ func parseComp(b []byte, base int, parent *scope, depth int) (*comp, error) {
 		}
 		if len(c.coreFuncs) > maxDefinitions || len(c.funcs) > maxDefinitions || len(c.sc.types) > maxDefinitions ||
 			len(c.coreInsts) > maxDefinitions || len(c.insts) > maxDefinitions {
-			return nil, r.fail("too many definitions")
+			return nil, r.fail("more than %d definitions of one kind (core functions, functions, types or instances), agenthost's limit", maxDefinitions)
 		}
 	}
 	return c, nil
@@ -258,6 +283,18 @@ func (c *comp) section(s section, r *reader) error {
 		n, err := parseComp(s.data[8:], s.off+8, c.sc, c.depth+1)
 		if err != nil {
 			return err
+		}
+		// A shim exports the functions it imports (and their types).
+		for _, e := range n.exports {
+			switch e.sort {
+			case sortFunc:
+				n.funcExports = append(n.funcExports, e)
+			case sortType:
+				// Types re-exported by the shim: the functions' types
+				// already name them.
+			default:
+				return shapeError("nested component %d exports a %s", len(c.comps), sortName(e.sort))
+			}
 		}
 		c.comps = append(c.comps, n)
 		return nil
@@ -309,6 +346,9 @@ func (c *comp) coreInstance(r *reader) error {
 	if c.depth > 0 {
 		return shapeError("a nested component instantiates core modules")
 	}
+	if len(c.coreInsts) >= maxCoreInstances {
+		return shapeError("more than %d core instances", maxCoreInstances)
+	}
 	tag, err := r.byte()
 	if err != nil {
 		return err
@@ -321,6 +361,9 @@ func (c *comp) coreInstance(r *reader) error {
 		}
 		if int(m) >= len(c.modules) {
 			return r.fail("core module %d does not exist", m)
+		}
+		if c.instantiations++; c.instantiations > maxCoreInstantiations {
+			return shapeError("more than %d instantiations of core modules", maxCoreInstantiations)
 		}
 		n, err := r.count()
 		if err != nil {
@@ -425,23 +468,18 @@ func (c *comp) instance(r *reader) error {
 			}
 			args[name] = si
 		}
+		// The shim's exports were checked when it was parsed (shimExports):
+		// what is done here, for each instantiation, is bounded by its
+		// own arguments.
 		shim := c.comps[ni]
-		for _, e := range shim.exports {
-			switch e.sort {
-			case sortFunc:
-				f := shim.funcs[e.idx]
-				a, ok := args[f.name]
-				if f.kind != fnShimImport || !ok || a.sort != sortFunc {
-					return shapeError("nested component %d exports function %q that is not one of its imports", ni, e.name)
-				}
-				ci.funcs[e.name] = a.idx
-				ci.names = append(ci.names, e.name)
-			case sortType:
-				// Types re-exported by the shim: the functions' types
-				// already name them.
-			default:
-				return shapeError("nested component %d exports a %s", ni, sortName(e.sort))
+		for _, e := range shim.funcExports {
+			f := shim.funcs[e.idx]
+			a, ok := args[f.name]
+			if f.kind != fnShimImport || !ok || a.sort != sortFunc {
+				return shapeError("nested component %d exports function %q that is not one of its imports", ni, e.name)
 			}
+			ci.funcs[e.name] = a.idx
+			ci.names = append(ci.names, e.name)
 		}
 	case 0x01:
 		n, err := r.count()
@@ -980,6 +1018,30 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 		default:
 			return typeDef{}, r.fail("unknown result list 0x%02x", rk)
 		}
+		var parts uint64
+		seen := map[string]bool{}
+		for _, p := range ft.Params {
+			if seen[p.Name] {
+				return typeDef{}, r.fail("function has two parameters named %q", p.Name)
+			}
+			seen[p.Name] = true
+			parts += uint64(p.Type.parts)
+		}
+		if ft.Result != nil {
+			parts += uint64(ft.Result.parts)
+		}
+		if parts > maxTypeParts {
+			return typeDef{}, r.fail("function type's parameters and result have more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
+		}
+		// The parameters travel in memory as a tuple when they are many
+		// (paramsTuple): it must have a size.
+		pt := &Type{Kind: Tuple}
+		for _, p := range ft.Params {
+			pt.Items = append(pt.Items, p.Type)
+		}
+		if err := pt.layout(); err != nil {
+			return typeDef{}, r.fail("function parameters: %v", err)
+		}
 		return typeDef{fn: ft}, nil
 	case 0x41, 0x42:
 		r.pos++
@@ -1213,13 +1275,41 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 	default:
 		return nil, r.fail("unknown value type 0x%02x", byte(v&0x7f))
 	}
-	if t.depth() > maxTypeDepth {
-		return nil, r.fail("value type nests more than %d levels deep", maxTypeDepth)
-	}
 	if err := t.layout(); err != nil {
 		return nil, r.fail("%v", err)
 	}
+	if t.nest > maxTypeDepth {
+		return nil, r.fail("value type nests more than %d levels deep", maxTypeDepth)
+	}
+	if t.parts > maxTypeParts {
+		return nil, r.fail("value type has more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
+	}
+	if err := uniqueLabels(t); err != nil {
+		return nil, r.fail("%s", err)
+	}
 	return t, nil
+}
+
+// uniqueLabels refuses a record, variant, enum or flags with two fields,
+// cases or labels of one name: a value of it could not be told apart in
+// JSON.
+func uniqueLabels(t *Type) error {
+	var names []string
+	for _, f := range t.Fields {
+		names = append(names, f.Name)
+	}
+	for _, c := range t.Cases {
+		names = append(names, c.Name)
+	}
+	names = append(names, t.Names...)
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("%s has two labels %q", t.Kind, n)
+		}
+		seen[n] = true
+	}
+	return nil
 }
 
 func optValType(r *reader, sc *scope) (*Type, error) {
@@ -1239,7 +1329,10 @@ func optValType(r *reader, sc *scope) (*Type, error) {
 // parseDecls reads the declarations of an instance type (or, with
 // imports, a component type) in a new scope nested in parent.
 func parseDecls(r *reader, parent *scope, imports bool) (*instType, error) {
-	sc := &scope{parent: parent}
+	sc := newScope(parent)
+	if sc.depth > maxScopes {
+		return nil, r.fail("types declared inside types nest more than %d levels deep", maxScopes)
+	}
 	it := &instType{exports: map[string]extern{}, imports: map[string]extern{}, res: map[string]*Resource{}}
 	n, err := r.count()
 	if err != nil {

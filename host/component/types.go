@@ -88,6 +88,15 @@ type Type struct {
 	flat        []coreType
 	// payOff is the offset of a variant's payload from its start.
 	payOff uint32
+
+	// What every use of the type needs to know, worked out once when the
+	// type is made (layout), from its children's: a type may use another
+	// many times over, so walking its tree for these would take time
+	// exponential in its size in the binary.
+	nest  int    // how deeply it nests: 1 without children
+	parts uint32 // its parts counted as a tree (parts), at most maxTypeParts+1
+	bulk  bool   // values live in memory: strings, lists, maps
+	unsup string // what makes it unusable for a tool, "" if nothing
 }
 
 // Field is a record field.
@@ -116,84 +125,163 @@ type FuncType struct {
 	Async  bool
 }
 
+// String renders the function type in WIT syntax, cut to maxTypeText
+// bytes.
 func (f *FuncType) String() string {
-	var b strings.Builder
-	b.WriteString("func(")
+	w := typeText{max: maxTypeText}
+	w.put("func(")
 	for i, p := range f.Params {
 		if i > 0 {
-			b.WriteString(", ")
+			w.put(", ")
 		}
-		b.WriteString(p.Name + ": " + p.Type.String())
+		w.put(p.Name + ": ")
+		w.typ(p.Type)
 	}
-	b.WriteString(")")
+	w.put(")")
 	if f.Result != nil {
-		b.WriteString(" -> " + f.Result.String())
+		w.put(" -> ")
+		w.typ(f.Result)
 	}
-	return b.String()
+	return w.String()
 }
 
-// String renders the type in WIT syntax.
+// String renders the type in WIT syntax, cut to maxTypeText bytes (it is
+// for messages; a type using another many times over would be long).
 func (t *Type) String() string {
+	w := typeText{max: maxTypeText}
+	w.typ(t)
+	return w.String()
+}
+
+// maxTypeText bounds a type written in a message.
+const maxTypeText = 512
+
+// typeText writes types in WIT syntax, stopping once it has written max
+// bytes: the work is bounded by max, however large the type's tree.
+type typeText struct {
+	b   strings.Builder
+	max int
+}
+
+func (w *typeText) full() bool { return w.b.Len() >= w.max }
+
+func (w *typeText) put(s string) {
+	if !w.full() {
+		w.b.WriteString(s)
+	}
+}
+
+func (w *typeText) String() string {
+	if s := w.b.String(); len(s) > w.max {
+		return strings.ToValidUTF8(s[:w.max], "") + "…"
+	}
+	return w.b.String()
+}
+
+func (w *typeText) typ(t *Type) {
+	if w.full() {
+		return
+	}
 	switch t.Kind {
-	case List:
-		return "list<" + t.Elem.String() + ">"
+	case List, Option:
+		w.put(t.Kind.String() + "<")
+		w.typ(t.Elem)
+		w.put(">")
 	case FixedList:
-		return fmt.Sprintf("list<%s, %d>", t.Elem, t.Len)
-	case Option:
-		return "option<" + t.Elem.String() + ">"
+		w.put("list<")
+		w.typ(t.Elem)
+		w.put(fmt.Sprintf(", %d>", t.Len))
 	case Map:
-		return "map<" + t.Elem.String() + ", " + t.Val.String() + ">"
+		w.put("map<")
+		w.typ(t.Elem)
+		w.put(", ")
+		w.typ(t.Val)
+		w.put(">")
 	case Result:
 		switch {
 		case t.Ok == nil && t.Err == nil:
-			return "result"
+			w.put("result")
 		case t.Err == nil:
-			return "result<" + t.Ok.String() + ">"
+			w.put("result<")
+			w.typ(t.Ok)
+			w.put(">")
 		case t.Ok == nil:
-			return "result<_, " + t.Err.String() + ">"
+			w.put("result<_, ")
+			w.typ(t.Err)
+			w.put(">")
+		default:
+			w.put("result<")
+			w.typ(t.Ok)
+			w.put(", ")
+			w.typ(t.Err)
+			w.put(">")
 		}
-		return "result<" + t.Ok.String() + ", " + t.Err.String() + ">"
 	case Tuple:
-		parts := make([]string, len(t.Items))
+		w.put("tuple<")
 		for i, it := range t.Items {
-			parts[i] = it.String()
+			if i > 0 {
+				w.put(", ")
+			}
+			w.typ(it)
 		}
-		return "tuple<" + strings.Join(parts, ", ") + ">"
+		w.put(">")
 	case Record:
 		if t.Name != "" {
-			return t.Name
+			w.put(t.Name)
+			return
 		}
-		parts := make([]string, len(t.Fields))
+		w.put("record { ")
 		for i, f := range t.Fields {
-			parts[i] = f.Name + ": " + f.Type.String()
+			if i > 0 {
+				w.put(", ")
+			}
+			w.put(f.Name + ": ")
+			w.typ(f.Type)
 		}
-		return "record { " + strings.Join(parts, ", ") + " }"
+		w.put(" }")
 	case Variant:
 		if t.Name != "" {
-			return t.Name
+			w.put(t.Name)
+			return
 		}
-		parts := make([]string, len(t.Cases))
+		w.put("variant { ")
 		for i, c := range t.Cases {
-			parts[i] = c.Name
+			if i > 0 {
+				w.put(", ")
+			}
+			w.put(c.Name)
 			if c.Type != nil {
-				parts[i] += "(" + c.Type.String() + ")"
+				w.put("(")
+				w.typ(c.Type)
+				w.put(")")
 			}
 		}
-		return "variant { " + strings.Join(parts, ", ") + " }"
+		w.put(" }")
 	case Enum, Flags:
 		if t.Name != "" {
-			return t.Name
+			w.put(t.Name)
+			return
 		}
-		return t.Kind.String() + " { " + strings.Join(t.Names, ", ") + " }"
+		w.put(t.Kind.String() + " { ")
+		for i, n := range t.Names {
+			if i > 0 {
+				w.put(", ")
+			}
+			w.put(n)
+		}
+		w.put(" }")
 	case Own, Borrow:
-		return t.Kind.String() + "<" + t.Resource.Key + ">"
+		w.put(t.Kind.String() + "<" + t.Resource.Key + ">")
 	case Stream, Future:
-		if t.Elem == nil {
-			return t.Kind.String()
+		w.put(t.Kind.String())
+		if t.Elem != nil {
+			w.put("<")
+			w.typ(t.Elem)
+			w.put(">")
 		}
-		return t.Kind.String() + "<" + t.Elem.String() + ">"
+	default:
+		w.put(t.Kind.String())
 	}
-	return t.Kind.String()
 }
 
 // coreType is a core WebAssembly value type in a flattened signature.
@@ -216,16 +304,14 @@ const (
 // a hostile type stays shallow.
 const maxTypeDepth = 64
 
-// depth returns how deeply t nests.
-func (t *Type) depth() int {
-	d := 0
-	for _, c := range t.children() {
-		if cd := c.depth(); cd > d {
-			d = cd
-		}
-	}
-	return d + 1
-}
+// maxTypeParts bounds a value type's parts counted as a tree, each use of
+// a type counted again (a type, a field, a case, a label each count one):
+// t = result<u, u> with u = result<v, v> has the parts of v four times.
+// What is rendered from a type (its text, its JSON Schema, a value of it)
+// grows with its parts, not with its size in the binary, so this keeps
+// each bounded. wasmtime has a like limit ("effective type size"), of
+// the same number.
+const maxTypeParts = 1_000_000
 
 func (t *Type) children() []*Type {
 	var out []*Type
@@ -248,9 +334,12 @@ func (t *Type) children() []*Type {
 	return out
 }
 
-// layout computes size, alignment and flattening; children are already
-// laid out (types are built bottom-up).
+// layout computes size, alignment and flattening, and the facts every use
+// of the type needs (nest, parts, bulk, unsup), from its children's:
+// children are laid out already (types are built bottom-up), so each type
+// is worked out once, in time linear in its own fields.
 func (t *Type) layout() error {
+	t.facts()
 	switch t.Kind {
 	case Bool, S8, U8:
 		t.size, t.align, t.flat = 1, 1, []coreType{i32}
@@ -279,14 +368,25 @@ func (t *Type) layout() error {
 			t.flat = make([]coreType, maxFlatParams+1) // never flat
 		}
 	case Record, Tuple:
-		var s, a uint32 = 0, 1
+		var s uint64
+		var a uint32 = 1
 		for _, m := range t.members() {
-			s = alignTo(s, m.align)
-			s += m.size
+			s = alignTo64(s, m.align)
+			s += uint64(m.size)
 			a = max(a, m.align)
-			t.flat = append(t.flat, m.flat...)
+			if s >= 1<<28 {
+				return fmt.Errorf("type %s is too large", t)
+			}
+			// A longer list is never flat; its length is all that
+			// counts, and members may repeat one another's many times.
+			if len(t.flat) <= maxFlatParams {
+				t.flat = append(t.flat, m.flat...)
+			}
 		}
-		t.size, t.align = alignTo(s, a), a
+		t.size, t.align = uint32(alignTo64(s, a)), a
+		if len(t.flat) > maxFlatParams {
+			t.flat = t.flat[:maxFlatParams+1]
+		}
 	case Variant, Option, Result, Enum:
 		cases := t.caseTypes()
 		ds := discriminantSize(len(cases))
@@ -395,6 +495,8 @@ func join(a, b coreType) coreType {
 
 func alignTo(n, a uint32) uint32 { return (n + a - 1) / a * a }
 
+func alignTo64(n uint64, a uint32) uint64 { return (n + uint64(a) - 1) / uint64(a) * uint64(a) }
+
 // flattenParams is the core parameter list of a function lifted or
 // lowered with type ft, and whether the parameters travel in memory.
 func flattenParams(ft *FuncType) (flat []coreType, spilled bool) {
@@ -429,25 +531,40 @@ func paramsTuple(ft *FuncType) *Type {
 	return t
 }
 
-// supported reports, for a type in an exported function's signature,
+// unsupported reports, for a type in an exported function's signature,
 // what makes it unusable as a tool's argument or result ("" if nothing).
-func (t *Type) unsupported() string {
+func (t *Type) unsupported() string { return t.unsup }
+
+// facts works out nest, parts, bulk and unsup from the children's.
+func (t *Type) facts() {
+	t.nest, t.parts, t.bulk, t.unsup = 1, 1+uint32(len(t.Names)), false, ""
+	switch t.Kind {
+	case String, List, Map:
+		t.bulk = true
+	}
 	switch t.Kind {
 	case Own, Borrow:
-		return "a resource handle (" + t.String() + ")"
+		t.unsup = "a resource handle (" + t.String() + ")"
 	case Stream, Future:
-		return "a " + t.Kind.String()
+		t.unsup = "a " + t.Kind.String()
 	case ErrorContext:
-		return "an error-context"
+		t.unsup = "an error-context"
 	case FixedList:
-		return "a fixed-length list"
+		t.unsup = "a fixed-length list"
 	case Map:
-		return "a map"
+		t.unsup = "a map"
 	}
-	for _, c := range t.children() {
-		if s := c.unsupported(); s != "" {
-			return s
+	for _, c := range t.Cases {
+		if c.Type == nil {
+			t.parts++ // the case's label
 		}
 	}
-	return ""
+	for _, c := range t.children() {
+		t.nest = max(t.nest, c.nest+1)
+		t.parts = min(t.parts+c.parts, maxTypeParts+1)
+		t.bulk = t.bulk || c.bulk
+		if t.unsup == "" {
+			t.unsup = c.unsup
+		}
+	}
 }
