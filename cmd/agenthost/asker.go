@@ -2,19 +2,18 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/internal/callview"
+	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -66,7 +65,7 @@ func (a *cliApprover) Decide(ctx context.Context, q loop.Question) loop.Decision
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "no terminal to ask"}
 	}
 	return loop.Decision{Verdict: loop.Deny, By: loop.ByNone,
-		Reason: fmt.Sprintf("no terminal to ask; the user can allow it with --approve %s (or --yes) on the command line", q.Call.Name)}
+		Reason: fmt.Sprintf("no terminal to ask; the user can allow it with --approve %s (or --yes) on the command line", shquote.Quote(q.Call.Name))}
 }
 
 // ttyAsker asks a person at an interactive terminal.
@@ -75,6 +74,9 @@ type ttyAsker struct {
 	out   io.Writer
 	tty   *os.File // /dev/tty when open: its reads can be cut short
 	close func() error
+	// change is what a call would do to a file (host.FileChange): a
+	// question shows it as a diff. nil: the arguments are shown.
+	change func(loop.ToolCall) (callview.Change, bool)
 }
 
 // terminalAsker returns an asker when a person can answer: standard input is
@@ -96,12 +98,14 @@ func terminalAsker(e *env) *ttyAsker {
 }
 
 // newApprover is the Approver of run and chat, and a function that
-// releases the terminal it opened.
-func newApprover(e *env, af *approveFlags) (*cliApprover, func()) {
+// releases the terminal it opened. Its questions show what a call of
+// write_file or edit would do to the file as a diff (h.FileChange).
+func newApprover(e *env, af *approveFlags, h *host.Host) (*cliApprover, func()) {
 	a := &cliApprover{flags: af, tty: terminalAsker(e)}
 	if a.tty == nil {
 		return a, func() {}
 	}
+	a.tty.change = h.FileChange
 	return a, func() { a.tty.close() }
 }
 
@@ -114,11 +118,13 @@ const maxAnswer = 4 << 10
 // run), r (no, then a line with the reason for the model). A doom loop: o
 // (once), a (always), s (stop, the default).
 func (a *ttyAsker) Decide(ctx context.Context, q loop.Question) loop.Decision {
-	// The terminal shows the model's call: escaped.
-	agent, tool := termtext.Escape(q.Agent), termtext.Escape(q.Call.Name)
+	// The terminal shows the model's call: escaped, each argument on
+	// lines of its own (internal/callview).
+	agent, tool := termtext.Line(q.Agent), termtext.Line(q.Call.Name)
+	width := columnsOf(a.out)
 	if q.Kind == loop.AskDoomLoop {
-		fmt.Fprintf(a.out, "\n%s is repeating itself: %s(%s) %d times in a row.\n[o] continue once  [a] always continue  [s] stop (default): ",
-			agent, tool, termtext.Escape(clip(q.Call.Arguments, 200)), q.Count)
+		fmt.Fprintf(a.out, "\n%s is repeating itself: %s %d times in a row, with:\n%s[o] continue once  [a] always continue  [s] stop (default): ",
+			agent, tool, q.Count, callview.Arguments(q.Call.Arguments, width))
 		line, err := a.readLine(ctx)
 		line = strings.ToLower(strings.TrimSpace(line))
 		switch {
@@ -134,7 +140,13 @@ func (a *ttyAsker) Decide(ctx context.Context, q loop.Question) loop.Decision {
 	if q.Depth > 0 {
 		fmt.Fprintf(a.out, " (subagent, depth %d)", q.Depth)
 	}
-	fmt.Fprintf(a.out, ":\n%s[y] yes  [n] no (default)  [a] always (%s, this run)  [r] no, with a reason: ", foldArguments(q.Call.Arguments), tool)
+	var view string
+	if ch, ok := a.fileChange(q.Call); ok {
+		view = callview.Call(q.Call.Arguments, width, &ch)
+	} else {
+		view = callview.Arguments(q.Call.Arguments, width)
+	}
+	fmt.Fprintf(a.out, ":\n%s[y] yes  [n] no (default)  [a] always (%s, this run)  [r] no, with a reason: ", view, tool)
 	line, err := a.readLine(ctx)
 	if err != nil {
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
@@ -150,6 +162,14 @@ func (a *ttyAsker) Decide(ctx context.Context, q loop.Question) loop.Decision {
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal, Reason: strings.TrimSpace(reason)}
 	}
 	return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
+}
+
+// fileChange is what c would do to a file, when a.change knows.
+func (a *ttyAsker) fileChange(c loop.ToolCall) (callview.Change, bool) {
+	if a.change == nil {
+		return callview.Change{}, false
+	}
+	return a.change(c)
 }
 
 // errNoAnswer is a question left without an answer: the run was aborted,
@@ -197,59 +217,4 @@ func (a *ttyAsker) readLine(ctx context.Context) (string, error) {
 		return "", errNoAnswer
 	}
 	return r.line, nil
-}
-
-// Bounds of the arguments shown in a question.
-const (
-	foldValue = 300 // bytes of one value shown, the rest folded
-	foldKeys  = 20  // top-level keys shown
-)
-
-// foldArguments shows a call's arguments for a person: one line per
-// top-level key of a JSON object ("  key: value"), each value escaped and
-// cut at foldValue bytes with the size of the rest; arguments that are not
-// an object are shown as one escaped, cut value.
-func foldArguments(args string) string {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
-		return "  " + foldOne(args) + "\n"
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var sb strings.Builder
-	for i, k := range keys {
-		if i == foldKeys {
-			fmt.Fprintf(&sb, "  … %d more keys\n", len(keys)-foldKeys)
-			break
-		}
-		v := obj[k]
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			var c bytes.Buffer
-			if json.Compact(&c, v) == nil {
-				v = c.Bytes()
-			}
-			s = string(v)
-		}
-		fmt.Fprintf(&sb, "  %s: %s\n", termtext.Escape(clip(k, 80)), foldOne(s))
-	}
-	if len(keys) == 0 {
-		sb.WriteString("  (no arguments)\n")
-	}
-	return sb.String()
-}
-
-// foldOne escapes s for the terminal, cut at foldValue bytes.
-func foldOne(s string) string {
-	if len(s) <= foldValue {
-		return termtext.Escape(s)
-	}
-	n := foldValue
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return termtext.Escape(s[:n]) + fmt.Sprintf("… (%d more bytes)", len(s)-n)
 }

@@ -32,14 +32,15 @@ func TestTTYAskerDoomAnswers(t *testing.T) {
 		if got.Verdict != tc.want || got.By != loop.ByTerminal {
 			t.Errorf("answer %q: got %+v, want %v by terminal", tc.in, got, tc.want)
 		}
-		if !strings.Contains(out.String(), `main is repeating itself: list_dir({"path":"."}) 3 times in a row.`) {
+		if !strings.Contains(out.String(), "main is repeating itself: list_dir 3 times in a row, with:\n  path: .\n[o]") {
 			t.Errorf("answer %q: question %q does not name the agent, call and count", tc.in, out.String())
 		}
 	}
 }
 
 // TestTTYAskerApproval: yes, no (the default), always, and no with a
-// reason; the question shows the arguments escaped, a long value folded.
+// reason; the question shows the arguments escaped, a long value below
+// its key behind a gutter (internal/callview).
 func TestTTYAskerApproval(t *testing.T) {
 	long := strings.Repeat("x", 1000)
 	call := loop.ToolCall{Name: "write_file", Arguments: `{"path":"a\u001b[31m.txt","content":"` + long + `","n":{"a": 1}}`}
@@ -63,7 +64,7 @@ func TestTTYAskerApproval(t *testing.T) {
 			t.Errorf("answer %q: got %+v, want %v %q", tc.in, got, tc.want, tc.reason)
 		}
 		q := out.String()
-		for _, want := range []string{"main wants to run write_file:\n", `  path: a\x1b[31m.txt` + "\n", "  content: " + strings.Repeat("x", foldValue) + "… (700 more bytes)\n",
+		for _, want := range []string{"main wants to run write_file:\n", `  path: a\x1b[31m.txt` + "\n", "  content: 1 line, 1000 B\n    │ xxxxxxxxxx",
 			"  n: {\"a\":1}\n", "[y] yes  [n] no (default)  [a] always (write_file, this run)  [r] no, with a reason: "} {
 			if !strings.Contains(q, want) {
 				t.Errorf("answer %q: question\n%s\nlacks %q", tc.in, q, want)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -151,7 +152,7 @@ func (c *chat) loop(ctx context.Context) int {
 		code = exitOK
 	}
 	if c.session != "" {
-		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s (continue it with agenthost chat --session %s)\n", outText(c.e, c.session), outText(c.e, c.session))
+		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s (continue it with agenthost chat --session %s)\n", outText(c.e, c.session), outText(c.e, shquote.Quote(c.session)))
 	}
 	return code
 }
@@ -317,7 +318,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	out.keyArg = c.keyArg
 	out.md, out.mdColor = c.e.stdoutTTY, c.e.stdoutTTY && c.e.getenv("NO_COLOR") == ""
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
-	approver, release := newApprover(c.e, c.approve)
+	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
 	req.Approver = approver
 	stopSpinner := func() {}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -109,16 +110,40 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
-		args = fs.Args()
-		if len(args) == 0 {
+		rest := fs.Args()
+		if terminated(fs, args[:len(args)-len(rest)]) {
+			// "--" ends the flags: all that follows is positional, even
+			// what looks like a flag (a call id "--always").
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
 			return pos, nil
 		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
+}
+
+// terminated reports whether fs.Parse stopped at the terminator "--": it
+// is the last of the arguments parsed, and not the value of a flag before
+// it ("--reason --"). It reads them as the flag package does.
+func terminated(fs *flag.FlagSet, parsed []string) bool {
+	for i := 0; i < len(parsed); i++ {
+		a := parsed[i]
+		if a == "--" {
+			return i == len(parsed)-1
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+				i++ // its value
+			}
+		}
+	}
+	return false
 }
 
 // usageErr prints a usage error and returns the usage exit code.

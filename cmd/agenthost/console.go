@@ -173,12 +173,32 @@ func (c *console) seqNow() uint64 {
 
 // columns is the width of stdout's terminal, 80 when unknown.
 func (c *console) columns() int {
-	if f, ok := c.out.(*os.File); ok {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
+	if w := columnsOf(c.out); w > 0 {
+		return w
 	}
 	return 80
+}
+
+// columnsOf is the width of the terminal w writes to, 0 when w is not a
+// terminal or its width is not known. It reaches the descriptor through
+// SyscallConn, not Fd: Fd would put a file in blocking mode, and a read of
+// /dev/tty could then no longer be cut short (ttyAsker.readLine).
+func columnsOf(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	sc.Control(func(fd uintptr) {
+		if c, _, err := term.GetSize(int(fd)); err == nil && c > 0 {
+			n = c
+		}
+	})
+	return n
 }
 
 // spinFrames are the spinner's frames, one every spinTick.

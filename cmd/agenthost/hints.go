@@ -7,6 +7,7 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/doctor"
 	"github.com/agenthost/agenthost/internal/cassette"
+	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -53,5 +54,5 @@ func replayHint(e *env, m *config.Model, miss *cassette.MissError) string {
 		}
 	}
 	return fmt.Sprintf("the cassette was recorded with model %q, and model %q is named %q: set %s=%s to replay it",
-		miss.Recorded, m.Name, miss.Model, m.IDEnv[0], miss.Recorded)
+		miss.Recorded, m.Name, miss.Model, m.IDEnv[0], shquote.Quote(miss.Recorded))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -77,7 +78,7 @@ func cmdRun(ctx context.Context, args []string, e *env) int {
 	trimExecutable()
 	policy := newRunPolicy()
 	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
-	approver, release := newApprover(e, af)
+	approver, release := newApprover(e, af, h)
 	defer release()
 	req.Approver = approver
 	res, err := h.Run(ctx, req)
@@ -100,7 +101,7 @@ func runError(e *env, err error, path string) int {
 	case errors.As(err, &ua):
 		return usageErr(e, "no agent %q in %s; agents: %s", ua.Name, path, strings.Join(ua.Agents, ", "))
 	case errors.As(err, &sa):
-		return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", sa.Session, sa.Agent, sa.Asked, sa.Agent)
+		return usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", sa.Session, sa.Agent, sa.Asked, shquote.Quote(sa.Agent))
 	case errors.As(err, &ue) && ue.Session != "" && errors.Is(err, session.ErrBusy):
 		return usageErr(e, "--session %s: %v", ue.Session, ue.Err)
 	case errors.As(err, &ue) && ue.Session != "":

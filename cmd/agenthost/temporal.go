@@ -26,7 +26,10 @@ import (
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/temporal"
+	"github.com/agenthost/agenthost/internal/callview"
 	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/shquote"
+	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -210,15 +213,16 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 		select {
 		case <-started:
 		case <-time.After(noWorkerHint):
-			fmt.Fprintf(e.stderr, "agenthost: run %s is waiting for a worker on task queue %q (start one: agenthost worker --temporal %s --task-queue %s)\n", id, queue, addr, queue)
+			fmt.Fprintf(e.stderr, "agenthost: run %s is waiting for a worker on task queue %q (start one: %s)\n", id, queue,
+				errText(e, "agenthost worker --temporal "+shquote.Quote(addr)+" --task-queue "+shquote.Quote(queue)))
 		}
 	}()
 	res, err := temporal.Follow(ctx, c, run.GetID(), run.GetRunID(), func(ev loop.Event) {
 		once.Do(func() { close(started) })
 		sess.Emit(ev)
 		if ev.Type == loop.EventApprovalRequest {
-			fmt.Fprintf(e.stderr, "agenthost: run %s waits for a decision about %s (call %s): agenthost runs approve %s %s, or runs deny %s %s --reason TEXT\n",
-				id, outText(e, ev.Tool), outText(e, ev.CallID), id, outText(e, ev.CallID), id, outText(e, ev.CallID))
+			fmt.Fprintf(e.stderr, "agenthost: run %s waits for a decision about %s (call %s):\n%s",
+				id, errText(e, ev.Tool), errText(e, ev.CallID), errText(e, decideCommands(id, ev.CallID)))
 		}
 		// The text of an answer arrives with its message, not streamed.
 		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
@@ -267,7 +271,7 @@ func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Ses
 	}
 	if sess.Agent != agent {
 		sess.Close()
-		return nil, nil, usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", id, sess.Agent, agent, sess.Agent)
+		return nil, nil, usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", id, sess.Agent, agent, shquote.Quote(sess.Agent))
 	}
 	_, evs, err := session.Events(cfg.Host.DataDir, id)
 	if err != nil {
@@ -402,7 +406,7 @@ func runsDecide(ctx context.Context, c client.Client, id, call string, a tempora
 		return runsErr(e, id, err)
 	}
 	if w == nil {
-		return usageErr(e, "run %s has no call waiting for a decision (see agenthost runs show %s)", id, id)
+		return usageErr(e, "run %s has no call waiting for a decision (see %s)", errText(e, id), errText(e, shquote.Command([]string{"agenthost", "runs", "show"}, id)))
 	}
 	if call != "" && call != w.CallID {
 		return usageErr(e, "run %s: call %s does not wait; the waiting call is %s (%s)", id, strconv.Quote(call), w.CallID, outText(e, w.Tool))
@@ -518,9 +522,11 @@ func writeRunInfo(e *env, ri runInfo) {
 		if w.Kind == loop.AskDoomLoop {
 			what = "a doom-loop decision"
 		}
-		fmt.Fprintf(e.stdout, "waiting since %s for %s: call %s of agent %s: %s(%s)\n  agenthost runs approve %s %s | agenthost runs deny %s %s --reason TEXT\n",
-			w.Since.Local().Format(time.DateTime), what, outText(e, w.CallID), outText(e, w.Agent), outText(e, w.Tool), outText(e, clip(w.Arguments, 200)),
-			outText(e, ri.ID), outText(e, w.CallID), outText(e, ri.ID), outText(e, w.CallID))
+		// The call is shown as a terminal question shows it (each
+		// argument on lines of its own, escaped), the commands quoted.
+		fmt.Fprintf(e.stdout, "waiting since %s for %s: call %s of agent %s: %s, with:\n%s%s",
+			w.Since.Local().Format(time.DateTime), what, termtext.Line(w.CallID), termtext.Line(w.Agent), termtext.Line(w.Tool),
+			callview.Arguments(w.Arguments, columnsOf(e.stdout)), outText(e, decideCommands(ri.ID, w.CallID)))
 	}
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %s%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, toolCalls(r.ToolCalls), spendText(r), r.Session)
@@ -529,6 +535,15 @@ func writeRunInfo(e *env, ri runInfo) {
 			fmt.Fprintf(e.stdout, "\n%s\n", outText(e, strings.TrimRight(r.Output, "\n")))
 		}
 	}
+}
+
+// decideCommands are the commands that approve and deny call of run id,
+// each on a line of its own, for a person to paste: quoted, the ids after
+// "--" (a call id comes from the model's response: "--always" or
+// "c1;touch x" must reach runs approve as one positional argument).
+func decideCommands(id, call string) string {
+	return "  " + shquote.Command([]string{"agenthost", "runs", "approve"}, id, call) + "\n" +
+		"  " + shquote.Command([]string{"agenthost", "runs", "deny", "--reason", "TEXT"}, id, call) + "\n"
 }
 
 func runsErr(e *env, id string, err error) int {

@@ -193,8 +193,8 @@ func TestTemporalApproval(t *testing.T) {
 		t.Fatalf("waiting tool %q, want read_file", tool)
 	}
 	code, out, errOut := agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "show", id)
-	if code != 0 || !strings.Contains(out, fmt.Sprintf("for approval: call %s of agent main: read_file({\"path\":\"f0.txt\"})", call)) ||
-		!strings.Contains(out, fmt.Sprintf("agenthost runs approve %s %s", id, call)) {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("for approval: call %s of agent main: read_file, with:\n  path: f0.txt\n", call)) ||
+		!strings.Contains(out, fmt.Sprintf("\n  agenthost runs approve -- %s %s\n", id, call)) {
 		t.Fatalf("runs show exited %d:\n%s%s\nwant the waiting call listed", code, out, errOut)
 	}
 	victim.Process.Kill()
@@ -246,5 +246,114 @@ func TestTemporalApproval(t *testing.T) {
 	}
 	if lead.StopReason != loop.StopCompleted || !strings.Contains(lead.OutputJSON["answer"], "the user denied it. Reason: not today") {
 		t.Errorf("lead: %s, output_json %v; want completed with main's answer quoting the denial", lead.StopReason, lead.OutputJSON)
+	}
+}
+
+// TestTemporalApprovePrintedCommand: the commands run --temporal prints
+// for a waiting call carry the model's call id quoted and after "--"
+// (issue 34, finding 6). Pasted into /bin/sh as printed, the approve line
+// of a call whose id is "c1;touch${IFS}pwned;#" approves exactly that
+// call and creates no file; that of a call whose id is "--always"
+// approves the call once, not every later call of the tool.
+func TestTemporalApprovePrintedCommand(t *testing.T) {
+	if _, err := exec.LookPath("agenthost"); err != nil {
+		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	addr := temporaltest.Start(t)
+	dir := t.TempDir()
+	// The temporal block names the server, so the printed command needs
+	// nothing more.
+	cfg := strings.Replace(approveConfig, `task_queue = "e2e"`, fmt.Sprintf("task_queue = \"e2e\"\n  address = %q", addr), 1)
+	for name, content := range map[string]string{"agents.hcl": cfg, "f0.txt": "alpha\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := fakemodel.StartFunc(func(body []byte, _ http.Header) fakemodel.Reply {
+		var req struct {
+			Messages []loop.Message `json:"messages"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return fakemodel.Reply{Status: 400}
+		}
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "tool" {
+			return fakemodel.Reply{Text: "read"}
+		}
+		// The prompt names the call id the model uses.
+		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: strings.TrimPrefix(last.Content, "id "), Name: "read_file", Arguments: json.RawMessage(`{"path":"f0.txt"}`)}}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	startWorker(t, dir, addr, srv.URL(), "a")
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "worker-a.log"))
+			t.Logf("worker log:\n%s", b)
+		}
+	})
+	// The approve command: on a line of its own (or, as agenthost before
+	// the fix printed it, after the waits line's colon).
+	approveLine := regexp.MustCompile(`^(?:  |agenthost: run .*: )(agenthost runs approve .*?)(?:, or runs deny .*)?$`)
+	for _, tc := range []struct{ call, decided string }{
+		{"c1;touch${IFS}pwned;#", "approved: call c1;touch${IFS}pwned;# (read_file)"},
+		{"--always", "approved: call --always (read_file)"},
+	} {
+		cmd := exec.Command("agenthost", "run", "--json", "-a", "main", "--temporal", addr, "id "+tc.call)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		w := newLineWaiter(t, cmd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			cmd.Wait()
+			if t.Failed() {
+				t.Logf("run's stdout:\n%s", stdout.String())
+			}
+		})
+		m := w.wait(t, waitsLine)
+		if m[3] != tc.call {
+			t.Fatalf("waiting call %q, want %q", m[3], tc.call)
+		}
+		line := w.wait(t, approveLine)[1]
+		// Pasted as printed: sh runs the line.
+		paste := exec.Command(sh, "-c", line)
+		paste.Dir = dir
+		paste.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
+		out, err := paste.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), tc.decided) {
+			t.Errorf("call %q: sh -c %q: %v\n%s\nwant %q", tc.call, line, err, out, tc.decided)
+			// Decide the call that still waits, so the run ends.
+			agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "deny", m[1])
+			cmd.Wait()
+			continue
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("run: %v\n%s", err, stdout.String())
+		}
+		var res loop.Result
+		if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.StopReason != loop.StopCompleted || res.ToolCalls != 1 {
+			t.Errorf("call %q: result %s (%v), want completed after one call", tc.call, stdout.String(), err)
+		}
+		events, err := os.ReadFile(filepath.Join(dir, "data", "sessions", res.Session, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`"type":"approval.decision",.*"tool":"read_file","decision":"allow","by":"signal"`).Match(events) {
+			t.Errorf("call %q: the session has no approval.decision allow (once) by signal:\n%s", tc.call, events)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pwned")); err == nil {
+		t.Error("pasting the printed command ran the shell command hidden in the call id (pwned exists)")
 	}
 }

@@ -1,12 +1,12 @@
 package doctor
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/shquote"
 )
 
 // MCPServer is the report on the login of one url mcp_server that logs in
@@ -34,7 +34,7 @@ func CheckMCPLogins(cfg *config.Config, store *mcpuse.TokenStore, now time.Time)
 		}
 		r := MCPServer{Server: s.Name, URL: redact.URL(s.URL)}
 		c := Check{Name: "login"}
-		fix := fmt.Sprintf("agenthost mcp login %s", s.Name)
+		fix := shquote.Command([]string{"agenthost", "mcp", "login"}, s.Name)
 		switch {
 		case s.OAuth.Grant == config.GrantClientCredentials:
 			c.Status, c.Detail = Skip, "client credentials: a token is got at each start"

@@ -49,7 +49,7 @@ func TestCheckMCPLogins(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s", name, got[name].Status, got[name].Detail, st)
 		}
 	}
-	if got["expired"].Hint != "agenthost mcp login expired" {
+	if got["expired"].Hint != "agenthost mcp login -- expired" {
 		t.Errorf("expired: hint %q", got["expired"].Hint)
 	}
 }

@@ -133,7 +133,7 @@ func (s *Server) runAgent(ctx context.Context, h *host.Host, name string, req *m
 	return s.start(ctx, fmt.Sprintf("agent %q", name), name, req, func(rctx context.Context, r *servedRun) *mcp.CallToolResult {
 		run := host.RunRequest{Agent: name, Prompt: prompt, Sink: loop.SinkFunc(r.progress)}
 		if req.Session != nil {
-			run.Approver = elicitApprover{run: r}
+			run.Approver = elicitApprover{run: r, change: h.FileChange}
 			rctx = loop.WithCallClient(rctx, runClient{run: r})
 		}
 		if need.Sampling {

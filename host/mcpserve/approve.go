@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/internal/callview"
 	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -36,6 +37,9 @@ var elicitSchema = json.RawMessage(`{"type":"object","properties":{` +
 // refused.
 type elicitApprover struct {
 	run *servedRun
+	// change is what a call would do to a file (host.FileChange), shown
+	// as a diff; nil shows the arguments.
+	change func(loop.ToolCall) (callview.Change, bool)
 }
 
 func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decision {
@@ -44,7 +48,7 @@ func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decisi
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone,
 			Reason: "the MCP client cannot be asked (it does not support elicitation); run the agent where a person can approve it, or remove the tool from approve in agents.hcl"}
 	}
-	res, err := a.run.elicit(ctx, elicitParams(q))
+	res, err := a.run.elicit(ctx, elicitParams(q, a.change))
 	switch {
 	case ctx.Err() != nil:
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByMCPClient, Reason: "aborted"}
@@ -57,14 +61,23 @@ func (a elicitApprover) Decide(ctx context.Context, q loop.Question) loop.Decisi
 	return elicitDecision(res)
 }
 
-// elicitParams is the elicitation that puts q to the client.
-func elicitParams(q loop.Question) *mcp.ElicitParams {
+// elicitParams is the elicitation that puts q to the client. The
+// arguments are shown as a terminal's question shows them
+// (internal/callview: each on lines of its own, escaped, folded), a
+// write_file or edit as a diff when change knows it.
+func elicitParams(q loop.Question, change func(loop.ToolCall) (callview.Change, bool)) *mcp.ElicitParams {
 	var msg string
 	if q.Kind == loop.AskDoomLoop {
-		msg = fmt.Sprintf("Agent %s is repeating itself: %s with the same arguments %d times in a row. allow: once; always: stop detecting; deny: stop the run.\nArguments: %s",
-			q.Agent, q.Call.Name, q.Count, textcut.Clip(q.Call.Arguments, 2000))
+		msg = fmt.Sprintf("Agent %s is repeating itself: %s with the same arguments %d times in a row. allow: once; always: stop detecting; deny: stop the run.\nArguments:\n%s",
+			q.Agent, q.Call.Name, q.Count, callview.Arguments(q.Call.Arguments, 0))
 	} else {
-		msg = fmt.Sprintf("Agent %s wants to run tool %s (approve %q).\nArguments: %s", q.Agent, q.Call.Name, q.Pattern, textcut.Clip(q.Call.Arguments, 2000))
+		view := callview.Arguments(q.Call.Arguments, 0)
+		if change != nil {
+			if ch, ok := change(q.Call); ok {
+				view = callview.Call(q.Call.Arguments, 0, &ch)
+			}
+		}
+		msg = fmt.Sprintf("Agent %s wants to run tool %s (approve %q).\nArguments:\n%s", q.Agent, q.Call.Name, q.Pattern, view)
 	}
 	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: elicitSchema}
 }

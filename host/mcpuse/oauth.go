@@ -30,6 +30,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
 
@@ -190,8 +191,8 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	}
 	if h.cfg.User == nil {
 		resp.Body.Close()
-		return fmt.Errorf("%w (it answered %d %s); run 'agenthost mcp login %s' on a terminal, then run again",
-			ErrLoginNeeded, resp.StatusCode, http.StatusText(resp.StatusCode), h.s.spec.Name)
+		return fmt.Errorf("%w (it answered %d %s); run '%s' on a terminal, then run again",
+			ErrLoginNeeded, resp.StatusCode, http.StatusText(resp.StatusCode), shquote.Command([]string{"agenthost", "mcp", "login"}, h.s.spec.Name))
 	}
 	ln, redirect, err := h.listen()
 	if err != nil {

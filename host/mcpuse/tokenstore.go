@@ -18,6 +18,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agenthost/agenthost/internal/private"
+	"github.com/agenthost/agenthost/internal/shquote"
 )
 
 // TokenStore keeps the OAuth logins of url servers: one file per server
@@ -195,7 +196,7 @@ func (s TokenStore) Load(name, url string) (*Login, error) {
 	}
 	var l Login
 	if err := json.Unmarshal(b, &l); err != nil || l.Token == nil {
-		return nil, fmt.Errorf("MCP login %s is not a login agenthost wrote; remove it (agenthost mcp logout %s) and log in again", path, name)
+		return nil, fmt.Errorf("MCP login %s is not a login agenthost wrote; remove it (%s) and log in again", path, shquote.Command([]string{"agenthost", "mcp", "logout"}, name))
 	}
 	if l.URL != url {
 		return nil, nil

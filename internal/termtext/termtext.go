@@ -23,6 +23,7 @@ package termtext
 
 import (
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -185,4 +186,27 @@ func holdFrom(b []byte) int {
 		}
 	}
 	return n
+}
+
+// Line is Escape for text shown within one line of a terminal: a newline
+// and a tab become visible too ("\n", "\t"), so that the text cannot start
+// a line of its own, and every carriage return is shown as "\r".
+func Line(s string) string {
+	if safe(s) && !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	dst := make([]byte, 0, len(s)+16)
+	for {
+		i := strings.IndexAny(s, "\n\t")
+		if i < 0 {
+			return string(appendEscaped(dst, s))
+		}
+		dst = appendEscaped(dst, s[:i])
+		if s[i] == '\n' {
+			dst = append(dst, '\\', 'n')
+		} else {
+			dst = append(dst, '\\', 't')
+		}
+		s = s[i+1:]
+	}
 }

@@ -104,3 +104,25 @@ func BenchmarkWriter(b *testing.B) {
 		w.Write(chunk)
 	}
 }
+
+// TestLine: text for one line keeps none of the characters that start
+// another (newline, carriage return, even before a newline) and shows
+// tabs, besides what Escape does.
+func TestLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain ünïcode", "plain ünïcode"},
+		{"a\nb", `a\nb`},
+		{"a\r\nb", `a\r\nb`},
+		{"tab\there", `tab\there`},
+		{"esc\x1b[2J\n", `esc\x1b[2J\n`},
+		{"end\r", `end\r`},
+	} {
+		got := Line(tc.in)
+		if got != tc.want {
+			t.Errorf("Line(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if strings.ContainsAny(got, "\n\r\t\x1b") {
+			t.Errorf("Line(%q) = %q keeps a control character", tc.in, got)
+		}
+	}
+}
