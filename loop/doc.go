@@ -11,10 +11,25 @@
 //
 // One file per behaviour: run.go (the run and its steps), final.go (the
 // final step and its prompt), tools.go (executing tool calls), slots.go
-// (the bound on the calls that run at once), budget.go,
-// spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go, compaction.go and subagent.go; agent.go, types.go and
-// event.go hold the types. docs/decisions.md lists the choices made where a
-// model misbehaves.
+// (the bound on the calls that run at once), budget.go, stops.go (the stop
+// reasons), spend.go (tokens, cost, prices and the usage estimate), doom.go,
+// retry.go, compaction.go and subagent.go; agent.go, types.go and event.go hold the
+// types. docs/decisions.md lists the choices made where a model misbehaves.
+//
+// # Policy and stop reasons
+//
+// An Agent is behaviour (its Model, Tools, Subagents and output validator)
+// around a Policy: the prompt, the limits, the approval rules and the output
+// schema, as plain JSON-tagged data, which host/temporal ships whole to the
+// workflows that rebuild the agent (TestPolicyJSON fails on a field that
+// does not survive JSON). The stop reasons are described once, in the stops
+// table (stops.go): for each, its exit class (completed, limit, aborted,
+// failed), whether it broke the run off, and, for a limit, the prompt of
+// its final step and the sentinel written when the model gives no summary.
+// final.go and output.go look reasons up there, and front ends ask
+// StopReason (IsLimit, ExitClass, EndsWithAnswer, Broken) instead of
+// listing reasons. A new limit is a Policy field, its check, a row of the
+// table and its prompt in package prompts.
 //
 // # History and events
 //
@@ -151,7 +166,8 @@
 //
 // # Structured output
 //
-// Agent.Output is a JSON Schema the final answer must satisfy (output.go):
+// Policy.OutputSchema is a JSON Schema the final answer must satisfy, checked
+// by Agent.ValidateOutput (output.go):
 // the schema in the system message, response_format on the requests that
 // offer no tools, one repair request for an invalid answer, then
 // StopInvalidOutput.

@@ -250,8 +250,8 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 			served[name] = fmt.Sprintf("agent %q", name)
 			la := h.Agent(name)
 			var out any = agentOutput
-			if la.Output != nil {
-				out = la.Output.Schema // structuredContent is the agent's answer
+			if len(la.OutputSchema) > 0 {
+				out = la.OutputSchema // structuredContent is the agent's answer
 			}
 			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: out}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return srv.runAgent(ctx, h, name, req), nil

@@ -1,0 +1,56 @@
+package loop
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestStopsTable: each reason is described once; the limits, and only
+// they, end with a final step and so have its prompt (with a default) and
+// a sentinel; the front ends' classes follow.
+func TestStopsTable(t *testing.T) {
+	seen := map[StopReason]bool{}
+	var limits []StopReason
+	ru := &run{a: &Agent{}, res: &Result{}, stepsMax: 3}
+	for _, s := range stops {
+		if seen[s.reason] {
+			t.Errorf("%s is in the table twice", s.reason)
+		}
+		seen[s.reason] = true
+		limit := s.class == ExitLimit
+		if limit {
+			limits = append(limits, s.reason)
+		}
+		if (s.prompt != nil) != limit || (s.sentinel != nil) != limit {
+			t.Errorf("%s: limit %v, prompt %v, sentinel %v: a limit has both, other reasons neither", s.reason, limit, s.prompt != nil, s.sentinel != nil)
+			continue
+		}
+		if !limit {
+			continue
+		}
+		if ru.limitPrompt(s.reason) == "" {
+			t.Errorf("%s has no default prompt", s.reason)
+		}
+		if got := ru.sentinel(s.reason, nil); !strings.HasPrefix(got, "[agenthost] stopped: ") || strings.Contains(got, "step limit") != (s.reason == StopMaxSteps) {
+			t.Errorf("%s: sentinel %q", s.reason, got)
+		}
+	}
+	want := []StopReason{StopMaxSteps, StopBudget, StopDoomLoop, StopTokenLimit, StopCostLimit}
+	if !slices.Equal(limits, want) {
+		t.Errorf("limits %v, want %v", limits, want)
+	}
+	for r, c := range map[StopReason]ExitClass{StopCompleted: ExitCompleted, StopAborted: ExitAborted, StopError: ExitFailed,
+		StopProviderError: ExitFailed, StopInvalidOutput: ExitFailed, "no_such_reason": ExitFailed, StopCostLimit: ExitLimit} {
+		if r.ExitClass() != c {
+			t.Errorf("%s: class %d, want %d", r, r.ExitClass(), c)
+		}
+		broken := r == StopAborted || r == StopError || r == StopProviderError || r == "no_such_reason"
+		if r.EndsWithAnswer() != (c == ExitCompleted || c == ExitLimit) || r.IsLimit() != (c == ExitLimit) || r.Broken() != broken {
+			t.Errorf("%s: EndsWithAnswer %v, IsLimit %v, Broken %v for class %d", r, r.EndsWithAnswer(), r.IsLimit(), r.Broken(), c)
+		}
+	}
+	if len(StopReasons()) != len(stops) {
+		t.Errorf("StopReasons lists %d of %d", len(StopReasons()), len(stops))
+	}
+}
