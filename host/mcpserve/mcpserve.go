@@ -362,15 +362,9 @@ func contentOf(res loop.ToolResult) []mcp.Content {
 }
 
 // limitOrDone reports whether a run ended with an answer: completed, or
-// stopped by a limit after its final summary. Other ends (provider error,
-// error, aborted) are error results.
-func limitOrDone(r loop.StopReason) bool {
-	switch r {
-	case loop.StopCompleted, loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop:
-		return true
-	}
-	return false
-}
+// stopped by a limit after its final summary (loop's stops table). Other
+// ends (provider error, error, aborted, invalid output) are error results.
+func limitOrDone(r loop.StopReason) bool { return r.EndsWithAnswer() }
 
 func errResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
