@@ -24,12 +24,13 @@
 // workflows that rebuild the agent (TestPolicyJSON fails on a field that
 // does not survive JSON). The stop reasons are described once, in the stops
 // table (stops.go): for each, its exit class (completed, limit, aborted,
-// failed), whether it broke the run off, and, for a limit, the prompt of
-// its final step and the sentinel written when the model gives no summary.
-// final.go and output.go look reasons up there, and front ends ask
-// StopReason (IsLimit, ExitClass, EndsWithAnswer, Broken) instead of
-// listing reasons. A new limit is a Policy field, its check, a row of the
-// table and its prompt in package prompts.
+// failed), whether it broke the run off, and, for a limit, the check made
+// before each step (the spend limits, the step cap), the prompt of its
+// final step and the sentinel written when the model gives no summary.
+// final.go and output.go read the table, and front ends ask StopReason
+// (IsLimit, ExitClass, EndsWithAnswer, Broken) instead of listing reasons.
+// A new limit is a Policy field, a row of the table and its prompt in
+// package prompts.
 //
 // # History and events
 //

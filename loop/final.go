@@ -20,23 +20,35 @@ const (
 func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
 
 // finalStep says whether step is the final step and, when it is, the limit
-// that made it so: a budget or doom-loop stop hit earlier, else the token or
-// cost limit the next request could pass (spendLimit), else the step cap.
+// that made it so: a budget or doom-loop stop hit earlier, else the first
+// limit of the stops table whose check says so (the token or cost limit
+// the next request could pass, then the step cap).
 func (ru *run) finalStep(step int) (bool, StopReason) {
 	if ru.final != "" {
 		return true, ru.final
 	}
-	if ru.limited() {
-		if reason, why := ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools}); reason != "" {
-			ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
-			ru.final = reason
+	for _, s := range stops {
+		if s.check == nil {
+			continue
+		}
+		if reason, why := s.check(ru, step); reason != "" {
+			if why != "" {
+				ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
+				ru.final = reason
+			}
 			return true, reason
 		}
 	}
-	if step >= ru.stepsMax {
-		return true, StopMaxSteps
-	}
 	return false, ""
+}
+
+// spendCheck is the check of the token and cost limits (stops): whether
+// the next step request could pass one (spendLimit).
+func (ru *run) spendCheck(int) (StopReason, string) {
+	if !ru.limited() {
+		return "", ""
+	}
+	return ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools})
 }
 
 // stepTools returns the tools and tool choice of a step's request, and the

@@ -44,26 +44,25 @@ const (
 // error, a trace's span fails). A limit (class ExitLimit) ends the run
 // with a final step: prompt picks the agent's text that opens it from a
 // prompt set (blank: the default's), and sentinel says what stopped the
-// run, for the answer the host writes when the model gives no text.
+// run, for the answer the host writes when the model gives no text. A
+// limit looked at before each step has a check (finalStep): it returns
+// the reason that makes the step final and why, for the log ("" when
+// none, or when the log needs no line); the others are set during a step
+// (run.final: the budget, the doom loop).
 type stop struct {
 	reason   StopReason
 	class    ExitClass
 	broken   bool
+	check    func(ru *run, step int) (StopReason, string)
 	prompt   func(*Prompts) string
 	sentinel func(ru *run) string
 }
 
 // stops is the one description of the stop reasons. Adding a limit is a
-// row here (with its prompt in package prompts), a Policy field and its
-// check (finalStep, or a tool call's setting run.final as the budget
-// does).
+// row here (its check, or a tool call's setting run.final as the budget
+// does; its prompt in package prompts) and a Policy field.
 var stops = []stop{
 	{reason: StopCompleted, class: ExitCompleted},
-	{reason: StopMaxSteps, class: ExitLimit,
-		prompt: func(p *Prompts) string { return p.MaxSteps },
-		sentinel: func(ru *run) string {
-			return fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
-		}},
 	{reason: StopBudget, class: ExitLimit,
 		prompt: func(p *Prompts) string { return p.Budget },
 		sentinel: func(ru *run) string {
@@ -74,7 +73,11 @@ var stops = []stop{
 		sentinel: func(*run) string {
 			return "doom loop (the same tool call repeated with the same arguments)"
 		}},
+	// The checks run in table order: the spend limits before the step cap.
 	{reason: StopTokenLimit, class: ExitLimit,
+		// one check for both spend limits: whichever of this run's and its
+		// parents' limits the next request could pass first (spendLimit)
+		check:  (*run).spendCheck,
 		prompt: func(p *Prompts) string { return p.Tokens },
 		sentinel: func(ru *run) string {
 			return fmt.Sprintf("token limit reached (%d tokens used)", ru.res.Usage.TotalTokens)
@@ -86,6 +89,17 @@ var stops = []stop{
 				return fmt.Sprintf("cost limit reached ($%s used)", USD(*c))
 			}
 			return "cost limit reached"
+		}},
+	{reason: StopMaxSteps, class: ExitLimit,
+		check: func(ru *run, step int) (StopReason, string) {
+			if step >= ru.stepsMax {
+				return StopMaxSteps, ""
+			}
+			return "", ""
+		},
+		prompt: func(p *Prompts) string { return p.MaxSteps },
+		sentinel: func(ru *run) string {
+			return fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
 		}},
 	{reason: StopAborted, class: ExitAborted, broken: true},
 	{reason: StopProviderError, class: ExitFailed, broken: true},

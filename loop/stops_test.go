@@ -26,6 +26,9 @@ func TestStopsTable(t *testing.T) {
 			t.Errorf("%s: limit %v, prompt %v, sentinel %v: a limit has both, other reasons neither", s.reason, limit, s.prompt != nil, s.sentinel != nil)
 			continue
 		}
+		if s.check != nil && !limit {
+			t.Errorf("%s has a check but is no limit", s.reason)
+		}
 		if !limit {
 			continue
 		}
@@ -36,7 +39,7 @@ func TestStopsTable(t *testing.T) {
 			t.Errorf("%s: sentinel %q", s.reason, got)
 		}
 	}
-	want := []StopReason{StopMaxSteps, StopBudget, StopDoomLoop, StopTokenLimit, StopCostLimit}
+	want := []StopReason{StopBudget, StopDoomLoop, StopTokenLimit, StopCostLimit, StopMaxSteps}
 	if !slices.Equal(limits, want) {
 		t.Errorf("limits %v, want %v", limits, want)
 	}
