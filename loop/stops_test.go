@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -55,5 +56,28 @@ func TestStopsTable(t *testing.T) {
 	}
 	if len(StopReasons()) != len(stops) {
 		t.Errorf("StopReasons lists %d of %d", len(StopReasons()), len(stops))
+	}
+}
+
+// TestStopsDocumented: the exit-code table of docs/cli.md gives each stop
+// reason the code of its class, so that a reason added to the table (a new
+// limit) is documented where users look it up.
+func TestStopsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := map[ExitClass]string{ExitCompleted: "0", ExitFailed: "1", ExitLimit: "3", ExitAborted: "130"}
+	rows := map[string]string{} // code → its row
+	for _, line := range strings.Split(string(b), "\n") {
+		if c, rest, ok := strings.Cut(strings.TrimPrefix(line, "| "), " | "); ok && strings.HasPrefix(line, "| ") {
+			rows[c] = rest
+		}
+	}
+	for _, r := range StopReasons() {
+		c := code[r.ExitClass()]
+		if !strings.Contains(rows[c], "`"+string(r)+"`") {
+			t.Errorf("docs/cli.md, Exit codes: %s (exit %s) is not in the row of code %s: %q", r, c, c, rows[c])
+		}
 	}
 }
