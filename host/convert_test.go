@@ -140,11 +140,34 @@ agent "b" {
 	}
 	defer h.Close(ctx)
 	a := h.Agent("a")
-	got := loop.Agent{Name: a.Name, ModelID: a.ModelID, StepsMax: a.StepsMax, DoomThreshold: a.DoomThreshold, DoomAction: a.DoomAction,
-		FinalStepTools: a.FinalStepTools, Retry: a.Retry, Prompts: a.Prompts, MaxDepth: a.MaxDepth, MaxCallsPerStep: a.MaxCallsPerStep}
-	want := loop.Agent{Name: "a", ModelID: "gpt-x", StepsMax: 30, DoomThreshold: defaults.DoomThreshold, DoomAction: loop.DoomStop,
-		FinalStepTools: loop.FinalToolsNone, Retry: loop.RetryPolicy{Attempts: 2, Initial: defaults.RetryInitial, MaxDelay: defaults.RetryMaxDelay},
-		Prompts: loop.Prompts{Budget: "BUDGET"}, MaxDepth: defaults.MaxDepth, MaxCallsPerStep: 7}
+	got := loop.Agent{
+		Name:    a.Name,
+		ModelID: a.ModelID,
+		Policy: loop.Policy{
+			StepsMax:        a.StepsMax,
+			DoomThreshold:   a.DoomThreshold,
+			DoomAction:      a.DoomAction,
+			FinalStepTools:  a.FinalStepTools,
+			Retry:           a.Retry,
+			Prompts:         a.Prompts,
+			MaxDepth:        a.MaxDepth,
+			MaxCallsPerStep: a.MaxCallsPerStep,
+		},
+	}
+	want := loop.Agent{
+		Name:    "a",
+		ModelID: "gpt-x",
+		Policy: loop.Policy{
+			StepsMax:        30,
+			DoomThreshold:   defaults.DoomThreshold,
+			DoomAction:      loop.DoomStop,
+			FinalStepTools:  loop.FinalToolsNone,
+			Retry:           loop.RetryPolicy{Attempts: 2, Initial: defaults.RetryInitial, MaxDelay: defaults.RetryMaxDelay},
+			Prompts:         loop.Prompts{Budget: "BUDGET"},
+			MaxDepth:        defaults.MaxDepth,
+			MaxCallsPerStep: 7,
+		},
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("agent a (-want +got):\n%s", diff)
 	}

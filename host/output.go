@@ -8,13 +8,20 @@ import (
 
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
-	"github.com/agenthost/agenthost/loop"
 )
 
-// outputSpec is the loop.Output of an agent's output_schema (nil without
-// one), asked for as the provider's structured_output says. The schema was
-// checked at load, so it compiles.
-func outputSpec(schema []byte, mode config.StructuredOutput) *loop.Output {
+// outputSchema is an agent's output_schema as loop.Policy takes it: nil
+// without one.
+func outputSchema(schema []byte) json.RawMessage {
+	if schema == nil {
+		return nil
+	}
+	return json.RawMessage(schema)
+}
+
+// outputValidator is the loop.Agent.ValidateOutput of an output schema (nil
+// without one). The schema was checked at load, so it compiles.
+func outputValidator(schema []byte) func(v any) error {
 	if schema == nil {
 		return nil
 	}
@@ -22,26 +29,20 @@ func outputSpec(schema []byte, mode config.StructuredOutput) *loop.Output {
 	if err != nil {
 		return nil
 	}
-	return &loop.Output{
-		Schema: json.RawMessage(schema),
-		Mode:   loop.OutputMode(mode),
-		Validate: func(v any) error {
-			err := compiled.Validate(v)
-			var ve *jsonschema.ValidationError
-			if errors.As(err, &ve) {
-				return errors.New(schemaErrors(ve))
-			}
-			return err
-		},
+	return func(v any) error {
+		err := compiled.Validate(v)
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(schemaErrors(ve))
+		}
+		return err
 	}
 }
 
-// OutputValidator returns a validator for an output schema as loop.Output
-// takes it: for the processes that rebuild agents from their specs (the
-// Temporal workflow).
-func OutputValidator(schema []byte, mode string) *loop.Output {
-	return outputSpec(schema, config.StructuredOutput(mode))
-}
+// OutputValidator returns the validator of an output schema, as
+// loop.Agent.ValidateOutput takes it: for the processes that rebuild
+// agents from their policies (the Temporal workflow).
+func OutputValidator(schema []byte) func(v any) error { return outputValidator(schema) }
 
 // schemaErrors renders a validation error as lines "at PATH: what", the
 // schema's internal URL left out: the model reads them.

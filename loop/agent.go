@@ -9,24 +9,6 @@ import (
 	"github.com/agenthost/agenthost/prompts"
 )
 
-// StopReason says why a run ended.
-type StopReason string
-
-const (
-	StopCompleted     StopReason = "completed"
-	StopMaxSteps      StopReason = "max_steps"
-	StopBudget        StopReason = "budget"
-	StopDoomLoop      StopReason = "doom_loop"
-	StopTokenLimit    StopReason = "token_limit"
-	StopCostLimit     StopReason = "cost_limit"
-	StopAborted       StopReason = "aborted"
-	StopProviderError StopReason = "provider_error"
-	StopError         StopReason = "error"
-	// StopInvalidOutput: the final answer did not satisfy Agent.Output,
-	// even after a repair request (output.go).
-	StopInvalidOutput StopReason = "invalid_output"
-)
-
 // Prompts are the texts the loop injects into a run (see prompts.Set). A
 // blank one is replaced by its default from package prompts.
 type Prompts = prompts.Set
@@ -36,6 +18,11 @@ var defaultPrompts = prompts.Default()
 
 // Agent is an immutable description of one agent, built by the host. Values
 // are shared between concurrent runs and must not be mutated.
+//
+// It is the agent's behaviour (its model, tools, subagents and output
+// validator, which live in the process that runs them) around its Policy,
+// which is plain data: a durable run ships the Policy to its workflow whole
+// (package host/temporal), so a field added there reaches every runtime.
 type Agent struct {
 	Name        string
 	Description string
@@ -43,54 +30,72 @@ type Agent struct {
 	// attribute), for logs and errors.
 	ModelID string
 	Model   Model
-	// ContextWindow is the model's context size in tokens; 0 disables compaction.
-	ContextWindow int
-	System        string
-	// StepsMax is the step cap, already clamped to host.max_steps; 0 (or
-	// less) means defaults.MaxSteps, as a config without steps. 1 makes a
-	// text-only agent. Results and events report the cap as StepsMax too.
-	StepsMax int
-	// Budget is the tool-call budget; 0 means unlimited.
-	Budget int
-	// Tokens is the limit on the run's tokens (prompt + completion of every
-	// request, subagents' included); 0 means unlimited.
-	Tokens int
-	// Cost is the limit on the run's cost in USD, subagents' included; 0
-	// means unlimited. It needs Price on this agent and its subagents.
-	Cost float64
-	// Price is the price of the agent's model; nil when unknown (the run's
-	// cost is then unknown too).
-	Price *Price
 	// Tools are the agent's plugin tools (may be nil: no tools).
 	Tools Toolset
 	// Subagents are offered as tools named by their Name, taking {"prompt": string}.
 	Subagents []*Agent
+	// ValidateOutput checks the final answer, decoded (numbers as
+	// json.Number), against Policy.OutputSchema and returns nil or the
+	// errors, to show the model (output.go). The host compiles it from
+	// the schema; nil accepts any one JSON value.
+	ValidateOutput func(v any) error
+	Policy
+}
+
+// Policy is what an agent's runs are allowed and told: its prompt, its
+// limits, its approval rules and its output schema. It is plain data, every
+// field JSON-tagged (TestPolicyJSON fails on a field that does not survive
+// the round trip), so that a runtime that rebuilds the agent elsewhere (a
+// Temporal workflow) receives it whole. A new limit is a field here, a
+// row of the stops table (stops.go) and its check.
+type Policy struct {
+	// ContextWindow is the model's context size in tokens; 0 disables compaction.
+	ContextWindow int    `json:"context_window,omitempty"`
+	System        string `json:"system,omitempty"`
+	// StepsMax is the step cap, already clamped to host.max_steps; 0 (or
+	// less) means defaults.MaxSteps, as a config without steps. 1 makes a
+	// text-only agent. Results and events report the cap as StepsMax too.
+	StepsMax int `json:"steps_max"`
+	// Budget is the tool-call budget; 0 means unlimited.
+	Budget int `json:"budget,omitempty"`
+	// Tokens is the limit on the run's tokens (prompt + completion of every
+	// request, subagents' included); 0 means unlimited.
+	Tokens int `json:"tokens,omitempty"`
+	// Cost is the limit on the run's cost in USD, subagents' included; 0
+	// means unlimited. It needs Price on this agent and its subagents.
+	Cost float64 `json:"cost,omitempty"`
+	// Price is the price of the agent's model; nil when unknown (the run's
+	// cost is then unknown too).
+	Price *Price `json:"price,omitempty"`
 	// DoomThreshold is the number of identical consecutive calls that make a
 	// doom loop; 0 means defaults.DoomThreshold.
-	DoomThreshold int
+	DoomThreshold int `json:"doom_threshold,omitempty"`
 	// DoomAction is DoomWarn, DoomStop or DoomAsk; "" means
 	// defaults.DoomAction.
-	DoomAction DoomAction
+	DoomAction DoomAction `json:"doom_action,omitempty"`
 	// FinalStepTools is FinalToolsOmit ("" acts as it) or FinalToolsNone.
-	FinalStepTools FinalTools
-	Retry          RetryPolicy
-	Prompts        Prompts
+	FinalStepTools FinalTools  `json:"final_step_tools,omitempty"`
+	Retry          RetryPolicy `json:"retry"`
+	Prompts        Prompts     `json:"prompts"`
 	// MaxDepth is the subagent nesting limit (host.max_depth); the top-level
 	// run is depth 0. 0 means defaults.MaxDepth, as a config without
 	// max_depth; NoSubagents (any negative value) allows none, which is
 	// what max_depth = 0 in agents.hcl becomes.
-	MaxDepth int
+	MaxDepth int `json:"max_depth"`
 	// MaxCallsPerStep is the number of tool calls taken from one response
 	// (host.max_calls_per_step); the calls past it get an error result
 	// without running. 0 means defaults.MaxCallsPerStep.
-	MaxCallsPerStep int
+	MaxCallsPerStep int `json:"max_calls_per_step,omitempty"`
 	// Approve lists the tools whose calls wait for Runner.Approver's
 	// decision before they run: names or path.Match patterns ("gh__*").
 	// Subagent tools count too.
-	Approve []string
-	// Output, when set, is the schema the run's final answer must
-	// satisfy (output.go).
-	Output *Output
+	Approve []string `json:"approve,omitempty"`
+	// OutputSchema, when set, is the JSON Schema the run's final answer
+	// must satisfy (output.go), as given to the model; Agent.ValidateOutput
+	// checks it. OutputMode is how requests ask for it; "" is
+	// OutputJSONSchema.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	OutputMode   OutputMode      `json:"output_mode,omitempty"`
 }
 
 // NoSubagents is the Agent.MaxDepth that allows no subagent call.

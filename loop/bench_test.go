@@ -24,7 +24,7 @@ func (m *stepModel) Stream(ctx context.Context, req Request, onText func(string)
 // BenchmarkStep measures the loop's own cost per step: one request to a
 // trivial model plus one tool call, with events discarded.
 func BenchmarkStep(b *testing.B) {
-	a := &Agent{Name: "bench", Model: &stepModel{}, Tools: newTools("read_file"), StepsMax: 10, System: "sys"}
+	a := &Agent{Name: "bench", Model: &stepModel{}, Tools: newTools("read_file"), Policy: Policy{StepsMax: 10, System: "sys"}}
 	r := &Runner{Sink: SinkFunc(func(Event) {})}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -14,7 +14,8 @@
 // One file per behaviour: run.go (the run and its steps), final.go (the
 // final step and its prompt), tools.go (executing tool calls), args.go
 // (reading a call's arguments once), slots.go
-// (the bound on the calls that run at once), budget.go,
+// (the bound on the calls that run at once), budget.go, stops.go (the stop
+// reasons),
 // spend.go (tokens, cost, prices and the usage estimate), doom.go, retry.go,
 // compaction.go, subagent.go, approve.go (asking an Approver), output.go
 // (the output schema and its repair), sample.go (a tool's own request to
@@ -23,6 +24,22 @@
 // events); agent.go, types.go and event.go hold the types, wire.go the
 // events' JSON form. docs/decisions.md lists the choices made where a
 // model misbehaves.
+//
+// # Policy and stop reasons
+//
+// An Agent is behaviour (its Model, Tools, Subagents and output validator)
+// around a Policy: the prompt, the limits, the approval rules and the output
+// schema, as plain JSON-tagged data, which host/temporal ships whole to the
+// workflows that rebuild the agent (TestPolicyJSON fails on a field that
+// does not survive JSON). The stop reasons are described once, in the stops
+// table (stops.go): for each, its exit class (completed, limit, aborted,
+// failed), whether it broke the run off, and, for a limit, the check made
+// before each step (the spend limits, the step cap), the prompt of its
+// final step and the sentinel written when the model gives no summary.
+// final.go and output.go read the table, and front ends ask StopReason
+// (IsLimit, ExitClass, EndsWithAnswer, Broken) instead of listing reasons.
+// A new limit is a Policy field, a row of the table and its prompt in
+// package prompts.
 //
 // # History and events
 //
@@ -159,7 +176,8 @@
 //
 // # Structured output
 //
-// Agent.Output is a JSON Schema the final answer must satisfy (output.go):
+// Policy.OutputSchema is a JSON Schema the final answer must satisfy, checked
+// by Agent.ValidateOutput (output.go):
 // the schema in the system message, response_format on the requests that
 // offer no tools, one repair request for an invalid answer, then
 // StopInvalidOutput.

@@ -19,8 +19,17 @@ func TestSubagentElsewhere(t *testing.T) {
 			used(calls("", tc("k1", "list_dir", `{}`)), 300, 10),
 			used(text("child summary"), 320, 10),
 		}}
-		child := &Agent{Name: "explore", Model: childModel, Tools: newTools("list_dir"), StepsMax: 5, Prompts: testPrompts, MaxDepth: 3,
-			Price: &Price{Input: 1, Output: 2, CachedInput: 1}}
+		child := &Agent{
+			Name:  "explore",
+			Model: childModel,
+			Tools: newTools("list_dir"),
+			Policy: Policy{
+				StepsMax: 5,
+				Prompts:  testPrompts,
+				MaxDepth: 3,
+				Price:    &Price{Input: 1, Output: 2, CachedInput: 1},
+			},
+		}
 		m := &fakeModel{script: []reply{
 			used(calls("", tc("p1", "explore", `{"prompt":"look"}`)), 100, 10),
 			used(text("parent summary"), 200, 10),

@@ -36,7 +36,7 @@ func ExampleRunner_Run() {
 		{Message: loop.Message{Role: loop.RoleAssistant, ToolCalls: []loop.ToolCall{{ID: "c1", Name: "now", Arguments: "{}"}}}},
 		{Message: loop.Message{Role: loop.RoleAssistant, Content: "It is noon."}},
 	}
-	agent := &loop.Agent{Name: "clock", Model: model, Tools: clock{}, StepsMax: 5}
+	agent := &loop.Agent{Name: "clock", Model: model, Tools: clock{}, Policy: loop.Policy{StepsMax: 5}}
 	r := &loop.Runner{Sink: loop.SinkFunc(func(e loop.Event) {
 		switch e.Type {
 		case loop.EventStepStart:

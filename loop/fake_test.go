@@ -138,7 +138,7 @@ var testPrompts = Prompts{
 }
 
 func testAgent(m Model, ts Toolset, steps int) *Agent {
-	a := &Agent{Name: "main", ModelID: "fake", Model: m, System: "SYSTEM", StepsMax: steps, Prompts: testPrompts, MaxDepth: 3}
+	a := &Agent{Name: "main", ModelID: "fake", Model: m, Policy: Policy{System: "SYSTEM", StepsMax: steps, Prompts: testPrompts, MaxDepth: 3}}
 	if ts != nil {
 		a.Tools = ts
 	}
@@ -200,7 +200,7 @@ func runChecked(t *testing.T, ctx context.Context, r *Runner, rec *recorder, a *
 		t.Errorf("StepsMax = %d, want %d", res.StepsMax, max(a.StepsMax, 1))
 	}
 	// The repair request of an output schema may go one step past the cap.
-	if extra := btoi(a.Output != nil); res.Steps > res.StepsMax+extra {
+	if extra := btoi(a.hasOutput()); res.Steps > res.StepsMax+extra {
 		t.Errorf("Steps = %d > StepsMax %d", res.Steps, res.StepsMax)
 	}
 	if res.Errors == nil {

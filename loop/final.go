@@ -20,23 +20,35 @@ const (
 func (ru *run) textOnly() bool { return ru.stepsMax == 1 }
 
 // finalStep says whether step is the final step and, when it is, the limit
-// that made it so: a budget or doom-loop stop hit earlier, else the token or
-// cost limit the next request could pass (spendLimit), else the step cap.
+// that made it so: a budget or doom-loop stop hit earlier, else the first
+// limit of the stops table whose check says so (the token or cost limit
+// the next request could pass, then the step cap).
 func (ru *run) finalStep(step int) (bool, StopReason) {
 	if ru.final != "" {
 		return true, ru.final
 	}
-	if ru.limited() {
-		if reason, why := ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools}); reason != "" {
-			ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
-			ru.final = reason
+	for _, s := range stops {
+		if s.check == nil {
+			continue
+		}
+		if reason, why := s.check(ru, step); reason != "" {
+			if why != "" {
+				ru.log.Warn().Int("step", step).Str("reason", string(reason)).Msg("final step: " + why)
+				ru.final = reason
+			}
 			return true, reason
 		}
 	}
-	if step >= ru.stepsMax {
-		return true, StopMaxSteps
-	}
 	return false, ""
+}
+
+// spendCheck is the check of the token and cost limits (stops): whether
+// the next step request could pass one (spendLimit).
+func (ru *run) spendCheck(int) (StopReason, string) {
+	if !ru.limited() {
+		return "", ""
+	}
+	return ru.spendLimit(Request{Messages: ru.history, Tools: ru.tools})
 }
 
 // stepTools returns the tools and tool choice of a step's request, and the
@@ -58,27 +70,20 @@ func (ru *run) stepTools(final bool) (tools []ToolSpec, choice string, offered [
 // reason; an agent with an output schema is asked for the summary in it.
 func (ru *run) finalPrompt(reason StopReason) string {
 	s := ru.limitPrompt(reason)
-	if ru.a.Output != nil {
+	if ru.a.hasOutput() {
 		s += outputSummary
 	}
 	return s
 }
 
-// limitPrompt is the agent's prompt for a final step stopped by reason.
+// limitPrompt is the agent's prompt for a final step stopped by reason
+// (the stops table); a reason without one gets the step cap's.
 func (ru *run) limitPrompt(reason StopReason) string {
-	p := ru.a.Prompts
-	switch reason {
-	case StopBudget:
-		return orDefault(p.Budget, defaultPrompts.Budget)
-	case StopDoomLoop:
-		return orDefault(p.DoomLoop, defaultPrompts.DoomLoop)
-	case StopTokenLimit:
-		return orDefault(p.Tokens, defaultPrompts.Tokens)
-	case StopCostLimit:
-		return orDefault(p.Cost, defaultPrompts.Cost)
-	default:
-		return orDefault(p.MaxSteps, defaultPrompts.MaxSteps)
+	pick := reason.lookup().prompt
+	if pick == nil {
+		pick = StopMaxSteps.lookup().prompt
 	}
+	return orDefault(pick(&ru.a.Prompts), pick(&defaultPrompts))
 }
 
 // finish ends the run with the response to a final step and returns the stop
@@ -111,25 +116,13 @@ func (ru *run) finish(msg Message, step int, reason StopReason) StopReason {
 }
 
 // sentinel is the assistant text written by the host when the model returned
-// no text on a final step.
+// no text on a final step; the stops table says what stopped the run.
 func (ru *run) sentinel(reason StopReason, dropped []string) string {
-	var why string
-	switch reason {
-	case StopBudget:
-		why = fmt.Sprintf("tool-call budget exhausted (%d of %d calls)", ru.used, ru.a.Budget)
-	case StopDoomLoop:
-		why = "doom loop (the same tool call repeated with the same arguments)"
-	case StopTokenLimit:
-		why = fmt.Sprintf("token limit reached (%d tokens used)", ru.res.Usage.TotalTokens)
-	case StopCostLimit:
-		why = "cost limit reached"
-		if c := ru.runCost(); c != nil {
-			why = fmt.Sprintf("cost limit reached ($%s used)", USD(*c))
-		}
-	default:
-		why = fmt.Sprintf("step limit reached (%d of %d steps)", ru.res.Steps, ru.stepsMax)
+	why := reason.lookup().sentinel
+	if why == nil {
+		why = StopMaxSteps.lookup().sentinel
 	}
-	s := "[agenthost] stopped: " + why + "; the model returned no summary."
+	s := "[agenthost] stopped: " + why(ru) + "; the model returned no summary."
 	if len(dropped) > 0 {
 		s += " Dropped tool calls: " + strings.Join(dropped, ", ") + "."
 	}

@@ -20,7 +20,7 @@ func FuzzToolCalls(f *testing.F) {
 	f.Add("read_file\x00", "\xff\xfe", "ah0000001", "")
 	f.Add("list_dir", `{"a":1,"a":2}`, "same", "same")
 	f.Fuzz(func(t *testing.T, name, args, id1, id2 string) {
-		child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child")}}, StepsMax: 1}
+		child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child")}}, Policy: Policy{StepsMax: 1}}
 		m := &fakeModel{script: []reply{
 			calls("", tc(id1, name, args), tc(id2, name, args), tc(id1, name, args)),
 			calls(name, tc(id2, name, args)),

@@ -23,31 +23,25 @@ const (
 	OutputPrompt OutputMode = "prompt"
 )
 
-// Output is the JSON Schema an agent's final answer must satisfy
-// (Agent.Output). The schema is given to the model in the system message;
-// the requests that offer no tools (the final step of a limit, a text-only
-// agent's step, the repair request) also carry it as their
-// ResponseFormat, as Mode says. Steps that offer tools do not: several
-// servers constrain the whole response to a response_format, which would
-// rule out tool calls.
+// Structured output: Policy.OutputSchema is the JSON Schema an agent's
+// final answer must satisfy. The schema is given to the model in the
+// system message; the requests that offer no tools (the final step of a
+// limit, a text-only agent's step, the repair request) also carry it as
+// their ResponseFormat, as Policy.OutputMode says. Steps that offer tools
+// do not: several servers constrain the whole response to a
+// response_format, which would rule out tool calls.
 //
 // The run's last answer is then checked: it must be one JSON value
-// (optionally inside a ``` fence) that Validate accepts. An answer that is
-// not gets one repair request, carrying the errors, as one more step (past
-// the step cap if need be; not made when it would pass the token or cost
-// limit); an answer still invalid ends a completed run with
+// (optionally inside a ``` fence) that Agent.ValidateOutput accepts. An
+// answer that is not gets one repair request, carrying the errors, as one
+// more step (past the step cap if need be; not made when it would pass the
+// token or cost limit); an answer still invalid ends a completed run with
 // StopInvalidOutput, the text kept as Output. A run stopped by a limit
 // keeps its stop reason, with the failure listed in Result.Errors. A valid
 // answer is Result.OutputJSON.
-type Output struct {
-	// Schema is the JSON Schema, as given to the model.
-	Schema json.RawMessage
-	// Mode is how requests ask for it; "" is OutputJSONSchema.
-	Mode OutputMode
-	// Validate checks a decoded JSON value (numbers as json.Number) and
-	// returns nil or the errors, to show the model.
-	Validate func(v any) error
-}
+
+// hasOutput says whether the agent has an output schema.
+func (a *Agent) hasOutput() bool { return len(a.OutputSchema) > 0 }
 
 // ResponseFormat asks a model for JSON (Request.ResponseFormat): Type is
 // "json_schema" (Schema, named Name, given) or "json_object".
@@ -71,10 +65,10 @@ const (
 // outputSystem is the system message of an agent with an output schema:
 // its prompt, then the schema.
 func (a *Agent) outputSystem() string {
-	if a.Output == nil {
+	if !a.hasOutput() {
 		return a.System
 	}
-	s := outputInstruction + string(a.Output.Schema)
+	s := outputInstruction + string(a.OutputSchema)
 	if strings.TrimSpace(a.System) != "" {
 		s = a.System + "\n\n" + s
 	}
@@ -84,29 +78,23 @@ func (a *Agent) outputSystem() string {
 // responseFormat is what a request offering no tools carries for the
 // agent's output schema; nil without one, or in OutputPrompt mode.
 func (ru *run) responseFormat() *ResponseFormat {
-	o := ru.a.Output
-	if o == nil {
+	if !ru.a.hasOutput() {
 		return nil
 	}
-	switch o.Mode {
+	switch ru.a.OutputMode {
 	case OutputPrompt:
 		return nil
 	case OutputJSONObject:
 		return &ResponseFormat{Type: string(OutputJSONObject)}
 	}
-	return &ResponseFormat{Type: string(OutputJSONSchema), Name: ru.a.Name, Schema: o.Schema}
+	return &ResponseFormat{Type: string(OutputJSONSchema), Name: ru.a.Name, Schema: ru.a.OutputSchema}
 }
 
 // checkOutput checks the output of a run that ended with reason against
 // the agent's schema, repairing it once (see Output), and returns the
 // run's stop reason.
 func (ru *run) checkOutput(ctx context.Context, reason StopReason) StopReason {
-	if ru.a.Output == nil || ru.a.Model == nil {
-		return reason
-	}
-	switch reason {
-	case StopCompleted, StopMaxSteps, StopBudget, StopDoomLoop, StopTokenLimit, StopCostLimit:
-	default:
+	if !ru.a.hasOutput() || ru.a.Model == nil || !reason.EndsWithAnswer() {
 		return reason
 	}
 	js, err := ru.parseOutput(ru.lastText)
@@ -152,8 +140,10 @@ func (ru *run) parseOutput(text string) (json.RawMessage, error) {
 	if d.More() {
 		return nil, fmt.Errorf("the answer has text after its JSON value; give one JSON value only")
 	}
-	if err := ru.a.Output.Validate(v); err != nil {
-		return nil, err
+	if validate := ru.a.ValidateOutput; validate != nil {
+		if err := validate(v); err != nil {
+			return nil, err
+		}
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {

@@ -8,28 +8,27 @@ import (
 	"testing"
 )
 
-// answerSchema is the test's output schema: {"answer": string}.
-func answerSchema(mode OutputMode) *Output {
-	return &Output{
-		Schema: json.RawMessage(`{"type":"object","required":["answer"]}`),
-		Mode:   mode,
-		Validate: func(v any) error {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return errors.New("at '': want object")
-			}
-			if _, ok := m["answer"].(string); !ok {
-				return errors.New("at '/answer': missing or not a string")
-			}
-			return nil
-		},
+// setAnswerSchema gives a the test's output schema, {"answer": string},
+// asked for in mode.
+func setAnswerSchema(a *Agent, mode OutputMode) {
+	a.OutputSchema = json.RawMessage(`{"type":"object","required":["answer"]}`)
+	a.OutputMode = mode
+	a.ValidateOutput = func(v any) error {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return errors.New("at '': want object")
+		}
+		if _, ok := m["answer"].(string); !ok {
+			return errors.New("at '/answer': missing or not a string")
+		}
+		return nil
 	}
 }
 
 func TestOutputTextOnly(t *testing.T) {
 	m := &fakeModel{script: []reply{text("```json\n{ \"answer\": \"42\" }\n```")}}
 	a := testAgent(m, nil, 1)
-	a.Output = answerSchema("")
+	setAnswerSchema(a, "")
 	r, rec, _ := testRunner()
 	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 	if res.StopReason != StopCompleted || string(res.OutputJSON) != `{"answer":"42"}` {
@@ -68,7 +67,7 @@ func TestOutputRepair(t *testing.T) {
 			m := &fakeModel{script: []reply{calls("", tc("1", "read_file", `{}`)), text("it is yes"), text(tt.repair)}}
 			ts := newTools("read_file")
 			a := testAgent(m, ts, 5)
-			a.Output = answerSchema(OutputJSONSchema)
+			setAnswerSchema(a, OutputJSONSchema)
 			r, rec, _ := testRunner()
 			res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 			if res.StopReason != tt.stop || string(res.OutputJSON) != tt.json {
@@ -105,7 +104,7 @@ func TestOutputRepair(t *testing.T) {
 func TestOutputLimit(t *testing.T) {
 	m := &fakeModel{script: []reply{calls("", tc("1", "read_file", `{}`)), text(`{"answer":"partial"}`)}}
 	a := testAgent(m, newTools("read_file"), 2)
-	a.Output = answerSchema(OutputJSONObject)
+	setAnswerSchema(a, OutputJSONObject)
 	r, rec, _ := testRunner()
 	res := runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 	if res.StopReason != StopMaxSteps || string(res.OutputJSON) != `{"answer":"partial"}` {
@@ -123,7 +122,7 @@ func TestOutputLimit(t *testing.T) {
 	// stays the stop reason, the failure is listed.
 	m = &fakeModel{script: []reply{calls("", tc("1", "read_file", `{}`)), text("no json"), text("still none")}}
 	a = testAgent(m, newTools("read_file"), 2)
-	a.Output = answerSchema(OutputPrompt)
+	setAnswerSchema(a, OutputPrompt)
 	r, rec, _ = testRunner()
 	res = runChecked(t, context.Background(), r, rec, a, Input{Prompt: "task"})
 	if res.StopReason != StopMaxSteps || res.OutputJSON != nil || len(res.Errors) != 1 {
@@ -141,7 +140,8 @@ func TestOutputLimit(t *testing.T) {
 func TestOutputSubagent(t *testing.T) {
 	sm := &fakeModel{script: []reply{text(`{ "answer" : "x" }`)}}
 	sub := testAgent(sm, nil, 1)
-	sub.Name, sub.Output = "helper", answerSchema("")
+	sub.Name = "helper"
+	setAnswerSchema(sub, "")
 	m := &fakeModel{script: []reply{calls("", tc("1", "helper", `{"prompt":"go"}`)), text("done")}}
 	a := testAgent(m, nil, 5)
 	a.Subagents = []*Agent{sub}

@@ -277,7 +277,7 @@ func TestAbort(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		cm := &fakeModel{script: []reply{{before: cancel, err: fmt.Errorf("read: %w", context.Canceled)}}}
-		child := &Agent{Name: "helper", Model: cm, StepsMax: 3, MaxDepth: 3}
+		child := &Agent{Name: "helper", Model: cm, Policy: Policy{StepsMax: 3, MaxDepth: 3}}
 		m := &fakeModel{script: []reply{calls("", tc("1", "helper", `{"prompt":"x"}`), tc("2", "helper", `{"prompt":"y"}`))}}
 		a := testAgent(m, nil, 5)
 		a.Subagents = []*Agent{child}
@@ -309,7 +309,7 @@ func TestAbort(t *testing.T) {
 }
 
 func TestOnText(t *testing.T) {
-	child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child text")}}, StepsMax: 1}
+	child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child text")}}, Policy: Policy{StepsMax: 1}}
 	m := &fakeModel{script: []reply{calls("calling", tc("1", "helper", `{"prompt":"x"}`)), text("parent text")}}
 	a := testAgent(m, nil, 3)
 	a.Subagents = []*Agent{child}
@@ -325,7 +325,7 @@ func TestOnText(t *testing.T) {
 
 func TestBadAgents(t *testing.T) {
 	r, rec, _ := testRunner()
-	res := runChecked(t, context.Background(), r, rec, &Agent{Name: "nomodel", StepsMax: 2}, Input{Prompt: "x"})
+	res := runChecked(t, context.Background(), r, rec, &Agent{Name: "nomodel", Policy: Policy{StepsMax: 2}}, Input{Prompt: "x"})
 	if res.StopReason != StopError || len(res.Errors) != 1 || !strings.Contains(res.Errors[0], `"nomodel" has no model`) {
 		t.Errorf("got %s %q", res.StopReason, res.Errors)
 	}
@@ -349,9 +349,9 @@ func TestZeroIsDefault(t *testing.T) {
 		maxDepth int
 		wantRun  bool
 	}{{0, true}, {NoSubagents, false}, {1, true}} {
-		child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child")}}, StepsMax: 2}
+		child := &Agent{Name: "helper", Model: &fakeModel{script: []reply{text("child")}}, Policy: Policy{StepsMax: 2}}
 		pm := &fakeModel{script: []reply{calls("", tc("p1", "helper", `{"prompt":"x"}`)), text("ok")}}
-		a := &Agent{Name: "main", Model: pm, StepsMax: 3, Subagents: []*Agent{child}, MaxDepth: tt.maxDepth}
+		a := &Agent{Name: "main", Model: pm, Subagents: []*Agent{child}, Policy: Policy{StepsMax: 3, MaxDepth: tt.maxDepth}}
 		res := (&Runner{}).Run(context.Background(), a, Input{Prompt: "x"})
 		tm := toolMsgs(res.Messages)
 		if len(tm) != 1 || tm[0].IsError == tt.wantRun {

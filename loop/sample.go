@@ -40,18 +40,8 @@ func Sample(ctx context.Context, req Request) (Response, string, error) {
 	}
 	root.sampleMu.Lock()
 	defer root.sampleMu.Unlock()
-	next := EstimateUsage(req, Response{}).PromptTokens
-	var nextCost float64
-	if ru.a.Price != nil {
-		nextCost = ru.a.Price.Cost(Usage{PromptTokens: next})
-	}
-	for r := ru; r != nil; r = r.parent {
-		if t := r.a.Tokens; t > 0 && r.res.Usage.TotalTokens+next > t {
-			return Response{}, "", &SpendLimitError{StopTokenLimit, fmt.Sprintf("agent %s: %d tokens used, this request about %d, limit %d", r.a.Name, r.res.Usage.TotalTokens, next, t)}
-		}
-		if c := r.a.Cost; c > 0 && r.spent.cost+nextCost > c {
-			return Response{}, "", &SpendLimitError{StopCostLimit, fmt.Sprintf("agent %s: $%s used, this request about $%s, limit $%s", r.a.Name, USD(r.spent.cost), USD(nextCost), USD(c))}
-		}
+	if reason, why := ru.overLimit(EstimateUsage(req, Response{}).PromptTokens, "this request"); reason != "" {
+		return Response{}, "", &SpendLimitError{reason, why}
 	}
 	resp, err := ru.a.Model.Stream(ctx, req, nil)
 	if err != nil {

@@ -114,27 +114,36 @@ func (ru *run) limited() bool {
 	return false
 }
 
-// spendLimit says whether the next request could pass the token or cost
-// limit of this run or of a run above it (a subagent's requests count for
-// its parents): the tokens so far plus the next prompt, projected as the
-// last step's prompt (or, before the first step, estimated from the
-// history), past the limit. It returns the stop reason and a description
-// for the log, or "".
+// spendLimit says whether the next step request could pass the token or
+// cost limit of this run or of a run above it (overLimit), its prompt
+// projected as the last step's prompt (or, before the first step,
+// estimated from the history). It returns the stop reason and a
+// description for the log, or "".
 func (ru *run) spendLimit(req Request) (StopReason, string) {
 	next := ru.spent.lastPrompt
 	if next == 0 {
 		next = EstimateUsage(req, Response{}).PromptTokens
 	}
+	return ru.overLimit(next, "next request")
+}
+
+// overLimit is the one spend check: whether a request with a prompt of
+// about next tokens, sent by this run, could pass the token or cost limit
+// of this run or of a run above it (a subagent's requests count for its
+// parents): the tokens so far plus next, or the cost so far plus next's
+// at the agent's price, past the limit. It returns the stop reason and a
+// description naming the request as what ("next request"), or "".
+func (ru *run) overLimit(next int, what string) (StopReason, string) {
 	var nextCost float64
 	if ru.a.Price != nil {
 		nextCost = ru.a.Price.Cost(Usage{PromptTokens: next})
 	}
 	for r := ru; r != nil; r = r.parent {
 		if t := r.a.Tokens; t > 0 && r.res.Usage.TotalTokens+next > t {
-			return StopTokenLimit, fmt.Sprintf("agent %s: %d tokens used, next request about %d, limit %d", r.a.Name, r.res.Usage.TotalTokens, next, t)
+			return StopTokenLimit, fmt.Sprintf("agent %s: %d tokens used, %s about %d, limit %d", r.a.Name, r.res.Usage.TotalTokens, what, next, t)
 		}
 		if c := r.a.Cost; c > 0 && r.spent.cost+nextCost > c {
-			return StopCostLimit, fmt.Sprintf("agent %s: $%s used, next request about $%s, limit $%s", r.a.Name, USD(r.spent.cost), USD(nextCost), USD(c))
+			return StopCostLimit, fmt.Sprintf("agent %s: $%s used, %s about $%s, limit $%s", r.a.Name, USD(r.spent.cost), what, USD(nextCost), USD(c))
 		}
 	}
 	return "", ""

@@ -123,7 +123,7 @@ func TestSubagentUsageCountsForParent(t *testing.T) {
 		used(calls("", tc("k1", "list_dir", `{}`)), 300, 10),
 		used(text("child summary"), 320, 10),
 	}}
-	child := &Agent{Name: "explore", Model: childModel, Tools: newTools("list_dir"), StepsMax: 5, Prompts: testPrompts, MaxDepth: 3}
+	child := &Agent{Name: "explore", Model: childModel, Tools: newTools("list_dir"), Policy: Policy{StepsMax: 5, Prompts: testPrompts, MaxDepth: 3}}
 	m := &fakeModel{script: []reply{
 		used(calls("", tc("p1", "explore", `{"prompt":"look"}`)), 100, 10),
 		used(text("parent summary"), 200, 10),
@@ -150,7 +150,7 @@ func TestSubagentOwnLimitEndsOnlyIt(t *testing.T) {
 		used(calls("", tc("k1", "list_dir", `{}`)), 300, 10),
 		used(text("child summary"), 320, 10),
 	}}
-	child := &Agent{Name: "explore", Model: childModel, Tools: newTools("list_dir"), StepsMax: 5, Prompts: testPrompts, MaxDepth: 3, Tokens: 500}
+	child := &Agent{Name: "explore", Model: childModel, Tools: newTools("list_dir"), Policy: Policy{StepsMax: 5, Prompts: testPrompts, MaxDepth: 3, Tokens: 500}}
 	m := &fakeModel{script: []reply{
 		used(calls("", tc("p1", "explore", `{"prompt":"look"}`)), 100, 10),
 		used(text("parent done"), 200, 10),

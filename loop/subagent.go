@@ -75,7 +75,7 @@ func (ru *run) callSubagent(ctx context.Context, c ToolCall, sub *Agent) (string
 	for _, e := range child.Errors {
 		ru.res.Errors = append(ru.res.Errors, "subagent "+sub.Name+": "+e)
 	}
-	isErr := child.StopReason == StopProviderError || child.StopReason == StopError || child.StopReason == StopAborted
+	isErr := child.StopReason.Broken()
 	ru.log.Info().Str("subagent", sub.Name).Str("call_id", c.ID).Str("stop_reason", string(child.StopReason)).
 		Int("steps", child.Steps).Dur("duration", dur).Msg("subagent end")
 	ru.emit(Event{Type: EventSubagentEnd, Step: ru.res.Steps, StepsMax: ru.stepsMax, CallID: c.ID, Tool: sub.Name,
@@ -166,7 +166,7 @@ func (r *Runner) RunSubagent(ctx context.Context, s SubagentRun) *Result {
 		an := s.Above[i]
 		parent = &run{
 			r:      r,
-			a:      &Agent{Name: an.Agent, Tokens: an.Tokens, Cost: an.Cost},
+			a:      &Agent{Name: an.Agent, Policy: Policy{Tokens: an.Tokens, Cost: an.Cost}},
 			depth:  s.Depth - 1 - i,
 			parent: parent,
 			res:    &Result{Agent: an.Agent, Usage: an.Used},

@@ -15,7 +15,7 @@ func TestSubagent(t *testing.T) {
 		text("child found 3 files"),
 	}}
 	childTools := newTools("list_dir")
-	child := &Agent{Name: "explore", Description: "explores", Model: childModel, Tools: childTools, StepsMax: 3, Prompts: testPrompts, MaxDepth: 3}
+	child := &Agent{Name: "explore", Description: "explores", Model: childModel, Tools: childTools, Policy: Policy{StepsMax: 3, Prompts: testPrompts, MaxDepth: 3}}
 	m := &fakeModel{script: []reply{
 		calls("", tc("p1", "explore", `{"prompt":"look around"}`)),
 		text("parent done"),
@@ -85,7 +85,7 @@ func TestSubagentErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cm := &fakeModel{script: tt.child}
-			child := &Agent{Name: "helper", Model: cm, StepsMax: 2, MaxDepth: 3}
+			child := &Agent{Name: "helper", Model: cm, Policy: Policy{StepsMax: 2, MaxDepth: 3}}
 			m := &fakeModel{script: []reply{calls("", tc("p1", "helper", tt.args)), text("ok")}}
 			a := testAgent(m, nil, 5)
 			a.Subagents, a.MaxDepth = []*Agent{child}, tt.maxDepth
@@ -111,9 +111,9 @@ func TestSubagentErrors(t *testing.T) {
 func TestNestedSubagentDepth(t *testing.T) {
 	// main → a → b, with max_depth 1: a runs, a's call to b is refused.
 	bm := &fakeModel{}
-	b := &Agent{Name: "b", Model: bm, StepsMax: 2, MaxDepth: 1}
+	b := &Agent{Name: "b", Model: bm, Policy: Policy{StepsMax: 2, MaxDepth: 1}}
 	am := &fakeModel{script: []reply{calls("", tc("x", "b", `{"prompt":"deeper"}`)), text("a done")}}
-	aa := &Agent{Name: "a", Model: am, StepsMax: 3, MaxDepth: 1, Subagents: []*Agent{b}}
+	aa := &Agent{Name: "a", Model: am, Subagents: []*Agent{b}, Policy: Policy{StepsMax: 3, MaxDepth: 1}}
 	m := &fakeModel{script: []reply{calls("", tc("y", "a", `{"prompt":"go"}`)), text("main done")}}
 	top := testAgent(m, nil, 3)
 	top.MaxDepth, top.Subagents = 1, []*Agent{aa}
@@ -134,7 +134,7 @@ func TestNestedSubagentDepth(t *testing.T) {
 // set by the loop itself; a subagent's result carries none (its run is part
 // of the parent's session, not a session of its own).
 func TestSessionInResult(t *testing.T) {
-	child := &Agent{Name: "explore", Model: &fakeModel{script: []reply{text("found")}}, StepsMax: 2, Prompts: testPrompts, MaxDepth: 3}
+	child := &Agent{Name: "explore", Model: &fakeModel{script: []reply{text("found")}}, Policy: Policy{StepsMax: 2, Prompts: testPrompts, MaxDepth: 3}}
 	m := &fakeModel{script: []reply{calls("", tc("p1", "explore", `{"prompt":"look"}`)), text("done")}}
 	a := testAgent(m, nil, 3)
 	a.Subagents = []*Agent{child}

@@ -76,7 +76,7 @@ type Request struct {
 	Messages   []Message  `json:"messages"`
 	Tools      []ToolSpec `json:"tools,omitempty"`
 	ToolChoice string     `json:"tool_choice,omitempty"`
-	// ResponseFormat, when set, asks for JSON (Agent.Output); only on
+	// ResponseFormat, when set, asks for JSON (Policy.OutputSchema); only on
 	// requests that offer no tools.
 	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }

@@ -113,20 +113,18 @@ func runError(e *env, err error, path string) int {
 	return exitError
 }
 
-// exitCode maps a stop reason to the process exit code (docs/cli.md, "Exit codes").
+// exitCode maps a stop reason to the process exit code (docs/cli.md, "Exit
+// codes"), one per class of loop's stops table.
 func exitCode(r loop.StopReason) int {
-	switch r {
-	case loop.StopCompleted:
+	switch r.ExitClass() {
+	case loop.ExitCompleted:
 		return exitOK
-	case loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop, loop.StopTokenLimit, loop.StopCostLimit:
+	case loop.ExitLimit:
 		return exitLimit
-	case loop.StopAborted:
+	case loop.ExitAborted:
 		return exitAborted
-	case loop.StopInvalidOutput:
-		return exitError
-	default:
-		return exitError
 	}
+	return exitError
 }
 
 // maxStdinPrompt is the most `run -` reads from stdin: 16 MiB. A bigger

@@ -412,7 +412,7 @@ func agentResult(ctx context.Context, h *host.Host, name string, res *loop.Resul
 		Output: res.Output, Errors: res.Errors,
 	}
 	zerolog.Ctx(ctx).Info().Str("agent", name).Str("session", res.Session).Str("stop_reason", string(res.StopReason)).Int("steps", res.Steps).Msg("served agent run")
-	if h.Agent(name).Output != nil {
+	if len(h.Agent(name).OutputSchema) > 0 {
 		// The agent's own schema is the tool's output schema: its answer
 		// is the structured content, and the run's summary goes in _meta.
 		out := &mcp.CallToolResult{

@@ -250,8 +250,8 @@ func New(ctx context.Context, h *host.Host, opts Options) (*Server, error) {
 			served[name] = fmt.Sprintf("agent %q", name)
 			la := h.Agent(name)
 			var out any = agentOutput
-			if la.Output != nil {
-				out = la.Output.Schema // structuredContent is the agent's answer
+			if len(la.OutputSchema) > 0 {
+				out = la.OutputSchema // structuredContent is the agent's answer
 			}
 			srv.AddTool(&mcp.Tool{Name: name, Description: la.Description, InputSchema: agentInput, OutputSchema: out}, srv.track(func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return srv.runAgent(ctx, h, name, req), nil
@@ -362,15 +362,9 @@ func contentOf(res loop.ToolResult) []mcp.Content {
 }
 
 // limitOrDone reports whether a run ended with an answer: completed, or
-// stopped by a limit after its final summary. Other ends (provider error,
-// error, aborted) are error results.
-func limitOrDone(r loop.StopReason) bool {
-	switch r {
-	case loop.StopCompleted, loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop:
-		return true
-	}
-	return false
-}
+// stopped by a limit after its final summary (loop's stops table). Other
+// ends (provider error, error, aborted, invalid output) are error results.
+func limitOrDone(r loop.StopReason) bool { return r.EndsWithAnswer() }
 
 func errResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}

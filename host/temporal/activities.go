@@ -55,15 +55,8 @@ func (a *Activities) Describe(ctx context.Context, name string) (AgentSpec, erro
 
 func (a *Activities) describe(ag *loop.Agent) *AgentSpec {
 	s := &AgentSpec{
-		Name: ag.Name, Description: ag.Description, ModelID: ag.ModelID, ContextWindow: ag.ContextWindow,
-		System: ag.System, StepsMax: ag.StepsMax, Budget: ag.Budget, Tokens: ag.Tokens, Cost: ag.Cost, Price: ag.Price,
-		DoomThreshold: ag.DoomThreshold, DoomAction: ag.DoomAction, FinalStepTools: ag.FinalStepTools,
-		Retry: ag.Retry, Prompts: ag.Prompts, MaxDepth: ag.MaxDepth, MaxCallsPerStep: ag.MaxCallsPerStep,
+		Name: ag.Name, Description: ag.Description, ModelID: ag.ModelID, Policy: ag.Policy,
 		ModelTimeout: a.Agents.ModelTimeout(ag.Name), Heartbeat: a.Heartbeat,
-		Approve: ag.Approve,
-	}
-	if ag.Output != nil {
-		s.OutputSchema, s.OutputMode = ag.Output.Schema, ag.Output.Mode
 	}
 	if ag.Tools != nil {
 		s.Tools = ag.Tools.Tools()

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -107,30 +106,18 @@ type SubagentOutput struct {
 
 // AgentSpec is what a workflow knows of an agent: a loop.Agent without its
 // model and tools, which stay on the workers, plus the timeouts of their
-// activities.
+// activities. Its Policy travels whole (its JSON fields inline, as they
+// were when AgentSpec listed them one by one, so runs in flight replay):
+// a limit added to loop.Policy reaches durable runs without a change here
+// (TestSpecPolicy).
 type AgentSpec struct {
-	Name           string           `json:"name"`
-	Description    string           `json:"description"`
-	ModelID        string           `json:"model_id"`
-	ContextWindow  int              `json:"context_window,omitempty"`
-	System         string           `json:"system,omitempty"`
-	StepsMax       int              `json:"steps_max"`
-	Budget         int              `json:"budget,omitempty"`
-	Tokens         int              `json:"tokens,omitempty"`
-	Cost           float64          `json:"cost,omitempty"`
-	Price          *loop.Price      `json:"price,omitempty"`
-	Tools          []loop.ToolSpec  `json:"tools,omitempty"`
-	Checked        bool             `json:"checked,omitempty"` // the toolset checks arguments (loop.ArgumentChecker)
-	Subagents      []*AgentSpec     `json:"subagents,omitempty"`
-	DoomThreshold  int              `json:"doom_threshold,omitempty"`
-	DoomAction     loop.DoomAction  `json:"doom_action,omitempty"`
-	FinalStepTools loop.FinalTools  `json:"final_step_tools,omitempty"`
-	Retry          loop.RetryPolicy `json:"retry"`
-	Prompts        loop.Prompts     `json:"prompts"`
-	MaxDepth       int              `json:"max_depth"`
-	// MaxCallsPerStep is loop.Agent.MaxCallsPerStep; 0 (a run started
-	// before it was sent) means the default.
-	MaxCallsPerStep int `json:"max_calls_per_step,omitempty"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	ModelID     string `json:"model_id"`
+	loop.Policy
+	Tools     []loop.ToolSpec `json:"tools,omitempty"`
+	Checked   bool            `json:"checked,omitempty"` // the toolset checks arguments (loop.ArgumentChecker)
+	Subagents []*AgentSpec    `json:"subagents,omitempty"`
 	// ModelTimeout bounds one model request (the provider's
 	// request_timeout); ToolTimeouts one call of each tool (the plugin's
 	// limits.timeout). 0 means the package default.
@@ -139,11 +126,6 @@ type AgentSpec struct {
 	// Heartbeat is the describing worker's heartbeat timeout
 	// (Activities.Heartbeat), used when the run's Options set none.
 	Heartbeat time.Duration `json:"heartbeat,omitempty"`
-	// Approve is loop.Agent.Approve; OutputSchema and OutputMode its
-	// Output (the workflow compiles the validator).
-	Approve      []string        `json:"approve,omitempty"`
-	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	OutputMode   loop.OutputMode `json:"output_mode,omitempty"`
 }
 
 // Waiting answers QueryWaiting: the call of the workflow that waits for a

@@ -218,16 +218,10 @@ func (st *state) subagent(ctx workflow.Context, s loop.SubagentRun) *loop.Result
 // a toolset that run activities.
 func (st *state) agent(spec *AgentSpec) *loop.Agent {
 	a := &loop.Agent{
-		Name: spec.Name, Description: spec.Description, ModelID: spec.ModelID, ContextWindow: spec.ContextWindow,
-		System: spec.System, StepsMax: spec.StepsMax, Budget: spec.Budget, Tokens: spec.Tokens, Cost: spec.Cost,
-		Price: spec.Price, DoomThreshold: spec.DoomThreshold, DoomAction: spec.DoomAction,
-		FinalStepTools: spec.FinalStepTools, Retry: spec.Retry, Prompts: spec.Prompts, MaxDepth: spec.MaxDepth,
-		MaxCallsPerStep: spec.MaxCallsPerStep,
-		Model:           &model{st: st, spec: spec},
-		Approve:         spec.Approve,
-	}
-	if spec.OutputSchema != nil {
-		a.Output = host.OutputValidator(spec.OutputSchema, string(spec.OutputMode))
+		Name: spec.Name, Description: spec.Description, ModelID: spec.ModelID,
+		Model:          &model{st: st, spec: spec},
+		ValidateOutput: host.OutputValidator(spec.OutputSchema),
+		Policy:         spec.Policy,
 	}
 	if len(spec.Tools) > 0 {
 		ts := &toolset{st: st, spec: spec}

@@ -155,8 +155,18 @@ type scenario struct {
 }
 
 func agent(name string, m *scriptModel, ts *tools, steps int) *loop.Agent {
-	a := &loop.Agent{Name: name, ModelID: "fake-" + name, Model: m, System: "SYSTEM " + name, StepsMax: steps, Prompts: prompts, MaxDepth: 2,
-		Retry: loop.RetryPolicy{Attempts: 3, Initial: time.Second, MaxDelay: 5 * time.Second}}
+	a := &loop.Agent{
+		Name:    name,
+		ModelID: "fake-" + name,
+		Model:   m,
+		Policy: loop.Policy{
+			System:   "SYSTEM " + name,
+			StepsMax: steps,
+			Prompts:  prompts,
+			MaxDepth: 2,
+			Retry:    loop.RetryPolicy{Attempts: 3, Initial: time.Second, MaxDelay: 5 * time.Second},
+		},
+	}
 	if ts != nil {
 		a.Tools = ts
 	}
@@ -226,7 +236,8 @@ var scenarios = []scenario{
 	{name: "output_schema", build: func() built {
 		m := &scriptModel{script: []reply{calls(tc("c1", "read", `{}`)), text("not json"), text(`{"answer": "ok"}`)}}
 		return one("main", m, newTools("read"), 5, func(a *loop.Agent) {
-			a.Output = host.OutputValidator([]byte(`{"type":"object","required":["answer"]}`), "json_object")
+			a.OutputSchema, a.OutputMode = []byte(`{"type":"object","required":["answer"]}`), loop.OutputJSONObject
+			a.ValidateOutput = host.OutputValidator(a.OutputSchema)
 		})
 	}, check: func(t *testing.T, res *loop.Result, b built) {
 		reqs := b.models["main"].reqs

@@ -303,8 +303,7 @@ func (r *Run) end(f *frame, ev loop.Event) {
 		if len(res.Errors) > 0 {
 			attrs = append(attrs, attribute.StringSlice(keyErrors, res.Errors))
 		}
-		switch res.StopReason {
-		case loop.StopMaxSteps, loop.StopBudget, loop.StopDoomLoop, loop.StopTokenLimit, loop.StopCostLimit:
+		if res.StopReason.IsLimit() {
 			f.limit(string(res.StopReason))
 		}
 		if len(f.limits) > 0 {
@@ -326,10 +325,11 @@ func (r *Run) end(f *frame, ev loop.Event) {
 	}
 }
 
-// failed reports the stop reasons that are failures of the run (the exit
-// codes 1 and 130), not limits doing their job.
+// failed reports the stop reasons with which a run broke off
+// (loop.StopReason.Broken): not limits doing their job, nor an answer
+// that does not satisfy the output schema.
 func failed(s loop.StopReason) bool {
-	return s == loop.StopProviderError || s == loop.StopError || s == loop.StopAborted
+	return s.Broken()
 }
 
 // stepStart opens the chat span of a step's request.

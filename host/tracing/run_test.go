@@ -122,7 +122,7 @@ func TestLimitsAndToolErrors(t *testing.T) {
 		{resp: loop.Response{Message: loop.Message{Role: loop.RoleAssistant, Content: "summary",
 			ToolCalls: []loop.ToolCall{{ID: "late", Name: "echo", Arguments: "{}"}}}, FinishReason: "tool_calls"}},
 	}}
-	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, StepsMax: 5, Budget: 2}
+	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, Policy: loop.Policy{StepsMax: 5, Budget: 2}}
 	res, spans := traceRun(t, a, nil, nil)
 
 	agents := named(spans, "invoke_agent main")
@@ -216,7 +216,7 @@ func TestLimitsAndToolErrors(t *testing.T) {
 // limit hit and an event, the stop reason stays completed.
 func TestDoomLoopWarning(t *testing.T) {
 	model := &script{replies: []reply{{resp: calls("echo")}, {resp: calls("echo")}, {resp: text("done")}}}
-	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, StepsMax: 6, DoomThreshold: 2, DoomAction: loop.DoomWarn}
+	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, Policy: loop.Policy{StepsMax: 6, DoomThreshold: 2, DoomAction: loop.DoomWarn}}
 	res, spans := traceRun(t, a, nil, nil)
 	if res.StopReason != loop.StopCompleted {
 		t.Fatalf("stop reason %s", res.StopReason)
@@ -237,7 +237,7 @@ func TestDoomLoopWarning(t *testing.T) {
 // span and on the agent's span.
 func TestProviderError(t *testing.T) {
 	model := &script{replies: []reply{{err: &loop.ProviderError{Status: 401, Message: "bad key"}}}}
-	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, StepsMax: 3}
+	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Policy: loop.Policy{StepsMax: 3}}
 	res, spans := traceRun(t, a, nil, nil)
 	if res.StopReason != loop.StopProviderError {
 		t.Fatalf("stop reason %s", res.StopReason)
@@ -253,10 +253,18 @@ func TestProviderError(t *testing.T) {
 // TestSubagentNesting: a subagent's invoke_agent span is the child of the
 // execute_tool span of the call that ran it, in the same trace.
 func TestSubagentNesting(t *testing.T) {
-	sub := &loop.Agent{Name: "helper", ModelID: "m-2", Model: &script{replies: []reply{{resp: calls("echo")}, {resp: text("helped")}}}, Tools: tools{}, StepsMax: 3}
-	main := &loop.Agent{Name: "main", ModelID: "m-1", StepsMax: 4, MaxDepth: 2, Subagents: []*loop.Agent{sub},
+	sub := &loop.Agent{Name: "helper", ModelID: "m-2", Model: &script{replies: []reply{{resp: calls("echo")}, {resp: text("helped")}}}, Tools: tools{}, Policy: loop.Policy{StepsMax: 3}}
+	main := &loop.Agent{
+		Name:      "main",
+		ModelID:   "m-1",
+		Subagents: []*loop.Agent{sub},
 		Model: &script{replies: []reply{{resp: loop.Response{Message: loop.Message{Role: loop.RoleAssistant,
-			ToolCalls: []loop.ToolCall{{ID: "s1", Name: "helper", Arguments: `{"prompt":"help"}`}}}, FinishReason: "tool_calls"}}, {resp: text("done")}}}}
+			ToolCalls: []loop.ToolCall{{ID: "s1", Name: "helper", Arguments: `{"prompt":"help"}`}}}, FinishReason: "tool_calls"}}, {resp: text("done")}}},
+		Policy: loop.Policy{
+			StepsMax: 4,
+			MaxDepth: 2,
+		},
+	}
 	_, spans := traceRun(t, main, nil, nil)
 	root := named(spans, "invoke_agent main")
 	call := named(spans, "execute_tool helper")
@@ -294,7 +302,7 @@ func TestContentCapture(t *testing.T) {
 	history := []loop.Message{{Role: loop.RoleUser, Content: "earlier secret question"}, {Role: loop.RoleAssistant, Content: "earlier secret answer"}}
 	run := func(env map[string]string) tracetest.SpanStubs {
 		model := &script{replies: []reply{{resp: calls("echo")}, {resp: text("secret final answer")}}}
-		a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, StepsMax: 3, System: "secret system prompt"}
+		a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, Policy: loop.Policy{StepsMax: 3, System: "secret system prompt"}}
 		_, spans := traceRun(t, a, env, history)
 		return spans
 	}
@@ -417,7 +425,7 @@ var _ sdktrace.SpanExporter = (*tracetest.InMemoryExporter)(nil)
 // the decision and who made it (here nobody could: denied).
 func TestApprovalEvents(t *testing.T) {
 	model := &script{replies: []reply{{resp: calls("echo")}, {resp: text("done")}}}
-	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, StepsMax: 4, Approve: []string{"ech*"}}
+	a := &loop.Agent{Name: "main", ModelID: "m-1", Model: model, Tools: tools{}, Policy: loop.Policy{StepsMax: 4, Approve: []string{"ech*"}}}
 	res, spans := traceRun(t, a, nil, nil)
 	if res.StopReason != loop.StopCompleted || res.ToolCalls != 0 {
 		t.Fatalf("stop reason %s, %d calls", res.StopReason, res.ToolCalls)

@@ -52,7 +52,7 @@ func text(s string) loop.Response {
 // live history the loop ended with, without the system message.
 func runInto(t *testing.T, s *Session, m loop.Model, prompt string, history []loop.Message) []loop.Message {
 	t.Helper()
-	a := &loop.Agent{Name: "a", ModelID: "m", Model: m, System: "sys", StepsMax: 10, Tools: echoTools{}, ContextWindow: 1000}
+	a := &loop.Agent{Name: "a", ModelID: "m", Model: m, Tools: echoTools{}, Policy: loop.Policy{System: "sys", StepsMax: 10, ContextWindow: 1000}}
 	res := (&loop.Runner{Sink: s}).Run(context.Background(), a, loop.Input{Prompt: prompt, History: history})
 	if res.StopReason != loop.StopCompleted {
 		t.Fatalf("run stopped with %s, errors %v", res.StopReason, res.Errors)
