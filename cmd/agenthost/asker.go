@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/callview"
@@ -26,7 +27,7 @@ type approveFlags struct {
 	yes      bool
 }
 
-func addApproveFlags(fs *flag.FlagSet) *approveFlags {
+func addApproveFlags(fs *pflag.FlagSet) *approveFlags {
 	af := &approveFlags{}
 	fs.Func("approve", "run the calls of tools matching `pattern` (a name, or * ? [...]) without asking; repeatable", func(s string) error {
 		if err := loop.ApprovePatternError(s); err != nil {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agenthost/agenthost/host"
@@ -36,69 +37,77 @@ Up and Down recall earlier lines, of this chat and of earlier ones; a pasted
 text is one message (its line breaks show as ⏎); Enter sends.
 `
 
-// cmdChat is `agenthost chat`: an interactive loop on a terminal. Each line
+// newChatCmd is `agenthost chat`: an interactive loop on a terminal. Each line
 // is one run (host.Run) continuing the same session, rendered as `run`
 // renders it (output.go); every limit applies per turn, as for
 // `run --session`. The input line is read with golang.org/x/term's
 // Terminal (line editing, history) on the controlling terminal; during a
 // turn the terminal is back in its normal mode, so Ctrl-C is a SIGINT and
 // stops that turn only.
-func cmdChat(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("chat", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
-	agentFlag := fs.String("a", "", "`agent` to talk to (default: the one with default = true, or the only one)")
-	sessionFlag := fs.String("session", "", "continue the session with this `id`")
-	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+func newChatCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Talk to an agent on a terminal, one turn per line",
+		Long: `Talk to an agent on a terminal: each line you enter is one run that continues the same
+session. Ctrl-C stops a turn; Ctrl-D or Ctrl-C at an empty prompt leaves. /help lists the
+chat's commands.`,
+		Example: `  agenthost chat
+  agenthost chat -a explore --session last`,
+		ValidArgsFunction: noFiles,
+	}
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
+	agentFlag := agentFlag(fs, "`agent` to talk to (default: the one with default = true, or the only one)")
+	sessionFlag := sessionFlag(fs)
+	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
 	af := addApproveFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) > 0 {
-		return usageErr(e, "chat takes no arguments (got %q): type the prompts at its prompt, or use agenthost run PROMPT", pos)
-	}
-	in, ok := e.stdin.(*os.File)
-	if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
-		return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
-	}
-	e.guardLines()
-	logger, code := newLogger(*logLevel, e, showsProgress(e, false, false))
-	if code != exitOK {
-		return code
-	}
-	ctx = logger.WithContext(ctx)
-	path := configPath(*cfgFlag, e)
-	h, code := loadHost(ctx, path, mcpUsers(hostOptions(e), e), e)
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(context.WithoutCancel(ctx))
-	if code := resolveSession(h.Config.Host.DataDir, sessionFlag, e); code != exitOK {
-		return code
-	}
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "chat takes no arguments (got %q): type the prompts at its prompt, or use agenthost run PROMPT", pos)
+		}
+		in, ok := e.stdin.(*os.File)
+		if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
+			return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
+		}
+		e.guardLines()
+		logger, code := newLogger(*logLevel, e, showsProgress(e, false, false))
+		if code != exitOK {
+			return code
+		}
+		ctx = logger.WithContext(ctx)
+		path := configPath(*cfgFlag, e)
+		h, code := loadHost(ctx, path, mcpUsers(hostOptions(e), e), e)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close(context.WithoutCancel(ctx))
+		if code := resolveSession(h.Config.Host.DataDir, sessionFlag, e); code != exitOK {
+			return code
+		}
 
-	// The input line is read on the controlling terminal, like the
-	// doom-loop question (asker.go); stdin when there is none.
-	tty := in
-	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
-		tty = f
-		defer f.Close()
-	}
-	c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
-	c.keyArgs = chatKeyArgs(h.Tools())
-	keys := &chatKeys{r: tty}
-	c.line = term.NewTerminal(struct {
-		io.Reader
-		io.Writer
-	}{keys, tty}, chatPrompt)
-	c.line.AutoCompleteCallback = keys.complete
-	hist, err := openHistory(e)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
-	}
-	defer hist.Close()
-	c.line.History = hist
-	return c.loop(ctx)
+		// The input line is read on the controlling terminal, like the
+		// doom-loop question (asker.go); stdin when there is none.
+		tty := in
+		if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+			tty = f
+			defer f.Close()
+		}
+		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
+		c.keyArgs = chatKeyArgs(h.Tools())
+		keys := &chatKeys{r: tty}
+		c.line = term.NewTerminal(struct {
+			io.Reader
+			io.Writer
+		}{keys, tty}, chatPrompt)
+		c.line.AutoCompleteCallback = keys.complete
+		hist, err := openHistory(e)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
+		}
+		defer hist.Close()
+		c.line.History = hist
+		return c.loop(ctx)
+	})
 }
 
 // chat is the state of one `agenthost chat`.

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -38,9 +35,6 @@ type env struct {
 	// con, once guardLines made it, is what stdout and stderr write
 	// through (console.go).
 	con *console
-	// describe, when set, receives the flag set of the command called
-	// to describe its flags (commands.go).
-	describe **flag.FlagSet
 }
 
 // Main runs the command line of the process and returns the exit code. A
@@ -89,73 +83,8 @@ func version() string {
 	return "devel"
 }
 
-// newFlags makes a flag set that reports errors to stderr and never exits.
-func newFlags(name string, e *env) *flag.FlagSet {
-	fs := flag.NewFlagSet("agenthost "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	if e.describe != nil {
-		*e.describe = fs
-	}
-	return fs
-}
-
-// parseFlags parses flags, allowing them after positional arguments too
-// (agenthost run "task" --json). It returns the positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	if len(args) == 1 && args[0] == describeArg {
-		return nil, errDescribe
-	}
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if terminated(fs, args[:len(args)-len(rest)]) {
-			// "--" ends the flags: all that follows is positional, even
-			// what looks like a flag (a call id "--always").
-			return append(pos, rest...), nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// terminated reports whether fs.Parse stopped at the terminator "--": it
-// is the last of the arguments parsed, and not the value of a flag before
-// it ("--reason --"). It reads them as the flag package does.
-func terminated(fs *flag.FlagSet, parsed []string) bool {
-	for i := 0; i < len(parsed); i++ {
-		a := parsed[i]
-		if a == "--" {
-			return i == len(parsed)-1
-		}
-		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-		if strings.Contains(name, "=") {
-			continue
-		}
-		if f := fs.Lookup(name); f != nil {
-			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
-				i++ // its value
-			}
-		}
-	}
-	return false
-}
-
 // usageErr prints a usage error and returns the usage exit code.
 func usageErr(e *env, format string, a ...any) int {
 	fmt.Fprintf(e.stderr, "agenthost: "+format+"\n", a...)
-	return exitUsage
-}
-
-// flagExit is the exit code after a flag error: 0 when -h was asked.
-func flagExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
 	return exitUsage
 }

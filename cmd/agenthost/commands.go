@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/agenthost/agenthost/internal/toolname"
@@ -22,69 +19,17 @@ import (
 // --help (on stdout), `help CMD`, suggestions for a mistyped command or
 // flag, shell completion and the man pages, all from one description.
 //
-// Each command's flags are declared once, where its logic is, with the
-// standard flag package (cmdRun, cmdTools, ...). The tree learns them by
-// calling the command in describe mode (newFlags hands the flag set over
-// and parseFlags stops before anything runs), so help, completion and the
-// man pages list exactly the flags the command parses. Cobra checks the
-// command line first (unknown commands and flags, with suggestions); the
-// command then parses its own arguments as typed.
-
-// longNames are the long names of the one-letter flags: -a is --agent.
-// The commands parse the one-letter name (goNames).
-var longNames = map[string]string{"a": "agent", "c": "config", "v": "verbose"}
-
-// goNames rewrites the long names of one-letter flags (--agent X,
-// --config=F) into the names the commands parse (-a X, -c=F).
-func goNames(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
-		if strings.HasPrefix(a, "--") {
-			name, value, hasValue := strings.Cut(a[2:], "=")
-			for short, long := range longNames {
-				if name == long {
-					a = "-" + short
-					if hasValue {
-						a += "=" + value
-					}
-				}
-			}
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// describeArg is the argument list of a describe call: no command line can
-// hold a NUL byte, so it is never a user's.
-const describeArg = "\x00describe"
-
-var errDescribe = errors.New("describe only")
-
-// leafSpec is one runnable command of the tree.
-type leafSpec struct {
-	// parent is the command it belongs to ("" for the top level);
-	// parentShort describes a parent that only groups commands (mcp).
-	parent, parentShort       string
-	use, short, long, example string
-	// run runs the command with its arguments as typed, less the command's
-	// own words (`sessions show`).
-	run func(ctx context.Context, args []string, e *env) int
-	// describe calls the command so that it declares its flags; nil for a
-	// command without flags of its own.
-	describe func(ctx context.Context, e *env) int
-	// complete completes positional arguments.
-	complete cobra.CompletionFunc
-}
+// Each command builds its own *cobra.Command next to its logic
+// (newRunCmd in run.go, newSessionsCmd in sessions.go, ...), declaring
+// its flags with pflag (the shared ones through flags.go); cobra parses
+// the command line once, and help, completion and the man pages list
+// exactly the flags that parse. The groups (sessions, runs, plugin, mcp)
+// are commands with subcommands, each with its own flags.
 
 // cli is one execution of the command line.
 type cli struct {
 	ctx  context.Context
 	e    *env
-	raw  []string // the arguments of the command that runs, as typed
 	code int
 }
 
@@ -97,11 +42,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		_ = root.Help()
 		return exitUsage
 	}
-	args = goStyleArgs(root, args)
-	if cmd, raw, err := root.Find(args); err == nil && cmd != root {
-		c.raw = goNames(raw)
-	}
-	root.SetArgs(args)
+	root.SetArgs(goStyleArgs(root, args))
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetContext(ctx)
@@ -112,7 +53,7 @@ func run(ctx context.Context, args []string, e *env) int {
 	return c.code
 }
 
-// tree builds the command tree.
+// tree builds the command tree, in the order help lists the commands.
 func (c *cli) tree() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agenthost",
@@ -142,70 +83,47 @@ a limit (max_steps, budget, token_limit, cost_limit, doom_loop), 130 aborted.`,
 	}
 	root.CompletionOptions.HiddenDefaultCmd = false
 	root.SetFlagErrorFunc(flagError)
-	parents := map[string]*cobra.Command{"": root}
-	for _, s := range c.leaves() {
-		p := parents[s.parent]
-		if p == nil {
-			p = group(s.parent, s.parentShort)
-			root.AddCommand(p)
-			parents[s.parent] = p
-		}
-		cmd := c.add(p, s)
-		if s.parent == "" {
-			parents[cmd.Name()] = cmd
-		}
-	}
+	root.AddCommand(
+		newRunCmd(c),
+		newChatCmd(c),
+		newValidateCmd(c),
+		newToolsCmd(c),
+		newDoctorCmd(c),
+		newPluginCmd(c),
+		newSessionsCmd(c),
+		newTestCmd(c),
+		newMCPCmd(c),
+		newWorkerCmd(c),
+		newRunsCmd(c),
+		newInitCmd(c),
+		newVersionCmd(c),
+		newManCmd(c),
+	)
+	root.SetGlobalNormalizationFunc(normalizeFlag)
 	return root
 }
 
-// add adds the command s under parent.
-func (c *cli) add(parent *cobra.Command, s leafSpec) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:               s.use,
-		Short:             s.short,
-		Long:              s.long,
-		Example:           s.example,
-		Args:              cobra.ArbitraryArgs,
-		ValidArgsFunction: s.complete,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c.code = s.run(c.ctx, c.raw, c.e)
-			return nil
-		},
+// action makes cmd run f with its positional arguments (the flags parsed
+// into the variables cmd declared); f's result is the exit code. It
+// completes the flags that name something of the config, so it is called
+// once cmd's flags are declared.
+func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []string, e *env) int) *cobra.Command {
+	if cmd.Long == "" {
+		cmd.Long = cmd.Short + "."
 	}
-	if s.long == "" {
-		cmd.Long = s.short + "."
-	}
-	if s.describe != nil {
-		if fs := describeFlags(c.ctx, c.e, s.describe); fs != nil {
-			fs.VisitAll(func(f *flag.Flag) {
-				pf := pflag.PFlagFromGoFlag(f)
-				if long, ok := longNames[f.Name]; ok {
-					// -a is also --agent; --a, as the flag package
-					// took it, stays (hidden).
-					old := *pf
-					old.Shorthand, old.Hidden = "", true
-					pf.Name = long
-					cmd.Flags().AddFlag(&old)
-					if long == "config" {
-						pf.Usage = "config `file` (default: $AGENTHOST_CONFIG, else agents.hcl here or in the nearest parent directory that has one)"
-					}
-				}
-				cmd.Flags().AddFlag(pf)
-			})
-		} else {
-			// A command built without its flags (notemporal) says so itself.
-			cmd.DisableFlagParsing = true
-		}
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		c.code = f(c.ctx, pos, c.e)
+		return nil
 	}
 	c.addCompletions(cmd)
-	parent.AddCommand(cmd)
 	return cmd
 }
 
 // group is a command that only holds others (mcp, plugin): without a
 // command it prints its usage and exits 2.
-func group(name, short string) *cobra.Command {
-	return &cobra.Command{
+func group(name, short string, subs ...*cobra.Command) *cobra.Command {
+	g := &cobra.Command{
 		Use:                        name,
 		Short:                      short,
 		SuggestionsMinimumDistance: 2,
@@ -214,6 +132,24 @@ func group(name, short string) *cobra.Command {
 			return unknownCommand(cmd, args)
 		},
 	}
+	g.AddCommand(subs...)
+	return g
+}
+
+// listGroup makes g, a group whose commands include list, run list when
+// it is given no command (agenthost sessions, agenthost runs), and refuse
+// an unknown one.
+func (c *cli) listGroup(g *cobra.Command, list func(ctx context.Context, pos []string, e *env) int) *cobra.Command {
+	c.action(g, list)
+	g.SuggestionsMinimumDistance = 2
+	g.RunE = func(cmd *cobra.Command, pos []string) error {
+		if len(pos) > 0 {
+			return unknownCommand(cmd, pos)
+		}
+		c.code = list(c.ctx, pos, c.e)
+		return nil
+	}
+	return g
 }
 
 // unknownCommand is the error of a group run without one of its commands.
@@ -228,31 +164,6 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
 	}
 	return fmt.Errorf("%s (see '%s --help')", msg, cmd.CommandPath())
-}
-
-// describeFlags returns the flag set the command declares, or nil.
-func describeFlags(ctx context.Context, e *env, describe func(context.Context, *env) int) *flag.FlagSet {
-	var fs *flag.FlagSet
-	de := *e
-	de.stdout, de.stderr = io.Discard, io.Discard
-	de.describe = &fs
-	describe(ctx, &de)
-	return fs
-}
-
-// describing wraps a command for describe: it is called with describeArg
-// after the words prefix (the subcommand it dispatches on).
-func describing(f func(context.Context, []string, *env) int, prefix ...string) func(context.Context, *env) int {
-	return func(ctx context.Context, e *env) int {
-		return f(ctx, append(append([]string{}, prefix...), describeArg), e)
-	}
-}
-
-// with runs f with the words prefix before the arguments.
-func with(f func(context.Context, []string, *env) int, prefix ...string) func(context.Context, []string, *env) int {
-	return func(ctx context.Context, args []string, e *env) int {
-		return f(ctx, append(append([]string{}, prefix...), args...), e)
-	}
 }
 
 // flagError adds a suggestion to an unknown flag.
@@ -283,7 +194,8 @@ func flagError(cmd *cobra.Command, err error) error {
 
 // goStyleArgs rewrites the single-dash long flags the commands have always
 // taken (-json, -run TEXT, -help) into the double-dash form cobra parses.
-// A single dash before one letter stays a shorthand.
+// A single dash before one letter stays a shorthand; "--" ends the flags.
+// It is the one rewriting of the command line before cobra parses it.
 func goStyleArgs(root *cobra.Command, args []string) []string {
 	if len(args) > 0 {
 		switch args[0] {
@@ -295,10 +207,23 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 			return args
 		}
 	}
-	cmd, _, err := root.Find(args)
-	if err != nil || cmd.DisableFlagParsing {
-		return args
+	// A rewritten flag can let cobra find a deeper command (runs
+	// -temporal ADDR show ID), whose flags are then rewritten too.
+	var last *cobra.Command
+	for range 4 {
+		cmd, _, err := root.Find(args)
+		if err != nil || cmd == last || cmd.DisableFlagParsing {
+			return args
+		}
+		last = cmd
+		args = goStyleFor(cmd, args)
 	}
+	return args
+}
+
+// goStyleFor rewrites -NAME into --NAME where NAME is a flag of cmd (its
+// own or one it inherits) or help.
+func goStyleFor(cmd *cobra.Command, args []string) []string {
 	out := make([]string, 0, len(args))
 	for i, a := range args {
 		if a == "--" {
@@ -306,7 +231,7 @@ func goStyleArgs(root *cobra.Command, args []string) []string {
 		}
 		if len(a) > 2 && a[0] == '-' && a[1] != '-' {
 			name, _, _ := strings.Cut(a[1:], "=")
-			if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || name == "help") {
+			if len(name) > 1 && (cmd.Flags().Lookup(name) != nil || cmd.InheritedFlags().Lookup(name) != nil || name == "help") {
 				a = "-" + a
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/defaults"
 )
@@ -18,77 +20,82 @@ import (
 // (agents.hcl, prompts/, data_dir) stay out of their reach.
 const starterWorkspace = config.StarterWorkspace
 
-// cmdInit writes a starter agents.hcl and prompts/ in the current directory,
+// newInitCmd is `agenthost init`: it writes a starter agents.hcl and prompts/ in the current directory,
 // and makes workspace/ unless it is a directory already, refusing to
 // overwrite anything.
-func cmdInit(_ context.Context, args []string, e *env) int {
-	fs := newFlags("init", e)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
+func newInitCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a starter agents.hcl, prompts/ and workspace/ here",
+		Example: `  agenthost init
+  export AGENTHOST_MODEL=qwen3:8b
+  agenthost doctor`,
+		ValidArgsFunction: noFiles,
 	}
-	if len(pos) > 0 {
-		return usageErr(e, "init takes no arguments (got %q)", pos)
-	}
-	files := config.Starter()
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var exist []string
-	for _, n := range names {
-		if _, err := os.Lstat(n); !errors.Is(err, os.ErrNotExist) {
-			exist = append(exist, n)
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "init takes no arguments (got %q)", pos)
 		}
-	}
-	haveWorkspace := false
-	if st, err := os.Lstat(starterWorkspace); err == nil {
-		if !st.IsDir() {
-			exist = append(exist, starterWorkspace)
+		files := config.Starter()
+		names := make([]string, 0, len(files))
+		for n := range files {
+			names = append(names, n)
 		}
-		haveWorkspace = st.IsDir()
-	}
-	if len(exist) > 0 {
-		fmt.Fprintf(e.stderr, "agenthost: init would overwrite %s; nothing written (move them away or edit them by hand)\n", strings.Join(exist, ", "))
-		return exitUsage
-	}
-	for _, n := range names {
-		if err := os.MkdirAll(filepath.Dir(n), 0o755); err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
-			return exitError
-		}
-		f, err := os.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			_, err = f.Write(files[n])
-			if cerr := f.Close(); err == nil {
-				err = cerr
+		sort.Strings(names)
+		var exist []string
+		for _, n := range names {
+			if _, err := os.Lstat(n); !errors.Is(err, os.ErrNotExist) {
+				exist = append(exist, n)
 			}
 		}
-		if err != nil {
+		haveWorkspace := false
+		if st, err := os.Lstat(starterWorkspace); err == nil {
+			if !st.IsDir() {
+				exist = append(exist, starterWorkspace)
+			}
+			haveWorkspace = st.IsDir()
+		}
+		if len(exist) > 0 {
+			fmt.Fprintf(e.stderr, "agenthost: init would overwrite %s; nothing written (move them away or edit them by hand)\n", strings.Join(exist, ", "))
+			return exitUsage
+		}
+		for _, n := range names {
+			if err := os.MkdirAll(filepath.Dir(n), 0o755); err != nil {
+				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+				return exitError
+			}
+			f, err := os.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if err == nil {
+				_, err = f.Write(files[n])
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
+				return exitError
+			}
+			fmt.Fprintf(e.stdout, "wrote %s\n", n)
+		}
+		if haveWorkspace {
+			fmt.Fprintf(e.stdout, "kept %s/ (the folder the agents work in)\n", starterWorkspace)
+		} else if err := os.Mkdir(starterWorkspace, 0o755); err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
 			return exitError
+		} else {
+			fmt.Fprintf(e.stdout, "made %s/ (the folder the agents work in)\n", starterWorkspace)
 		}
-		fmt.Fprintf(e.stdout, "wrote %s\n", n)
-	}
-	if haveWorkspace {
-		fmt.Fprintf(e.stdout, "kept %s/ (the folder the agents work in)\n", starterWorkspace)
-	} else if err := os.Mkdir(starterWorkspace, 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
-		return exitError
-	} else {
-		fmt.Fprintf(e.stdout, "made %s/ (the folder the agents work in)\n", starterWorkspace)
-	}
-	if code := initDataDir(e); code != exitOK {
-		return code
-	}
-	fmt.Fprint(e.stdout, `next:
+		if code := initDataDir(e); code != exitOK {
+			return code
+		}
+		fmt.Fprint(e.stdout, `next:
   export AGENTHOST_MODEL=qwen2.5:7b-instruct   # the model to use (default shown)
   export OPENAI_BASE_URL=http://127.0.0.1:11434/v1   # its server (default: Ollama), and OPENAI_API_KEY if it needs one
   agenthost doctor                             # checks the server, the key, the model and the plugins
   agenthost run "your task"
 `)
-	return exitOK
+		return exitOK
+	})
 }
 
 // initDataDir makes the data_dir of the starter (private, as sessions

@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
@@ -17,45 +18,28 @@ import (
 	"github.com/agenthost/agenthost/host/mcpserve/httpserve"
 )
 
-const mcpUsage = `Usage:
-  agenthost mcp serve [-c FILE] [-a AGENT] [--tools] [--agents]
-                      [--http ADDR] [--token-env VAR] [--max-conns N] [--max-sessions N]
-                      [--session-timeout D] [--read-timeout D] [--resume-buffer SIZE]
-                      [--resume-buffer-total SIZE] [--log-level L] [--log-file FILE]
-  agenthost mcp call  [-c FILE] [--json] NAME TOOL [ARGS-JSON]
-  agenthost mcp login [-c FILE] NAME
-  agenthost mcp logout [-c FILE] NAME
-`
-
-// cmdMCP is `agenthost mcp`: serve (agenthost as an MCP server), call,
+// newMCPCmd is `agenthost mcp`: serve (agenthost as an MCP server), call,
 // login and logout (the mcp_server blocks it uses).
-func cmdMCP(ctx context.Context, args []string, e *env) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "serve":
-			return cmdMCPServe(ctx, args[1:], e)
-		case "call":
-			return cmdMCPCall(ctx, args[1:], e)
-		case "login":
-			return cmdMCPLogin(ctx, args[1:], e)
-		case "logout":
-			return cmdMCPLogout(ctx, args[1:], e)
-		case "-h", "--help", "help":
-			fmt.Fprint(e.stdout, mcpUsage)
-			return exitOK
-		}
-	}
-	fmt.Fprint(e.stderr, mcpUsage)
-	return exitUsage
+func newMCPCmd(c *cli) *cobra.Command {
+	return group("mcp", "Serve agents and tools over MCP, and use MCP servers",
+		newMCPServeCmd(c), newMCPCallCmd(c), newMCPLoginCmd(c), newMCPLogoutCmd(c))
 }
 
-// cmdMCPServe serves plugin tools and agents over MCP: on stdin/stdout by
+// newMCPServeCmd serves plugin tools and agents over MCP: on stdin/stdout by plugin tools and agents over MCP: on stdin/stdout by
 // default, over streamable HTTP with --http. Nothing but the protocol is
 // written to stdout; logs go to stderr or --log-file.
-func cmdMCPServe(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("mcp serve", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
-	agentFlag := fs.String("a", "", "serve only this `agent`'s tools (--tools) or this agent (--agents)")
+func newMCPServeCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve plugin tools (--tools) or agents (--agents) to MCP clients",
+		Long: `Serve plugin tools (--tools, the default) or agents (--agents) to MCP clients, over stdio
+or streamable HTTP (--http ADDR).`,
+		Example:           "  agenthost mcp serve\n  agenthost mcp serve --agents --http 127.0.0.1:8080",
+		ValidArgsFunction: noFiles,
+	}
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
+	agentFlag := agentFlag(fs, "serve only this `agent`'s tools (--tools) or this agent (--agents)")
 	tools := fs.Bool("tools", false, "serve plugin tools (the default when --agents is not given)")
 	agents := fs.Bool("agents", false, "serve agents as tools taking {\"prompt\": string}")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this `address` (host:port) at /mcp instead of stdio")
@@ -67,93 +51,91 @@ func cmdMCPServe(ctx context.Context, args []string, e *env) int {
 	fs.DurationVar(&limits.ReadTimeout, "read-timeout", limits.ReadTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
 	fs.Var((*sizeFlag)(&limits.ResumeBuffer), "resume-buffer", "with --http, how many bytes of events (a `size`, like 8MiB) one session keeps for a client that resumes a dropped event stream (Last-Event-ID); the oldest go first (0: keep none, streams cannot be resumed)")
 	fs.Var((*sizeFlag)(&limits.ResumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
-	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn, error")
+	logLevel := logLevelFlag(fs, "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) > 0 {
-		return usageErr(e, "mcp serve takes no arguments (got %q)", pos)
-	}
-	if !*tools && !*agents {
-		*tools = true
-	}
-	var token string
-	if *tokenEnv != "" {
-		if *httpAddr == "" {
-			return usageErr(e, "--token-env is for --http; stdio needs no token")
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "mcp serve takes no arguments (got %q)", pos)
 		}
-		token = e.getenv(*tokenEnv)
-		if token == "" {
-			return usageErr(e, "--token-env %s: the variable is not set or empty; set it to the bearer token clients must send", *tokenEnv)
+		if !*tools && !*agents {
+			*tools = true
 		}
-	}
-	if *httpAddr != "" {
-		if err := checkListenAddr(*httpAddr, token != ""); err != nil {
-			return usageErr(e, "--http %s: %v", *httpAddr, err)
+		var token string
+		if *tokenEnv != "" {
+			if *httpAddr == "" {
+				return usageErr(e, "--token-env is for --http; stdio needs no token")
+			}
+			token = e.getenv(*tokenEnv)
+			if token == "" {
+				return usageErr(e, "--token-env %s: the variable is not set or empty; set it to the bearer token clients must send", *tokenEnv)
+			}
 		}
-	}
-	if msg := checkHTTPLimits(fs, *httpAddr != "", limits); msg != "" {
-		return usageErr(e, "%s", msg)
-	}
+		if *httpAddr != "" {
+			if err := checkListenAddr(*httpAddr, token != ""); err != nil {
+				return usageErr(e, "--http %s: %v", *httpAddr, err)
+			}
+		}
+		if msg := checkHTTPLimits(fs, *httpAddr != "", limits); msg != "" {
+			return usageErr(e, "%s", msg)
+		}
 
-	le := *e
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-		if err != nil {
-			return usageErr(e, "--log-file: %v", err)
+		le := *e
+		if *logFile != "" {
+			f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			if err != nil {
+				return usageErr(e, "--log-file: %v", err)
+			}
+			defer f.Close()
+			le.stderr, le.stderrTTY = f, false
 		}
-		defer f.Close()
-		le.stderr, le.stderrTTY = f, false
-	}
-	logger, code := newLogger(*logLevel, &le, false)
-	if code != exitOK {
-		return code
-	}
-	ctx = logger.WithContext(ctx)
+		logger, code := newLogger(*logLevel, &le, false)
+		if code != exitOK {
+			return code
+		}
+		ctx = logger.WithContext(ctx)
 
-	// The used MCP servers' questions go to the MCP client whose call
-	// they serve, never to a terminal: stdin is the protocol's, or nobody's.
-	opts := hostOptions(e)
-	opts.MCPElicit = host.ClientElicitor{Log: logger}
-	h, code := loadHost(ctx, configPath(*cfgFlag, e), opts, e)
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(context.WithoutCancel(ctx))
-	// The served calls, and the agent runs waiting for a client's
-	// answer between two calls, end with serving.
-	sctx, stopServing := context.WithCancel(ctx)
-	srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
-	if err != nil {
-		stopServing()
-		return usageErr(e, "mcp serve: %v", err)
-	}
-	// Calls still running when the client goes away were cancelled with
-	// it: wait for them to end (aborted, their sessions written) before
-	// the host is closed.
-	defer srv.Wait()
-	defer stopServing()
-	if *httpAddr != "" {
-		ln, err := net.Listen("tcp", *httpAddr)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", *httpAddr, err)
-			return exitError
+		// The used MCP servers' questions go to the MCP client whose call
+		// they serve, never to a terminal: stdin is the protocol's, or nobody's.
+		opts := hostOptions(e)
+		opts.MCPElicit = host.ClientElicitor{Log: logger}
+		h, code := loadHost(ctx, configPath(*cfgFlag, e), opts, e)
+		if code != exitOK {
+			return code
 		}
-		if err := httpserve.Serve(ctx, srv, ln, token, limits, &logger); err != nil {
-			logger.Error().Err(err).Msg("HTTP server failed")
+		defer h.Close(context.WithoutCancel(ctx))
+		// The served calls, and the agent runs waiting for a client's
+		// answer between two calls, end with serving.
+		sctx, stopServing := context.WithCancel(ctx)
+		srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
+		if err != nil {
+			stopServing()
+			return usageErr(e, "mcp serve: %v", err)
+		}
+		// Calls still running when the client goes away were cancelled with
+		// it: wait for them to end (aborted, their sessions written) before
+		// the host is closed.
+		defer srv.Wait()
+		defer stopServing()
+		if *httpAddr != "" {
+			ln, err := net.Listen("tcp", *httpAddr)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", *httpAddr, err)
+				return exitError
+			}
+			if err := httpserve.Serve(ctx, srv, ln, token, limits, &logger); err != nil {
+				logger.Error().Err(err).Msg("HTTP server failed")
+				return exitError
+			}
+			return exitOK
+		}
+		logger.Info().Msg("serving MCP on stdio")
+		err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+			logger.Error().Err(err).Msg("MCP session ended")
 			return exitError
 		}
 		return exitOK
-	}
-	logger.Info().Msg("serving MCP on stdio")
-	err = srv.Run(ctx, &mcp.IOTransport{Reader: stdinCloser{e}, Writer: stdoutCloser{e}})
-	if err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
-		logger.Error().Err(err).Msg("MCP session ended")
-		return exitError
-	}
-	return exitOK
+	})
 }
 
 // stdinCloser and stdoutCloser give the command's streams the Close the
@@ -170,9 +152,9 @@ func (stdoutCloser) Close() error                  { return nil }
 
 // checkHTTPLimits returns a usage error for a limit flag given without
 // --http, or out of range; "" when all is well.
-func checkHTTPLimits(fs *flag.FlagSet, withHTTP bool, l httpserve.Limits) string {
+func checkHTTPLimits(fs *pflag.FlagSet, withHTTP bool, l httpserve.Limits) string {
 	msg := ""
-	fs.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *pflag.Flag) {
 		switch f.Name {
 		case "max-conns", "max-sessions", "session-timeout", "read-timeout", "resume-buffer", "resume-buffer-total":
 			if !withHTTP && msg == "" {
@@ -213,6 +195,8 @@ func (s *sizeFlag) Set(v string) error {
 	*s = sizeFlag(n)
 	return nil
 }
+
+func (s *sizeFlag) Type() string { return "size" }
 
 func (s sizeFlag) String() string {
 	switch {

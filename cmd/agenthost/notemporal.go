@@ -4,8 +4,10 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Built with -tags notemporal: no Temporal SDK in the binary, and the
@@ -13,7 +15,7 @@ import (
 
 type tflags struct{ address *string }
 
-func temporalFlags(fs *flag.FlagSet) tflags {
+func temporalFlags(fs *pflag.FlagSet) tflags {
 	return tflags{address: fs.String("temporal", "", "not available: built with -tags notemporal")}
 }
 
@@ -32,5 +34,16 @@ func runTemporal(_ context.Context, _ string, _ tflags, _ temporalRun, e *env) i
 	return noTemporal(e)
 }
 
-func cmdWorker(_ context.Context, _ []string, e *env) int { return noTemporal(e) }
-func cmdRuns(_ context.Context, _ []string, e *env) int   { return noTemporal(e) }
+func newWorkerCmd(c *cli) *cobra.Command {
+	return noTemporalCmd(c, "worker", "Serve durable runs of a Temporal server")
+}
+func newRunsCmd(c *cli) *cobra.Command {
+	return noTemporalCmd(c, "runs", "Manage the durable runs of a Temporal server")
+}
+
+// noTemporalCmd is a command of this build that says it is not available,
+// whatever its arguments.
+func noTemporalCmd(c *cli, name, short string) *cobra.Command {
+	cmd := &cobra.Command{Use: name, Short: short + " (not in this build)", DisableFlagParsing: true}
+	return c.action(cmd, func(_ context.Context, _ []string, e *env) int { return noTemporal(e) })
+}

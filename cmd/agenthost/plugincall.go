@@ -8,93 +8,109 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// cmdPluginCall is `agenthost plugin call FILE.wasm|NAME TOOL [ARGS]`: one
+// newPluginCallCmd is `agenthost plugin call FILE.wasm|NAME TOOL [ARGS]`: one
 // call of one plugin tool, without a model, to develop and debug a plugin.
 // NAME is a plugin block of the config, called with its grants, mounts and
 // limits; FILE.wasm (or builtin:NAME) a module called with the grants of a
 // plugin block that grants nothing. Exit 0 for a result, 1 for an error
 // result (the tool's, or a trap, timeout or crash), 2 for a usage, config
 // or load error, 130 when interrupted.
-func cmdPluginCall(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("plugin call", e)
-	cfgFlag := fs.String("c", "", "config `file` whose plugin block NAME is called (default $AGENTHOST_CONFIG or agents.hcl here or in a parent directory)")
-	asJSON := fs.Bool("json", false, "print the result as JSON: {\"content\": ..., \"is_error\": ...}")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
+func newPluginCallCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "call FILE.wasm|NAME TOOL [ARGS-JSON]",
+		Short: "Call one tool of a plugin, without a model",
+		Long: `Call one tool of a plugin with the given arguments (a JSON object, default {}) and print
+its result, without a model: to develop and debug a plugin. NAME is a plugin block of the
+config, run with the block's grants and mounts; FILE.wasm is a module run with the default
+grants (no mounts, no network, no clock, random or environment). The result is printed as
+the model would read it; --json prints {"content": ..., "is_error": ...}.
+
+Exit codes: 0 the tool returned a result, 1 the tool returned an error or trapped, 2 usage,
+config or load error (a plugin or tool that does not exist, arguments that are not a JSON
+object).`,
+		Example: `  agenthost plugin call echo echo '{"text": "hi"}'
+  agenthost plugin call ./build/mytool.wasm count '{"path": "notes.md"}' --json`,
+		ValidArgsFunction: c.completePluginCall,
 	}
-	const usage = "usage: agenthost plugin call [-c FILE] [--json] FILE.wasm|NAME TOOL [ARGS-JSON]"
-	if len(pos) < 2 || len(pos) > 3 {
-		return usageErr(e, usage)
-	}
-	arguments := "{}"
-	if len(pos) == 3 {
-		arguments = pos[2]
-		var obj map[string]any
-		if json.Unmarshal([]byte(arguments), &obj) != nil {
-			return usageErr(e, "plugin call: ARGS-JSON must be a JSON object, like '{\"path\": \"README.md\"}'")
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
+	asJSON := jsonFlag(fs, "print the result as JSON: {\"content\": ..., \"is_error\": ...}")
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		const usage = "usage: agenthost plugin call [-c FILE] [--json] FILE.wasm|NAME TOOL [ARGS-JSON]"
+		if len(pos) < 2 || len(pos) > 3 {
+			return usageErr(e, usage)
 		}
-	}
-	target, tool := pos[0], pos[1]
-	var h *host.Host
-	var code int
-	block := target
-	if isPluginFile(target) {
-		h, block, code = loadPluginFile(ctx, target, e)
-	} else {
-		h, code = loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
-	}
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(context.WithoutCancel(ctx))
-	if h.Config.Plugin(block) == nil {
-		var names []string
-		for _, p := range h.Config.Plugins {
-			names = append(names, p.Name)
+		arguments := "{}"
+		if len(pos) == 3 {
+			arguments = pos[2]
+			var obj map[string]any
+			if json.Unmarshal([]byte(arguments), &obj) != nil {
+				return usageErr(e, "plugin call: ARGS-JSON must be a JSON object, like '{\"path\": \"README.md\"}'")
+			}
 		}
-		return usageErr(e, "plugin call: no plugin block %q in %s; plugins: %s (or give a .wasm file)", block, h.Config.File, orNone(names))
-	}
-	name, names := "", []string(nil)
-	for _, t := range h.Tools() {
-		if t.Plugin != block {
-			continue
+		target, tool := pos[0], pos[1]
+		var h *host.Host
+		var code int
+		block := target
+		if isPluginFile(target) {
+			h, block, code = loadPluginFile(ctx, target, e)
+		} else {
+			h, code = loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
 		}
-		names = append(names, t.Name)
-		if t.Name == tool || t.PluginTool == tool {
-			name = t.Name
+		if code != exitOK {
+			return code
 		}
-	}
-	if name == "" {
-		return usageErr(e, "plugin call: plugin %q has no tool %q; its tools: %s", block, tool, orNone(names))
-	}
-	res, err := h.CallTool(ctx, name, arguments, "plugin-call")
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return exitAborted
+		defer h.Close(context.WithoutCancel(ctx))
+		if h.Config.Plugin(block) == nil {
+			var names []string
+			for _, p := range h.Config.Plugins {
+				names = append(names, p.Name)
+			}
+			return usageErr(e, "plugin call: no plugin block %q in %s; plugins: %s (or give a .wasm file)", block, h.Config.File, orNone(names))
 		}
-		// A trap, timeout or crash: what the model would read of it.
-		res = loop.ToolResult{Content: "plugin failure: " + err.Error(), IsError: true}
-	}
-	if *asJSON {
-		_ = json.NewEncoder(e.stdout).Encode(map[string]any{"content": res.Content, "is_error": res.IsError})
-	} else {
-		// The result is the plugin's: escaped on a terminal.
-		fmt.Fprintln(e.stdout, outText(e, res.Content))
-	}
-	if res.IsError {
-		if !*asJSON {
-			fmt.Fprintf(e.stderr, "agenthost: plugin call: %s returned an error result\n", tool)
+		name, names := "", []string(nil)
+		for _, t := range h.Tools() {
+			if t.Plugin != block {
+				continue
+			}
+			names = append(names, t.Name)
+			if t.Name == tool || t.PluginTool == tool {
+				name = t.Name
+			}
 		}
-		return exitError
-	}
-	return exitOK
+		if name == "" {
+			return usageErr(e, "plugin call: plugin %q has no tool %q; its tools: %s", block, tool, orNone(names))
+		}
+		res, err := h.CallTool(ctx, name, arguments, "plugin-call")
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+				return exitAborted
+			}
+			// A trap, timeout or crash: what the model would read of it.
+			res = loop.ToolResult{Content: "plugin failure: " + err.Error(), IsError: true}
+		}
+		if *asJSON {
+			_ = json.NewEncoder(e.stdout).Encode(map[string]any{"content": res.Content, "is_error": res.IsError})
+		} else {
+			// The result is the plugin's: escaped on a terminal.
+			fmt.Fprintln(e.stdout, outText(e, res.Content))
+		}
+		if res.IsError {
+			if !*asJSON {
+				fmt.Fprintf(e.stderr, "agenthost: plugin call: %s returned an error result\n", tool)
+			}
+			return exitError
+		}
+		return exitOK
+	})
 }
 
 // isPluginFile tells a module (a path or builtin:NAME) from a block name.

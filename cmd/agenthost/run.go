@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
@@ -16,77 +17,88 @@ import (
 	"github.com/agenthost/agenthost/loop"
 )
 
-// cmdRun is `agenthost run`: it reads the flags and the prompt, builds the
-// host, runs the agent with host.Run, renders the run (output.go,
-// events.go) and maps its end to the exit code.
-func cmdRun(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("run", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
-	agentFlag := fs.String("a", "", "`agent` to run (default: the one with default = true, or the only one)")
-	asJSON := fs.Bool("json", false, "print one JSON object with the result at the end")
+// newRunCmd is `agenthost run`: it declares the flags; the run reads the
+// prompt, builds the host, runs the agent with host.Run, renders the run
+// (output.go, events.go) and maps its end to the exit code.
+func newRunCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run [PROMPT | -]",
+		Short: "Run an agent once on a prompt",
+		Long: `Run an agent on a prompt: the arguments joined by spaces, or stdin with - (at most 16 MiB).
+The answer streams to stdout; progress and logs go to stderr. --json prints one object with
+the result at the end, --events one JSON line per event. --session ID continues a session
+(an id, a unique prefix of one, or "last").`,
+		Example: `  agenthost run "List the files in the workspace"
+  agenthost run -a explore --json "What does main.go do?"
+  git diff | agenthost run -
+  agenthost run --session last "And now in French"`,
+		ValidArgsFunction: noFiles,
+	}
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
+	agentFlag := agentFlag(fs, "`agent` to run (default: the one with default = true, or the only one)")
+	asJSON := jsonFlag(fs, "print one JSON object with the result at the end")
 	events := fs.Bool("events", false, "print every event as a JSON line")
-	sessionID := fs.String("session", "", "continue the session with this `id`")
+	sessionID := sessionFlag(fs)
 	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
 	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
-	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
+	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
 	af := addApproveFlags(fs)
 	tf := temporalFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if *asJSON && *events {
-		return usageErr(e, "--json and --events cannot be used together")
-	}
-	if *record != "" && *replay != "" {
-		return usageErr(e, "--record and --replay cannot be used together")
-	}
-	prompt, code := readPrompt(pos, e)
-	if code != exitOK {
-		return code
-	}
-	e.guardLines()
-	logger, code := newLogger(*logLevel, e, showsProgress(e, *asJSON, *events))
-	if code != exitOK {
-		return code
-	}
-	ctx = logger.WithContext(ctx)
-
-	path := configPath(*cfgFlag, e)
-	if *tf.address != "" {
-		switch {
-		case *record != "" || *replay != "":
-			return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if *asJSON && *events {
+			return usageErr(e, "--json and --events cannot be used together")
 		}
-		return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
-	}
-	opts := mcpUsers(hostOptions(e), e)
-	opts.Record, opts.Replay = *record, *replay
-	h, code := loadHost(ctx, path, opts, e)
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(context.WithoutCancel(ctx))
-	if code := resolveSession(h.Config.Host.DataDir, sessionID, e); code != exitOK {
-		return code
-	}
+		if *record != "" && *replay != "" {
+			return usageErr(e, "--record and --replay cannot be used together")
+		}
+		prompt, code := readPrompt(pos, e)
+		if code != exitOK {
+			return code
+		}
+		e.guardLines()
+		logger, code := newLogger(*logLevel, e, showsProgress(e, *asJSON, *events))
+		if code != exitOK {
+			return code
+		}
+		ctx = logger.WithContext(ctx)
 
-	out := newOutput(e, *asJSON, *events)
-	out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
-	// What the load touched of the executable leaves the resident set
-	// before the run; processors and memory follow the run (process.go).
-	trimExecutable()
-	policy := newRunPolicy()
-	req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
-	approver, release := newApprover(e, af, h)
-	defer release()
-	req.Approver = approver
-	res, err := h.Run(ctx, req)
-	if err != nil {
-		return runError(e, err, path)
-	}
-	out.finish(res)
-	return exitCode(res.StopReason)
+		path := configPath(*cfgFlag, e)
+		if *tf.address != "" {
+			switch {
+			case *record != "" || *replay != "":
+				return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
+			}
+			return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
+		}
+		opts := mcpUsers(hostOptions(e), e)
+		opts.Record, opts.Replay = *record, *replay
+		h, code := loadHost(ctx, path, opts, e)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close(context.WithoutCancel(ctx))
+		if code := resolveSession(h.Config.Host.DataDir, sessionID, e); code != exitOK {
+			return code
+		}
+
+		out := newOutput(e, *asJSON, *events)
+		out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
+		// What the load touched of the executable leaves the resident set
+		// before the run; processors and memory follow the run (process.go).
+		trimExecutable()
+		policy := newRunPolicy()
+		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
+		approver, release := newApprover(e, af, h)
+		defer release()
+		req.Approver = approver
+		res, err := h.Run(ctx, req)
+		if err != nil {
+			return runError(e, err, path)
+		}
+		out.finish(res)
+		return exitCode(res.StopReason)
+	})
 }
 
 // runError reports a run that host.Run refused, and returns the exit code:

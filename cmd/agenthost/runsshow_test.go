@@ -4,7 +4,9 @@ package main
 
 import (
 	"bytes"
-	"flag"
+	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -95,29 +97,35 @@ func TestRunsShowCommands(t *testing.T) {
 	}
 }
 
-// TestParseFlagsTerminator: "--" ends the flags, so that a positional
-// argument that looks like one (a call id "--always") stays positional,
-// wherever the "--" is; "--" as a flag's value is that value.
-func TestParseFlagsTerminator(t *testing.T) {
+// TestRunsTerminator: "--" ends the flags, so that a positional argument
+// that looks like one (a call id "--always", "-always") stays positional,
+// wherever the "--" is after the command's words; "--" as a flag's value
+// is that value. "--" before the command's words leaves no command: a
+// usage error, never an approval.
+func TestRunsTerminator(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
 		pos    []string
 		always bool
 		reason string
 	}{
-		{[]string{"approve", "--", "r1", "--always"}, []string{"approve", "r1", "--always"}, false, ""},
-		{[]string{"--", "approve", "r1", "--always"}, []string{"approve", "r1", "--always"}, false, ""},
-		{[]string{"approve", "--always", "--", "r1", "-x"}, []string{"approve", "r1", "-x"}, true, ""},
-		{[]string{"approve", "r1", "--always"}, []string{"approve", "r1"}, true, ""},
-		{[]string{"deny", "--reason", "--", "r1", "--always"}, []string{"deny", "r1"}, true, "--"},
-		{[]string{"deny", "--reason=x", "--", "--always"}, []string{"deny", "--always"}, false, "x"},
+		{[]string{"runs", "approve", "--", "r1", "--always"}, []string{"r1", "--always"}, false, ""},
+		{[]string{"runs", "approve", "--", "r1", "-always"}, []string{"r1", "-always"}, false, ""},
+		{[]string{"runs", "approve", "--always", "--", "r1", "-x"}, []string{"r1", "-x"}, true, ""},
+		{[]string{"runs", "approve", "r1", "--always"}, []string{"r1"}, true, ""},
+		{[]string{"runs", "approve", "r1", "-always"}, []string{"r1"}, true, ""},
+		{[]string{"runs", "--temporal", "h:1", "approve", "--", "r1", "--always"}, []string{"r1", "--always"}, false, ""},
+		{[]string{"runs", "deny", "--reason", "--", "r1", "c1"}, []string{"r1", "c1"}, false, "--"},
+		{[]string{"runs", "deny", "--reason=x", "--", "--always"}, []string{"--always"}, false, "x"},
 	} {
-		fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-		always := fs.Bool("always", false, "")
-		reason := fs.String("reason", "", "")
-		pos, err := parseFlags(fs, tc.args)
-		if err != nil || !slices.Equal(pos, tc.pos) || *always != tc.always || *reason != tc.reason {
-			t.Errorf("%q: positional %q, always %v, reason %q, err %v; want %q, %v, %q", tc.args, pos, *always, *reason, err, tc.pos, tc.always, tc.reason)
+		pos, flags, code := parsed(t, tc.args, "always", "reason")
+		if code != exitOK || !slices.Equal(pos, tc.pos) || flags["always"] != fmt.Sprint(tc.always) && tc.args[1] == "approve" || flags["reason"] != tc.reason && tc.args[1] == "deny" {
+			t.Errorf("%q: exit %d, positional %q, flags %v; want %q, always %v, reason %q", tc.args, code, pos, flags, tc.pos, tc.always, tc.reason)
 		}
+	}
+	var stderr bytes.Buffer
+	e := &env{stdin: bytes.NewReader(nil), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }, lookupEnv: func(string) (string, bool) { return "", false }}
+	if code := run(context.Background(), []string{"runs", "--", "approve", "r1", "--always"}, e); code != exitUsage || !strings.Contains(stderr.String(), `unknown command "approve" for "agenthost runs"`) {
+		t.Errorf("runs -- approve r1 --always: exit %d, %q; want 2 and unknown command", code, stderr.String())
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/user"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -43,7 +44,7 @@ type tflags struct {
 	address, namespace, queue *string
 }
 
-func temporalFlags(fs *flag.FlagSet) tflags {
+func temporalFlags(fs *pflag.FlagSet) tflags {
 	return tflags{
 		address:   fs.String("temporal", "", "run on the Temporal server at `HOST:PORT` (default: the temporal block's address, for worker and runs)"),
 		namespace: fs.String("namespace", "", "Temporal `namespace` (default: the temporal block's, else \"default\")"),
@@ -89,65 +90,71 @@ func dialTemporal(ctx context.Context, addr, ns string, e *env) (client.Client, 
 	return c, exitOK
 }
 
-// cmdWorker is `agenthost worker`: it loads the config like run does and
+// newWorkerCmd is `agenthost worker`: it loads the config like run does and
 // serves the runs of a task queue until interrupted.
-func cmdWorker(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("worker", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
+func newWorkerCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Serve durable runs of a Temporal server",
+		Long: `Serve the durable runs (run --temporal) of a Temporal task queue until interrupted. Every
+worker needs the same agents.hcl and plugin files.`,
+		Example:           "  agenthost worker --temporal localhost:7233",
+		ValidArgsFunction: noFiles,
+	}
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
 	tf := temporalFlags(fs)
 	concurrency := fs.Int("concurrency", 0, "most model requests and tool calls run at once (`N`; default: the SDK's, 1000); plugin calls also share host.max_parallel_tools")
 	heartbeat := fs.Duration("heartbeat", temporal.DefaultHeartbeat, "heartbeat `timeout` of model requests and tool calls: how soon the work of a worker that died moves to another")
-	logLevel := fs.String("log-level", "", "log `level`: debug, info, warn, error (default info)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) > 0 {
-		return usageErr(e, "worker takes no arguments, got %q", strings.Join(pos, " "))
-	}
-	if *heartbeat < time.Second {
-		return usageErr(e, "--heartbeat %s: use at least 1s", *heartbeat)
-	}
-	if *concurrency < 0 {
-		return usageErr(e, "--concurrency %d: use 0 for the default or a positive number", *concurrency)
-	}
-	if *logLevel == "" {
-		*logLevel = "info"
-	}
-	logger, code := newLogger(*logLevel, e, false)
-	if code != exitOK {
-		return code
-	}
-	ctx = logger.WithContext(ctx)
-	path := configPath(*cfgFlag, e)
-	cfg, code := loadConfig(path, e)
-	if code != exitOK {
-		return code
-	}
-	addr, ns, queue, code := tf.resolve(cfg, "worker", e)
-	if code != exitOK {
-		return code
-	}
-	h, code := loadHost(ctx, path, hostOptions(e), e)
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(context.WithoutCancel(ctx))
-	c, code := dialTemporal(ctx, addr, ns, e)
-	if code != exitOK {
-		return code
-	}
-	defer c.Close()
-	w := temporal.NewWorker(c, queue, temporal.HostAgents{H: h}, *concurrency, *heartbeat)
-	if err := w.Start(); err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: worker: %v\n", err)
-		return exitError
-	}
-	logger.Info().Str("address", addr).Str("namespace", ns).Str("task_queue", queue).Str("config", path).Msg("worker ready")
-	<-ctx.Done()
-	w.Stop()
-	logger.Info().Msg("worker stopped")
-	return exitOK
+	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default info)")
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "worker takes no arguments, got %q", strings.Join(pos, " "))
+		}
+		if *heartbeat < time.Second {
+			return usageErr(e, "--heartbeat %s: use at least 1s", *heartbeat)
+		}
+		if *concurrency < 0 {
+			return usageErr(e, "--concurrency %d: use 0 for the default or a positive number", *concurrency)
+		}
+		if *logLevel == "" {
+			*logLevel = "info"
+		}
+		logger, code := newLogger(*logLevel, e, false)
+		if code != exitOK {
+			return code
+		}
+		ctx = logger.WithContext(ctx)
+		path := configPath(*cfgFlag, e)
+		cfg, code := loadConfig(path, e)
+		if code != exitOK {
+			return code
+		}
+		addr, ns, queue, code := tf.resolve(cfg, "worker", e)
+		if code != exitOK {
+			return code
+		}
+		h, code := loadHost(ctx, path, hostOptions(e), e)
+		if code != exitOK {
+			return code
+		}
+		defer h.Close(context.WithoutCancel(ctx))
+		c, code := dialTemporal(ctx, addr, ns, e)
+		if code != exitOK {
+			return code
+		}
+		defer c.Close()
+		w := temporal.NewWorker(c, queue, temporal.HostAgents{H: h}, *concurrency, *heartbeat)
+		if err := w.Start(); err != nil {
+			fmt.Fprintf(e.stderr, "agenthost: worker: %v\n", err)
+			return exitError
+		}
+		logger.Info().Str("address", addr).Str("namespace", ns).Str("task_queue", queue).Str("config", path).Msg("worker ready")
+		<-ctx.Done()
+		w.Stop()
+		logger.Info().Msg("worker stopped")
+		return exitOK
+	})
 }
 
 // noWorkerHint is how long run --temporal waits for the run's first event
@@ -282,72 +289,127 @@ func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Ses
 	return sess, session.History(evs), exitOK
 }
 
-// cmdRuns is `agenthost runs [list | show ID | cancel ID]`.
-func cmdRuns(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("runs", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl), for its temporal block")
-	tf := temporalFlags(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	reason := fs.String("reason", "", "runs deny: the `text` the agent's model reads")
-	always := fs.Bool("always", false, "runs approve: allow every later call of the tool in the agent's run too")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
+// runsUsage is the error of a runs command given the wrong arguments.
+const runsUsage = "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID | approve ID [CALL] [--always] | deny ID [CALL] [--reason TEXT]]"
+
+// newRunsCmd is `agenthost runs`: list (also without a command), show,
+// cancel, approve and deny. The flags naming the server are the group's.
+func newRunsCmd(c *cli) *cobra.Command {
+	g := &cobra.Command{
+		Use:   "runs",
+		Short: "Manage the durable runs of a Temporal server",
+		Long: `Manage the durable runs (run --temporal) of a Temporal server: list them, show one, cancel
+one, approve or deny the call one waits on. Without a command, runs lists them. The server is
+--temporal, else the address of the config's temporal block.`,
+		Example:           "  agenthost runs --temporal localhost:7233\n  agenthost runs approve RUN-ID --always",
+		ValidArgsFunction: noFiles,
 	}
-	sub := "list"
-	if len(pos) > 0 {
-		sub, pos = pos[0], pos[1:]
-	}
-	switch {
-	case sub == "list" && len(pos) == 0:
-	case (sub == "show" || sub == "cancel") && len(pos) == 1:
-	case (sub == "approve" || sub == "deny") && (len(pos) == 1 || len(pos) == 2):
-	default:
-		return usageErr(e, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID | approve ID [CALL] [--always] | deny ID [CALL] [--reason TEXT]]")
-	}
-	if *reason != "" && sub != "deny" || *always && sub != "approve" {
-		return usageErr(e, "--reason goes with runs deny, --always with runs approve")
-	}
-	cfg := &config.Config{File: configPath(*cfgFlag, e)}
-	if *tf.address == "" || *cfgFlag != "" {
-		var code int
-		if cfg, code = loadConfig(cfg.File, e); code != exitOK {
-			return code
-		}
-	}
-	addr, ns, _, code := tf.resolve(cfg, "runs", e)
-	if code != exitOK {
-		return code
-	}
-	c, code := dialTemporal(ctx, addr, ns, e)
-	if code != exitOK {
-		return code
-	}
-	defer c.Close()
-	switch sub {
-	case "list":
-		return runsList(ctx, c, *asJSON, e)
-	case "show":
-		return runsShow(ctx, c, pos[0], *asJSON, e)
-	case "approve", "deny":
-		call := ""
-		if len(pos) == 2 {
-			call = pos[1]
-		}
-		verdict := loop.Deny
-		if sub == "approve" {
-			verdict = loop.Allow
-			if *always {
-				verdict = loop.AllowAlways
+	pf := g.PersistentFlags()
+	cfgFlag := configFlag(pf)
+	tf := temporalFlags(pf)
+	// do runs f, given between min and max arguments, with a client of
+	// the server the flags name (or the config's temporal block).
+	do := func(min, max int, f func(context.Context, client.Client, []string, *env) int) func(context.Context, []string, *env) int {
+		return func(ctx context.Context, pos []string, e *env) int {
+			if len(pos) < min || len(pos) > max {
+				return usageErr(e, runsUsage)
 			}
+			cfg := &config.Config{File: configPath(*cfgFlag, e)}
+			if *tf.address == "" || *cfgFlag != "" {
+				var code int
+				if cfg, code = loadConfig(cfg.File, e); code != exitOK {
+					return code
+				}
+			}
+			addr, ns, _, code := tf.resolve(cfg, "runs", e)
+			if code != exitOK {
+				return code
+			}
+			cl, code := dialTemporal(ctx, addr, ns, e)
+			if code != exitOK {
+				return code
+			}
+			defer cl.Close()
+			return f(ctx, cl, pos, e)
 		}
-		return runsDecide(ctx, c, pos[0], call, temporal.Approval{Verdict: verdict, Reason: *reason}, e)
 	}
-	if err := c.CancelWorkflow(ctx, pos[0], ""); err != nil {
-		return runsErr(e, pos[0], err)
+	list := func(asJSON *bool) func(context.Context, []string, *env) int {
+		return do(0, 0, func(ctx context.Context, cl client.Client, _ []string, e *env) int {
+			return runsList(ctx, cl, *asJSON, e)
+		})
 	}
-	fmt.Fprintf(e.stdout, "cancel requested: run %s stops with stop_reason aborted\n", pos[0])
-	return exitOK
+
+	listCmd := &cobra.Command{
+		Use:               "list",
+		Short:             "List the runs, newest first",
+		Example:           "  agenthost runs list --temporal localhost:7233 --json",
+		ValidArgsFunction: noFiles,
+	}
+	c.action(listCmd, list(jsonFlag(listCmd.Flags(), "print JSON")))
+
+	show := &cobra.Command{
+		Use:               "show ID",
+		Short:             "Show a run: its status, its result, the call waiting for a decision",
+		Example:           "  agenthost runs show RUN-ID",
+		ValidArgsFunction: noFiles,
+	}
+	showJSON := jsonFlag(show.Flags(), "print JSON")
+	c.action(show, do(1, 1, func(ctx context.Context, cl client.Client, pos []string, e *env) int {
+		return runsShow(ctx, cl, pos[0], *showJSON, e)
+	}))
+
+	cancel := &cobra.Command{
+		Use:               "cancel ID",
+		Short:             "Cancel a run: it stops with stop_reason aborted",
+		Example:           "  agenthost runs cancel RUN-ID",
+		ValidArgsFunction: noFiles,
+	}
+	c.action(cancel, do(1, 1, func(ctx context.Context, cl client.Client, pos []string, e *env) int {
+		if err := cl.CancelWorkflow(ctx, pos[0], ""); err != nil {
+			return runsErr(e, pos[0], err)
+		}
+		fmt.Fprintf(e.stdout, "cancel requested: run %s stops with stop_reason aborted\n", pos[0])
+		return exitOK
+	}))
+
+	// decide is runs approve and runs deny; CALL, when given, must be the
+	// id of the call that waits.
+	decide := func(a func() temporal.Approval) func(context.Context, []string, *env) int {
+		return do(1, 2, func(ctx context.Context, cl client.Client, pos []string, e *env) int {
+			call := ""
+			if len(pos) == 2 {
+				call = pos[1]
+			}
+			return runsDecide(ctx, cl, pos[0], call, a(), e)
+		})
+	}
+	approve := &cobra.Command{
+		Use:               "approve ID [CALL]",
+		Short:             "Approve the call a run waits on",
+		Example:           "  agenthost runs approve RUN-ID\n  agenthost runs approve RUN-ID --always",
+		ValidArgsFunction: noFiles,
+	}
+	always := approve.Flags().Bool("always", false, "allow every later call of the tool in the agent's run too")
+	c.action(approve, decide(func() temporal.Approval {
+		if *always {
+			return temporal.Approval{Verdict: loop.AllowAlways}
+		}
+		return temporal.Approval{Verdict: loop.Allow}
+	}))
+	deny := &cobra.Command{
+		Use:               "deny ID [CALL]",
+		Short:             "Deny the call a run waits on",
+		Example:           "  agenthost runs deny RUN-ID --reason 'not on main'",
+		ValidArgsFunction: noFiles,
+	}
+	reason := deny.Flags().String("reason", "", "the `text` the agent's model reads")
+	c.action(deny, decide(func() temporal.Approval {
+		return temporal.Approval{Verdict: loop.Deny, Reason: *reason}
+	}))
+
+	c.listGroup(g, list(jsonFlag(g.Flags(), "print JSON (as runs list --json)")))
+	g.AddCommand(listCmd, show, cancel, approve, deny)
+	return g
 }
 
 // runInfo is one run as runs list and show print it.

@@ -349,7 +349,7 @@ func TestTemporalApprovePrintedCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !regexp.MustCompile(`"type":"approval.decision",.*"tool":"read_file","decision":"allow","by":"signal"`).Match(events) {
+		if !regexp.MustCompile(`"type":"approval.decision",.*"tool":"read_file","decision":"allow","by":"signal( from [^"]*)?"`).Match(events) {
 			t.Errorf("call %q: the session has no approval.decision allow (once) by signal:\n%s", tc.call, events)
 		}
 	}

@@ -673,7 +673,7 @@ func TestTemporalUsageErrors(t *testing.T) {
 		{[]string{"worker", "--temporal", "127.0.0.1:7233", "--concurrency", "-1"}, "--concurrency -1: use 0 for the default or a positive number"},
 		{[]string{"worker", "--temporal", "127.0.0.1:7233", "--heartbeat", "10ms"}, "--heartbeat 10ms: use at least 1s"},
 		{[]string{"runs", "--temporal", "127.0.0.1:7233", "show"}, "usage: agenthost runs --temporal HOST:PORT [list | show ID | cancel ID | approve ID [CALL] [--always] | deny ID [CALL] [--reason TEXT]]"},
-		{[]string{"runs", "--temporal", "127.0.0.1:7233", "approve", "run-x", "--reason", "no"}, "--reason goes with runs deny, --always with runs approve"},
+		{[]string{"runs", "--temporal", "127.0.0.1:7233", "approve", "run-x", "--reason", "no"}, "runs approve: unknown flag: --reason (see 'agenthost runs approve --help')"},
 		{[]string{"runs", "-c", "agents.hcl"}, "runs needs a Temporal server"},
 		{[]string{"run", "--temporal", "127.0.0.1:7233", "--replay", "x.jsonl", "task"}, "--record and --replay cannot be used with --temporal"},
 		{[]string{"run", "--temporal", "127.0.0.1:7233", "-a", "nobody", "task"}, `no agent "nobody" in agents.hcl; agents: budget, lead, main`},

@@ -4,68 +4,79 @@ import (
 	"context"
 
 	"fmt"
+	"github.com/spf13/cobra"
+
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"strconv"
 	"strings"
 )
 
-func cmdValidate(ctx context.Context, args []string, e *env) int {
-	fs := newFlags("validate", e)
-	cfgFlag := fs.String("c", "", "config `file` (default $AGENTHOST_CONFIG or ./agents.hcl)")
-	asJSON := fs.Bool("json", false, "print the summary as JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return flagExit(err)
+// newValidateCmd is `agenthost validate`: the config loaded with its
+// plugins, and a summary of its agents.
+func newValidateCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check the config and load its plugins, without a model",
+		Long: `Check the config: it is parsed, every plugin loaded and compiled, and a summary of the
+agents printed. Exit 2 when something is wrong, with where and what to do.`,
+		Example: `  agenthost validate
+  agenthost validate -c other/agents.hcl --json`,
+		ValidArgsFunction: noFiles,
 	}
-	if len(pos) > 0 {
-		return usageErr(e, "validate takes no arguments (got %q)", pos)
-	}
-	path := configPath(*cfgFlag, e)
-	h, code := loadHost(ctx, path, hostOptions(e), e)
-	if code != exitOK {
-		return code
-	}
-	defer h.Close(ctx)
-	cfg := h.Config
-	def := defaultAgent(cfg)
-	if *asJSON {
-		return validateJSON(path, def, h, e)
-	}
-	fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s, %d %s)\n", path,
-		len(cfg.Agents), plural(len(cfg.Agents), "agent", "agents"),
-		len(h.Plugins), plural(len(h.Plugins), "plugin", "plugins"),
-		len(h.Tools()), plural(len(h.Tools()), "tool", "tools"))
-	for _, a := range cfg.Agents {
-		budget := "unlimited"
-		if a.Budget != nil {
-			budget = fmt.Sprint(*a.Budget)
+	fs := cmd.Flags()
+	cfgFlag := configFlag(fs)
+	asJSON := jsonFlag(fs, "print the summary as JSON")
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "validate takes no arguments (got %q)", pos)
 		}
-		tools := strings.Join(a.Tools, ", ")
-		if tools == "" {
-			tools = "none"
+		path := configPath(*cfgFlag, e)
+		h, code := loadHost(ctx, path, hostOptions(e), e)
+		if code != exitOK {
+			return code
 		}
-		limits := ""
-		if a.Tokens != nil {
-			limits += fmt.Sprintf(", tokens %d", *a.Tokens)
+		defer h.Close(ctx)
+		cfg := h.Config
+		def := defaultAgent(cfg)
+		if *asJSON {
+			return validateJSON(path, def, h, e)
 		}
-		if c := cfg.CostMax(a); c > 0 {
-			limits += fmt.Sprintf(", cost $%s", strconv.FormatFloat(c, 'f', -1, 64))
+		fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s, %d %s)\n", path,
+			len(cfg.Agents), plural(len(cfg.Agents), "agent", "agents"),
+			len(h.Plugins), plural(len(h.Plugins), "plugin", "plugins"),
+			len(h.Tools()), plural(len(h.Tools()), "tool", "tools"))
+		for _, a := range cfg.Agents {
+			budget := "unlimited"
+			if a.Budget != nil {
+				budget = fmt.Sprint(*a.Budget)
+			}
+			tools := strings.Join(a.Tools, ", ")
+			if tools == "" {
+				tools = "none"
+			}
+			limits := ""
+			if a.Tokens != nil {
+				limits += fmt.Sprintf(", tokens %d", *a.Tokens)
+			}
+			if c := cfg.CostMax(a); c > 0 {
+				limits += fmt.Sprintf(", cost $%s", strconv.FormatFloat(c, 'f', -1, 64))
+			}
+			line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s%s, tools: %s", a.Name, a.Model, cfg.StepsMax(a), budget, limits, tools)
+			if len(a.Subagents) > 0 {
+				line += ", subagents: " + strings.Join(a.Subagents, ", ")
+			}
+			fmt.Fprintln(e.stdout, line)
 		}
-		line := fmt.Sprintf("  agent %s: model %s, steps %d, budget %s%s, tools: %s", a.Name, a.Model, cfg.StepsMax(a), budget, limits, tools)
-		if len(a.Subagents) > 0 {
-			line += ", subagents: " + strings.Join(a.Subagents, ", ")
+		switch {
+		case def != "":
+			fmt.Fprintf(e.stdout, "  default agent (run without -a): %s\n", def)
+		case len(cfg.Agents) > 1:
+			fmt.Fprintln(e.stdout, "  no default agent: run and chat need -a AGENT (or set default = true on one)")
 		}
-		fmt.Fprintln(e.stdout, line)
-	}
-	switch {
-	case def != "":
-		fmt.Fprintf(e.stdout, "  default agent (run without -a): %s\n", def)
-	case len(cfg.Agents) > 1:
-		fmt.Fprintln(e.stdout, "  no default agent: run and chat need -a AGENT (or set default = true on one)")
-	}
-	writeMCPServers(e.stdout, h, e)
-	return exitOK
+		writeMCPServers(e.stdout, h, e)
+		return exitOK
+	})
 }
 
 // defaultAgent is the agent run picks without -a: the one with default =
