@@ -131,17 +131,7 @@ func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog
 	// at the next step, so that mcp serve tells its clients.
 	spec.ToolsListed = func() { h.refreshTools(slog.WithContext(context.Background())) }
 	if o := s.OAuth; o != nil {
-		spec.OAuth = &mcpuse.OAuth{
-			Grant:             o.Grant,
-			ClientID:          o.ClientID,
-			ClientSecret:      o.ClientSecret,
-			PrivateKey:        o.PrivateKey,
-			SigningAlg:        o.SigningAlg,
-			ClientMetadataURL: o.ClientMetadataURL,
-			Scopes:            o.Scopes,
-			RedirectPort:      o.RedirectPort,
-			User:              h.mcpOpts.MCPLogin,
-		}
+		spec.OAuth = &mcpuse.OAuth{MCPOAuth: *o, User: h.mcpOpts.MCPLogin}
 		if store, err := MCPLoginStore(h.mcpOpts); err != nil {
 			slog.Warn().Str("error", err.Error()).Msg("MCP logins kept in memory only")
 		} else {
