@@ -69,8 +69,8 @@ func (m *gatedModel) choose(body []byte, _ http.Header) fakemodel.Reply {
 var startedLine = regexp.MustCompile(`"run":"(run-[0-9a-f]+)".*run started on Temporal`)
 
 // waitLineOrExit waits for a line of w matching re, or for the process to
-// exit (exited): it returns the match, or nil when the process exited
-// first (a run waiting for a decision does not exit).
+// exit (exited; nil: never): it returns the match, or nil when the process
+// exited first (a run waiting for a decision does not exit).
 func waitLineOrExit(t *testing.T, w *lineWaiter, re *regexp.Regexp, exited <-chan struct{}) []string {
 	t.Helper()
 	deadline := time.After(90 * time.Second)
@@ -105,23 +105,9 @@ func waitLineOrExit(t *testing.T, w *lineWaiter, re *regexp.Regexp, exited <-cha
 // approve then decides it, and the decision records who sent it
 // (user@host).
 func TestTemporalApprovalSignalNotBuffered(t *testing.T) {
-	if _, err := exec.LookPath("agenthost"); err != nil {
-		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
-	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	for name, content := range map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	model := &gatedModel{}
 	model.reset()
-	srv, err := fakemodel.StartFunc(model.choose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	addr, dir, srv := temporalE2E(t, map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"}, model.choose)
 	startWorker(t, dir, addr, srv.URL(), "a")
 	c, err := temporaltest.Dial(context.Background(), addr)
 	if err != nil {
