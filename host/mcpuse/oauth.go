@@ -677,11 +677,9 @@ func (s *Server) Login(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("MCP server %q is not a url server with OAuth", s.spec.Name)
 	}
 	s.oauth.forget()
-	cs, _, err := s.session(ctx)
-	if err != nil {
+	if _, _, err := s.session(ctx); err != nil {
 		return false, err
 	}
-	_ = cs
 	s.oauth.mu.Lock()
 	n, keepErr := s.oauth.logins, s.oauth.keepErr
 	s.oauth.mu.Unlock()
