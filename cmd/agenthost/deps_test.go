@@ -50,6 +50,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/termtext", false, nil, true},
 		{"../../internal/textcut", false, nil, true},
 		{"../../internal/hostmem", false, nil, true},
+		{"../../internal/wasmbin", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`

@@ -14,9 +14,9 @@ import (
 
 	"github.com/agenthost/agenthost/host/component"
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 

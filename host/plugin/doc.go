@@ -150,8 +150,8 @@
 //
 // runtime.go and load.go hold the Runtime (compiling, instantiating,
 // loading); plugin.go builds a Plugin, call.go runs its calls; instance.go
-// runs one module instance, reuse.go keeps reused ones in a Scope. Two
-// packages nest under it: internal/wasmbin rewrites module bytes (memory
-// limit, data segments) and internal/extism is the Extism kernel (the host
-// module and the dialects).
+// runs one module instance, reuse.go keeps reused ones in a Scope.
+// internal/wasmbin (module level, shared with host/component) rewrites
+// module bytes (memory limit, data segments); internal/extism, nested
+// here, is the Extism kernel (the host module and the dialects).
 package plugin

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -267,9 +268,7 @@ func padTo(t *testing.T, wasm []byte, n int) []byte {
 	t.Helper()
 	for pay := n - len(wasm) - 8; pay >= 0; pay-- {
 		body := append([]byte{3, 'p', 'a', 'd'}, make([]byte, pay)...)
-		out := append(append([]byte(nil), wasm...), 0)
-		out = appendUleb(out, uint32(len(body)))
-		out = append(out, body...)
+		out := wasmbin.AppendSection(append([]byte(nil), wasm...), 0, body)
 		if len(out) == n {
 			return out
 		}

@@ -12,19 +12,14 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // appendCustomSection returns b with a custom section appended.
 func appendCustomSection(b []byte, name string, payload []byte) []byte {
-	var body []byte
-	body = appendUleb(body, uint32(len(name)))
-	body = append(body, name...)
-	body = append(body, payload...)
-	out := append([]byte{}, b...)
-	out = append(out, 0) // custom section
-	out = appendUleb(out, uint32(len(body)))
-	return append(out, body...)
+	body := append(wasmbin.AppendName(nil, name), payload...)
+	return wasmbin.AppendSection(append([]byte{}, b...), 0, body)
 }
 
 // Hand-assembled modules.
@@ -51,15 +46,11 @@ func concat(parts ...[]byte) []byte {
 
 // importModule imports one func() from mod.name and exports nothing.
 func importModule(mod, name string) []byte {
-	var entry []byte
-	entry = appendUleb(entry, 1)
-	entry = appendUleb(entry, uint32(len(mod)))
-	entry = append(entry, mod...)
-	entry = appendUleb(entry, uint32(len(name)))
-	entry = append(entry, name...)
+	entry := wasmbin.AppendUleb32(nil, 1)
+	entry = wasmbin.AppendName(entry, mod)
+	entry = wasmbin.AppendName(entry, name)
 	entry = append(entry, 0x00, 0x00) // func, type 0
-	sec := append([]byte{0x02}, appendUleb(nil, uint32(len(entry)))...)
-	return concat(header, typeSec, sec, entry)
+	return concat(header, typeSec, wasmbin.AppendSection(nil, 0x02, entry))
 }
 
 // TestHostile runs every hostile tool twice (a cold instance, then a
