@@ -51,6 +51,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/textcut", false, nil, true},
 		{"../../internal/hostmem", false, nil, true},
 		{"../../internal/wasmbin", false, nil, true},
+		{"../../internal/sandbox", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`

@@ -30,14 +30,14 @@ type Sandbox struct {
 	RealRandom bool
 	// MaxOutput is how much of stdout and of stderr each is kept, in
 	// bytes; a guest that writes more than twice as much to either is
-	// stopped (FailureOutput). 0 means DefaultMaxOutput.
+	// stopped (sandbox.FailureOutput). 0 means DefaultMaxOutput.
 	MaxOutput int
 	// MaxResult bounds the JSON of a result, in bytes; a larger result
-	// fails the call (FailureResult). 0 means DefaultMaxResult.
+	// fails the call (sandbox.FailureResult). 0 means DefaultMaxResult.
 	MaxResult int
 	// Quota is charged by the mounts' file systems (made with
 	// rootfs.FS.WithQuota); when it refuses something the call fails
-	// with FailureQuota. nil: no quota.
+	// with sandbox.FailureQuota. nil: no quota.
 	Quota *rootfs.Quota
 	// HTTP grants wasi:http/outgoing-handler; nil: every request fails
 	// with HTTP-request-denied.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
 	"math/rand/v2"
 	"strings"
@@ -244,7 +245,7 @@ func (i *instance) fsConfig() wazero.FSConfig {
 }
 
 // quotaFailure reports a quota the instance ran into, or nil.
-func (i *instance) quotaFailure() *Failure {
+func (i *instance) quotaFailure() *sandbox.Failure {
 	bytes, entries := i.quota.Exceeded()
 	if !bytes && !entries {
 		return nil
@@ -256,7 +257,7 @@ func (i *instance) quotaFailure() *Failure {
 	if entries {
 		what = append(what, fmt.Sprintf("created more than max_files (%d) files, directories and links", i.limits.MaxFiles))
 	}
-	return &Failure{Kind: FailureQuota, Stderr: i.stderr.summary(),
+	return &sandbox.Failure{Kind: sandbox.FailureQuota, Stderr: i.stderr.summary(),
 		Err: fmt.Errorf("the call %s in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", strings.Join(what, " and "))}
 }
 
@@ -321,12 +322,12 @@ func (i *instance) runCold(ctx context.Context, stdin []byte, timeout time.Durat
 }
 
 // exitCode classifies how the instance ended: the guest's exit code, or a
-// *Failure. callCtx is the context of the call the instance served. With
+// *sandbox.Failure. callCtx is the context of the call the instance served. With
 // anyCode (wasi_cli), every exit code is the guest's answer; otherwise only
 // 0 and 1 are.
-func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Failure) {
-	fail := func(kind FailureKind, code uint32, err error) *Failure {
-		return &Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.summary(), Err: err}
+func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *sandbox.Failure) {
+	fail := func(kind sandbox.FailureKind, code uint32, err error) *sandbox.Failure {
+		return &sandbox.Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.summary(), Err: err}
 	}
 	if i.err == nil {
 		return 0, nil
@@ -335,7 +336,7 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Fai
 		if f := i.causeFailure(callCtx, fail); f != nil {
 			return 0, f
 		}
-		return 0, fail(FailureStart, 0, fmt.Errorf("instantiate: %w", i.err))
+		return 0, fail(sandbox.FailureStart, 0, fmt.Errorf("instantiate: %w", i.err))
 	}
 	var ee *sys.ExitError
 	if errors.As(i.err, &ee) {
@@ -345,42 +346,42 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Fai
 			if f := i.causeFailure(callCtx, fail); f != nil {
 				return 0, f
 			}
-			return 0, fail(FailureCanceled, 0, i.err)
+			return 0, fail(sandbox.FailureCanceled, 0, i.err)
 		case 0, 1:
 			return code, nil
 		}
 		if i.nearMemoryLimit() {
-			return 0, fail(FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sizeString(i.limits.Memory)))
+			return 0, fail(sandbox.FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sizeString(i.limits.Memory)))
 		}
 		if anyCode {
 			return code, nil
 		}
-		return 0, fail(FailureExit, code, fmt.Errorf("exit code %d", code))
+		return 0, fail(sandbox.FailureExit, code, fmt.Errorf("exit code %d", code))
 	}
 	if f := i.causeFailure(callCtx, fail); f != nil {
 		return 0, f
 	}
 	if i.nearMemoryLimit() {
-		return 0, fail(FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sizeString(i.limits.Memory), i.err))
+		return 0, fail(sandbox.FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sizeString(i.limits.Memory), i.err))
 	}
-	return 0, fail(FailureTrap, 0, i.err)
+	return 0, fail(sandbox.FailureTrap, 0, i.err)
 }
 
 // causeFailure explains a cancelled instance, or returns nil if it was not
 // cancelled.
-func (i *instance) causeFailure(callCtx context.Context, fail func(FailureKind, uint32, error) *Failure) *Failure {
+func (i *instance) causeFailure(callCtx context.Context, fail func(sandbox.FailureKind, uint32, error) *sandbox.Failure) *sandbox.Failure {
 	if i.ctx.Err() == nil {
 		return nil
 	}
 	switch cause := context.Cause(i.ctx); {
 	case cause == errTimeout || cause == errStartTimeout:
-		return fail(FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
+		return fail(sandbox.FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
 	case cause == errFlood:
-		return fail(FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sizeString(uint64(2*i.limits.MaxOutput)), sizeString(uint64(i.limits.MaxOutput))))
+		return fail(sandbox.FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sizeString(uint64(2*i.limits.MaxOutput)), sizeString(uint64(i.limits.MaxOutput))))
 	case callCtx != nil && callCtx.Err() != nil:
-		return fail(FailureCanceled, 0, context.Cause(callCtx))
+		return fail(sandbox.FailureCanceled, 0, context.Cause(callCtx))
 	default:
-		return fail(FailureCanceled, 0, cause)
+		return fail(sandbox.FailureCanceled, 0, cause)
 	}
 }
 
@@ -407,7 +408,7 @@ func sizeString(n uint64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// tailSize is how much of the end of stderr a Failure keeps.
+// tailSize is how much of the end of stderr a sandbox.Failure keeps.
 const tailSize = 2048
 
 // capWriter keeps the first max bytes written to it and the last tailSize

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,9 +260,9 @@ func TestCallCanceled(t *testing.T) {
 	defer timer.Stop()
 	start := time.Now()
 	_, err := p.Call(ctx, loop.ToolCall{ID: "x", Name: "loop", Arguments: "{}"})
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailureCanceled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want a canceled *Failure wrapping context.Canceled", err)
+	var f *sandbox.Failure
+	if !errors.As(err, &f) || f.Kind != sandbox.FailureCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a canceled *sandbox.Failure wrapping context.Canceled", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("cancel took %v", d)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"sync"
 	"time"
@@ -171,7 +172,7 @@ func (i *instance) serveLine(ctx context.Context, line []byte, timeout time.Dura
 }
 
 // answer turns the answer line of a reuse call into its outcome.
-func (i *instance) answer(t *tool) (loop.ToolResult, *Failure) {
+func (i *instance) answer(t *tool) (loop.ToolResult, *sandbox.Failure) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if f := i.quotaFailure(); f != nil {
