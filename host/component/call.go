@@ -118,10 +118,10 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 		err = st.budget.Refused()
 	}
 	if err != nil {
-		return nil, st.classify(ctx, err, errOut.bytes())
+		return nil, st.classify(ctx, err, errOut.Head())
 	}
-	res.Stdout, res.Stderr = out.bytes(), errOut.bytes()
-	res.Truncated = out.truncated || errOut.truncated
+	res.Stdout, res.Stderr = out.Head(), errOut.Head()
+	res.Truncated = out.Truncated() || errOut.Truncated()
 	res.HTTPRefused = st.wasi.refused
 	return res, nil
 }

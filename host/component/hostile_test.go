@@ -154,7 +154,9 @@ func TestGrants(t *testing.T) {
 	}
 	want(none, "environment", `{}`, `{"result":[]}`)
 	want(none, "arguments", `{}`, `{"result":[]}`)
-	want(none, "wall-now", `{}`, `{"result":{"seconds":1640995200,"nanoseconds":1000000}}`)
+	// The fake clock is the modules' (sandbox.FakeClock): its first
+	// reading is 2022-01-01T00:00:00Z.
+	want(none, "wall-now", `{}`, `{"result":{"seconds":1640995200,"nanoseconds":0}}`)
 	want(none, "config-get", `{"key":"base_url"}`, `{"result":{"ok":null}}`)
 	// The fake random stream is the same on every call.
 	a := mustCall(t, k, "random-u64", `{}`, none)

@@ -21,9 +21,9 @@ type Sandbox struct {
 	// Stdin is what the guest reads from stdin.
 	Stdin []byte
 	// RealClock grants the host's wall and monotonic clocks; without it
-	// the wall clock reads 2022-01-01T00:00:00Z plus 1 ms per reading,
-	// the monotonic clock 0 plus 1 ms per reading, and timers fire at
-	// once.
+	// the clock is the other plugin kinds' (sandbox.FakeClock): the wall
+	// clock starts at 2022-01-01T00:00:00Z, the monotonic clock at 0,
+	// each advancing by 1 ms per reading, and timers fire at once.
 	RealClock bool
 	// RealRandom grants the host's cryptographic randomness; without it
 	// wasi:random returns the same ChaCha8 stream on every call.

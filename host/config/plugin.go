@@ -22,6 +22,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
@@ -218,9 +219,8 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		b.errorf(r, "Cannot read plugin file", "Reading %s: %v.", p.Path, err)
 		return
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != p.SHA256 {
-		b.errorf(rp.SHA256Range, "Checksum mismatch",
-			"%s has sha256 %s, but the config expects %s. If the file changed on purpose, set sha256 = %q.", p.Source, got, p.SHA256, got)
+	if err := sandbox.CheckPin(p.Source, hex.EncodeToString(h.Sum(nil)), p.SHA256); err != nil {
+		b.errorf(rp.SHA256Range, "Checksum mismatch", "%v", err)
 	}
 }
 

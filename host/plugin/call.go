@@ -241,15 +241,15 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 		return cliResult(code, i), nil
 	}
 	var res loop.ToolResult
-	if i.stdout.truncated() {
-		res.Content = i.stdout.text()
+	if i.stdout.Truncated() {
+		res.Content = i.stdout.Text()
 	} else {
-		res = parseResult(i.stdout.buf, p.limits.MaxOutput)
+		res = parseResult(i.stdout.Head(), p.limits.MaxOutput)
 	}
 	if code == 1 {
 		res.IsError = true
 		if strings.TrimSpace(res.Content) == "" {
-			res.Content = i.stderr.tail()
+			res.Content = i.stderr.Tail()
 		}
 		if res.Content == "" {
 			res.Content = fmt.Sprintf("tool %q failed (exit code 1) without a message", t.spec.Name)
@@ -262,14 +262,14 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 // and stdout on failure.
 func cliResult(code uint32, i *instance) loop.ToolResult {
 	if code == 0 {
-		return loop.ToolResult{Content: i.stdout.text()}
+		return loop.ToolResult{Content: i.stdout.Text()}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code %d", code)
-	if s := strings.TrimSpace(i.stderr.text()); s != "" {
+	if s := strings.TrimSpace(i.stderr.Text()); s != "" {
 		fmt.Fprintf(&b, "\nstderr:\n%s", s)
 	}
-	if s := strings.TrimSpace(i.stdout.text()); s != "" {
+	if s := strings.TrimSpace(i.stdout.Text()); s != "" {
 		fmt.Fprintf(&b, "\nstdout:\n%s", s)
 	}
 	return loop.ToolResult{Content: b.String(), IsError: true}
@@ -304,7 +304,7 @@ func parseResult(out []byte, max int64) loop.ToolResult {
 			return capItems(res, max)
 		}
 	}
-	return loop.ToolResult{Content: validUTF8(out)}
+	return loop.ToolResult{Content: sandbox.ValidUTF8(out)}
 }
 
 // structured is a result's structured content when it is a JSON object of
@@ -531,7 +531,7 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 	c := i.ext
 	if herr := c.HostError(); herr != nil && i.ctx.Err() == nil {
 		if errors.Is(herr, extism.ErrMemory) {
-			return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureMemory, Err: herr, Stderr: i.stderr.summary()}
+			return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureMemory, Err: herr, Stderr: i.stderr.Summary()}
 		}
 		return loop.ToolResult{Content: herr.Error(), IsError: true}, nil
 	}
@@ -558,14 +558,14 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 		} else {
 			fmt.Fprintf(&b, "%s returned %d", t.ext.function, int32(code))
 		}
-		if s := i.stderr.tail(); s != "" {
+		if s := i.stderr.Tail(); s != "" {
 			fmt.Fprintf(&b, "\nstderr:\n%s", s)
 		}
 		return loop.ToolResult{Content: b.String(), IsError: true}, nil
 	}
 	var res loop.ToolResult
 	if t.ext.dialect == DialectPlain {
-		res.Content = validUTF8(c.Output())
+		res.Content = sandbox.ValidUTF8(c.Output())
 	} else {
 		res.Content, res.IsError, res.MCP = extism.Result(c.Output())
 	}

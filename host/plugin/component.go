@@ -14,7 +14,6 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/host/component"
-	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/wasmbin"
@@ -54,8 +53,8 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 	if err != nil {
 		return nil, err
 	}
-	if spec.SHA256 != "" && src.sum != spec.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
+	if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
+		return nil, err
 	}
 	if err := wasmbin.CheckHeader(wasm); !errors.Is(err, ErrComponent) {
 		if err == nil {
@@ -65,9 +64,11 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 	}
 	var allow func(*url.URL) bool
 	if len(spec.HTTPAllow) > 0 {
-		if allow, err = extism.Allowlist(spec.HTTPAllow); err != nil {
+		list, err := sandbox.ParseAllowlist(spec.HTTPAllow)
+		if err != nil {
 			return nil, err
 		}
+		allow = list.Allows
 	}
 	limits := withDefaults(spec.Limits)
 	pages := memoryPages(limits.Memory)
@@ -189,7 +190,7 @@ func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, ar
 	}
 	res := loop.ToolResult{Content: string(out.JSON), IsError: out.IsError}
 	if res.IsError && len(out.Stderr) > 0 {
-		res.Content += "\nstderr:\n" + validUTF8(out.Stderr)
+		res.Content += "\nstderr:\n" + sandbox.ValidUTF8(out.Stderr)
 	}
 	return res, nil
 }
@@ -216,20 +217,20 @@ func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error
 		f.Err = context.Cause(ctx)
 	case sandbox.FailureMemory:
 		if he := (*hostmem.Error)(nil); errors.As(cause, &he) {
-			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sizeString(p.limits.Memory))
+			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sandbox.SizeString(p.limits.Memory))
 			break
 		}
 		if inner := errors.Unwrap(cause); inner != nil {
 			cause = inner // without the component's own words for the limit
 		}
-		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sizeString(p.limits.Memory), trimStack(cause))
+		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sandbox.SizeString(p.limits.Memory), trimStack(cause))
 	case sandbox.FailureOutput:
-		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sizeString(uint64(p.limits.MaxOutput)))
+		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sandbox.SizeString(uint64(p.limits.MaxOutput)))
 	case sandbox.FailureResult:
 		f.Kind = sandbox.FailureOutput
-		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sizeString(uint64(p.limits.MaxOutput)))
+		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sandbox.SizeString(uint64(p.limits.MaxOutput)))
 	case sandbox.FailureQuota:
-		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
+		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sandbox.SizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
 	}
 	return f
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -104,8 +105,8 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		if err != nil {
 			return nil, err
 		}
-		if spec.SHA256 != "" && src.sum != spec.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
+		if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
+			return nil, err
 		}
 		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
 		bin, err := parseBinary(wasm)
@@ -288,8 +289,8 @@ func (r *Runtime) source(s Spec) (*moduleSource, error) {
 	if err := r.facts.sumSource(src); err != nil {
 		return nil, err
 	}
-	if s.SHA256 != "" && src.sum != s.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
+	if err := sandbox.CheckPin(sourceName(s), src.sum, s.SHA256); err != nil {
+		return nil, err
 	}
 	return src, nil
 }

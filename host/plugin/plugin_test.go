@@ -313,7 +313,7 @@ func TestSHA256Pin(t *testing.T) {
 	r := newRuntime(t)
 	cp := spec(t, "echo", guests["echo"])
 	cp.SHA256 = strings.Repeat("0", 64)
-	if _, err := r.Load(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "config pins") {
+	if _, err := r.Load(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "but the config expects") {
 		t.Fatalf("err = %v, want a sha256 mismatch", err)
 	}
 }

@@ -84,15 +84,9 @@ func Parse(b []byte, custom string) (*Module, error) {
 	out := &Module{}
 	for off := 8; off < len(b); {
 		start := off
-		id := b[off]
-		size, n, err := Uleb32(b[off+1:])
+		id, body, end, err := section(b, off)
 		if err != nil {
-			return nil, fmt.Errorf("section at offset %d: size: %w", start, err)
-		}
-		body := off + 1 + n
-		end := body + int(size)
-		if end > len(b) || end < body {
-			return nil, fmt.Errorf("section %d at offset %d: size %d runs past the end of the file", id, start, size)
+			return nil, err
 		}
 		switch id {
 		case secCustom:
@@ -119,6 +113,22 @@ func Parse(b []byte, custom string) (*Module, error) {
 		off = end
 	}
 	return out, nil
+}
+
+// section reads the header of the section at b[off:]: its id, and where
+// its contents start and end.
+func section(b []byte, off int) (id byte, body, end int, err error) {
+	id = b[off]
+	size, n, err := Uleb32(b[off+1:])
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("section at offset %d: size: %w", off, err)
+	}
+	body = off + 1 + n
+	end = body + int(size)
+	if end > len(b) || end < body {
+		return 0, 0, 0, fmt.Errorf("section %d at offset %d: size %d runs past the end of the file", id, off, size)
+	}
+	return id, body, end, nil
 }
 
 // LimitMemory returns the module b (parsed as bin) with its memory's
@@ -165,15 +175,9 @@ func CapMemories(b []byte, limitPages uint32) ([]byte, error) {
 	}
 	out := append(make([]byte, 0, len(b)+16), b[:8]...)
 	for off := 8; off < len(b); {
-		id := b[off]
-		size, n, err := Uleb32(b[off+1:])
+		id, body, end, err := section(b, off)
 		if err != nil {
-			return nil, fmt.Errorf("section at offset %d: size: %w", off, err)
-		}
-		body := off + 1 + n
-		end := body + int(size)
-		if end > len(b) || end < body {
-			return nil, fmt.Errorf("section %d at offset %d: size %d runs past the end of the file", id, off, size)
+			return nil, err
 		}
 		if id != secMemory {
 			out = append(out, b[off:end]...)
