@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -71,11 +72,11 @@ type HTTPGrant struct {
 	MaxBody int64
 }
 
-// Defaults of the Sandbox's limits.
+// Defaults of the Sandbox's limits: the plugin block's (internal/defaults).
 const (
-	DefaultMaxOutput   = 1 << 20
+	DefaultMaxOutput   = defaults.MaxOutput
 	DefaultMaxResult   = 4 << 20
-	DefaultMaxHTTPBody = 4 << 20
+	DefaultMaxHTTPBody = defaults.HTTPBody
 )
 
 func (s *Sandbox) maxOutput() int {

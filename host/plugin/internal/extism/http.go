@@ -10,12 +10,13 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/internal/sandbox"
 )
 
 // maxHTTPResponse bounds the body of one HTTP response given to a plugin.
-const maxHTTPResponse = 4 << 20
+const maxHTTPResponse = defaults.HTTPBody
 
 // allowlist is the http grant of an Extism plugin (sandbox.Allowlist)
 // with the client that makes its requests.
