@@ -58,18 +58,50 @@ type Module struct {
 	start bool
 }
 
+// Header is what the first 8 bytes of a file say it is.
+type Header int
+
+const (
+	// HeaderNotWasm: the file does not start with \0asm.
+	HeaderNotWasm Header = iota
+	// HeaderTruncated: \0asm, then less than the 8-byte header.
+	HeaderTruncated
+	// HeaderComponent: a WASI 0.2 (component model) binary.
+	HeaderComponent
+	// HeaderModule: a version 1 core module.
+	HeaderModule
+	// HeaderOtherVersion: a core module of another binary version.
+	HeaderOtherVersion
+)
+
+// ReadHeader tells core modules from components and from other bytes by
+// the start of b. Config validation and every load tell them apart here.
+func ReadHeader(b []byte) Header {
+	switch {
+	case len(b) < 4 || !bytes.Equal(b[:4], []byte("\x00asm")):
+		return HeaderNotWasm
+	case len(b) < 8:
+		return HeaderTruncated
+	case b[6] == 1 && b[7] == 0:
+		// A core module has version 1 (01 00 00 00); a component has a
+		// version in the first two bytes and layer 1 in the next two (e.g.
+		// 0d 00 01 00).
+		return HeaderComponent
+	case !bytes.Equal(b[4:8], []byte{1, 0, 0, 0}):
+		return HeaderOtherVersion
+	}
+	return HeaderModule
+}
+
 // CheckHeader tells core modules from components (ErrComponent) and from
 // other bytes (ErrNotWasm).
 func CheckHeader(b []byte) error {
-	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
+	switch ReadHeader(b) {
+	case HeaderNotWasm, HeaderTruncated:
 		return ErrNotWasm
-	}
-	// A core module has version 1 (01 00 00 00); a component has a version
-	// in the first two bytes and layer 1 in the next two (e.g. 0d 00 01 00).
-	if b[6] == 1 && b[7] == 0 {
+	case HeaderComponent:
 		return ErrComponent
-	}
-	if !bytes.Equal(b[4:8], []byte{1, 0, 0, 0}) {
+	case HeaderOtherVersion:
 		return fmt.Errorf("unsupported WebAssembly binary version % x; agenthost runs version 1 core modules", b[4:8])
 	}
 	return nil
