@@ -39,7 +39,9 @@ const (
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
+// PluginKinds are the values of a plugin block's kind; host/plugin's Kinds
+// lists the same (TestEnumSpellings).
+var PluginKinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -58,7 +60,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		},
 	}
 	if b.set(rp.KindRange) {
-		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", kinds...)
+		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", PluginKinds...)
 	}
 	switch {
 	case present(rp.KindRange):

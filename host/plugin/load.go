@@ -77,7 +77,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	case KindComponent:
 		return r.loadComponent(ctx, spec)
 	default:
-		return nil, fmt.Errorf("unknown kind %q; want %q, %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism, KindComponent)
+		return nil, fmt.Errorf("unknown kind %q; want %s", spec.Kind, kindList())
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
