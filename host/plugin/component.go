@@ -49,11 +49,8 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 	if err != nil {
 		return nil, err
 	}
-	wasm, err := r.facts.rehash(src)
+	wasm, err := r.pinnedBytes(spec, src)
 	if err != nil {
-		return nil, err
-	}
-	if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
 		return nil, err
 	}
 	if err := wasmbin.CheckHeader(wasm); !errors.Is(err, ErrComponent) {

@@ -99,13 +99,8 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	if facts != nil {
 		mod = r.compileLater(ctx, spec.Name, src, pages, key)
 	} else {
-		// A full load hashes what it compiles: a remembered sum that is
-		// wrong is corrected here.
-		wasm, err := r.facts.rehash(src)
+		wasm, err := r.pinnedBytes(spec, src)
 		if err != nil {
-			return nil, err
-		}
-		if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
 			return nil, err
 		}
 		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
@@ -293,6 +288,20 @@ func (r *Runtime) source(s Spec) (*moduleSource, error) {
 		return nil, err
 	}
 	return src, nil
+}
+
+// pinnedBytes reads the module of src in full for a full load, which
+// hashes what it compiles: a remembered sum that is wrong is corrected
+// (rehash) and the pin checked again against it.
+func (r *Runtime) pinnedBytes(spec Spec, src *moduleSource) ([]byte, error) {
+	wasm, err := r.facts.rehash(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
+		return nil, err
+	}
+	return wasm, nil
 }
 
 func sourceName(s Spec) string {
