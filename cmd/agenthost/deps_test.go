@@ -55,6 +55,8 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/termtext", false, nil, true},
 		{"../../internal/textcut", false, nil, true},
 		{"../../internal/hostmem", false, nil, true},
+		{"../../internal/wasmbin", false, nil, true},
+		{"../../internal/sandbox", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`
