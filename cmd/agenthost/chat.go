@@ -13,8 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
@@ -66,7 +67,7 @@ chat's commands.`,
 			return usageErr(e, "chat takes no arguments (got %q): type the prompts at its prompt, or use agenthost run PROMPT", pos)
 		}
 		in, ok := e.stdin.(*os.File)
-		if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
+		if !e.stdinTTY || !ok || !xterm.IsTerminal(int(in.Fd())) {
 			return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
 		}
 		e.guardLines()
@@ -86,7 +87,7 @@ chat's commands.`,
 		}
 
 		// The input line is read on the controlling terminal, like the
-		// doom-loop question (asker.go); stdin when there is none.
+		// doom-loop question (term.Asker); stdin when there is none.
 		tty := in
 		if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 			tty = f
@@ -94,12 +95,12 @@ chat's commands.`,
 		}
 		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
 		c.keyArgs = chatKeyArgs(h.Tools())
-		keys := &chatKeys{r: tty}
-		c.line = term.NewTerminal(struct {
+		keys := term.NewKeys(tty)
+		c.line = xterm.NewTerminal(struct {
 			io.Reader
 			io.Writer
 		}{keys, tty}, chatPrompt)
-		c.line.AutoCompleteCallback = keys.complete
+		c.line.AutoCompleteCallback = keys.Complete
 		hist, err := openHistory(e)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
@@ -118,7 +119,7 @@ type chat struct {
 	agent   string
 	session string // "" until the first turn of a new session
 	tty     *os.File
-	line    *term.Terminal
+	line    *xterm.Terminal
 	approve *approveFlags
 	policy  *runPolicy // processors and memory for each turn's run (process.go)
 	keyArgs map[string]string
@@ -145,7 +146,7 @@ func (c *chat) loop(ctx context.Context) int {
 			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
 			break
 		}
-		text = strings.TrimSpace(pasteLine(text))
+		text = strings.TrimSpace(term.PasteLine(text))
 		if text == "" {
 			continue
 		}
@@ -170,12 +171,12 @@ func (c *chat) loop(ctx context.Context) int {
 // before it returns. A cancelled ctx (SIGTERM) unblocks it.
 func (c *chat) readLine(ctx context.Context) (string, error) {
 	fd := int(c.tty.Fd())
-	st, err := term.MakeRaw(fd)
+	st, err := xterm.MakeRaw(fd)
 	if err != nil {
 		return "", err
 	}
 	var once sync.Once
-	restore := func() { once.Do(func() { term.Restore(fd, st) }) }
+	restore := func() { once.Do(func() { xterm.Restore(fd, st) }) }
 	defer restore()
 	stop := context.AfterFunc(ctx, func() {
 		restore()
@@ -325,7 +326,9 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
 	out.keyArg = c.keyArg
-	out.md, out.mdColor = c.e.stdoutTTY, c.e.stdoutTTY && c.e.getenv("NO_COLOR") == ""
+	if c.e.stdoutTTY {
+		out.md = term.NewMarkdownStream(out.con, c.e.getenv("NO_COLOR") == "")
+	}
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
@@ -333,10 +336,10 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	stopSpinner := func() {}
 	if c.e.stderrTTY {
 		// Alive while waiting: a spinner, off while a question is asked.
-		stopSpinner = out.con.startSpinner()
+		stopSpinner = out.con.StartSpinner()
 		out.spin = true
 		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
-			defer out.con.holdSpinner()()
+			defer out.con.HoldSpinner()()
 			return approver.Decide(ctx, q)
 		})
 	}

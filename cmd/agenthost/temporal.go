@@ -25,6 +25,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/temporal"
@@ -545,7 +546,7 @@ func writeRunInfo(e *env, ri runInfo) {
 		// argument on lines of its own, escaped), the commands quoted.
 		fmt.Fprintf(e.stdout, "waiting since %s for %s: call %s of agent %s: %s, with:\n%s%s",
 			w.Since.Local().Format(time.DateTime), what, termtext.Line(w.CallID), termtext.Line(w.Agent), termtext.Line(w.Tool),
-			callview.Arguments(w.Arguments, columnsOf(e.stdout)), outText(e, decideCommands(ri.ID, w.CallID)))
+			callview.Arguments(w.Arguments, term.ColumnsOf(e.stdout)), outText(e, decideCommands(ri.ID, w.CallID)))
 	}
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %s%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, toolCalls(r.ToolCalls), spendText(r), r.Session)
