@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -95,18 +94,13 @@ chat's commands.`,
 		}
 		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
 		c.keyArgs = chatKeyArgs(h.Tools())
-		keys := term.NewKeys(tty)
-		c.line = xterm.NewTerminal(struct {
-			io.Reader
-			io.Writer
-		}{keys, tty}, chatPrompt)
-		c.line.AutoCompleteCallback = keys.Complete
+		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := openHistory(e)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
 		}
 		defer hist.Close()
-		c.line.History = hist
+		c.line.SetHistory(hist)
 		return c.loop(ctx)
 	})
 }
@@ -119,7 +113,7 @@ type chat struct {
 	agent   string
 	session string // "" until the first turn of a new session
 	tty     *os.File
-	line    *xterm.Terminal
+	line    *term.LineEditor
 	approve *approveFlags
 	policy  *runPolicy // processors and memory for each turn's run (process.go)
 	keyArgs map[string]string
@@ -141,12 +135,12 @@ func (c *chat) loop(ctx context.Context) int {
 	}
 	code := exitOK
 	for ctx.Err() == nil {
-		text, err := c.readLine(ctx)
+		text, err := c.line.ReadLine(ctx)
 		if err != nil {
 			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
 			break
 		}
-		text = strings.TrimSpace(term.PasteLine(text))
+		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}
@@ -165,29 +159,6 @@ func (c *chat) loop(ctx context.Context) int {
 		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s (continue it with agenthost chat --session %s)\n", outText(c.e, c.session), outText(c.e, shquote.Quote(c.session)))
 	}
 	return code
-}
-
-// readLine reads one line in raw mode; the terminal's mode is restored
-// before it returns. A cancelled ctx (SIGTERM) unblocks it.
-func (c *chat) readLine(ctx context.Context) (string, error) {
-	fd := int(c.tty.Fd())
-	st, err := xterm.MakeRaw(fd)
-	if err != nil {
-		return "", err
-	}
-	var once sync.Once
-	restore := func() { once.Do(func() { xterm.Restore(fd, st) }) }
-	defer restore()
-	stop := context.AfterFunc(ctx, func() {
-		restore()
-		c.tty.Close()
-	})
-	defer stop()
-	// Bracketed paste only while the line is read: during a turn the
-	// terminal would echo the markers of a paste.
-	c.line.SetBracketedPasteMode(true)
-	defer c.line.SetBracketedPasteMode(false)
-	return c.line.ReadLine()
 }
 
 // command runs a chat command; it returns false to leave.
