@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/agenthost/agenthost/host/clientmodel"
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
@@ -105,7 +106,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 			return nil, &UsageError{Err: &NoClientError{need}}
 		}
 	}
-	sess, history, err := h.openSession(agent, req.Session)
+	sess, history, err := OpenSession(h.Config, agent.Name, req.Session)
 	if err != nil {
 		return nil, err
 	}
@@ -139,39 +140,54 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 // selectAgent returns the agent named name, or the default agent when name
 // is "".
 func (h *Host) selectAgent(name string) (*loop.Agent, error) {
-	if name == "" {
-		ca, err := h.Config.DefaultAgent()
-		if err != nil {
-			return nil, &UsageError{Err: err}
-		}
-		name = ca.Name
+	name, err := ResolveAgent(h.Config, name)
+	if err != nil {
+		return nil, err
 	}
-	if a := h.agents[name]; a != nil {
-		return a, nil
-	}
-	names := make([]string, 0, len(h.agents))
-	for n := range h.agents {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return nil, &UsageError{Err: &UnknownAgentError{Name: name, Agents: names}}
+	return h.agents[name], nil
 }
 
-// openSession creates a session for agent, or opens session id and reads
-// its history. The session is returned open (locked); on error nothing is
-// left open.
-func (h *Host) openSession(agent *loop.Agent, id string) (*session.Session, []loop.Message, error) {
-	dataDir := h.Config.Host.DataDir
+// ResolveAgent is the name of cfg's agent that a run asking for name runs:
+// name itself, or the default agent when name is "". An agent that does
+// not exist, or no default agent, is a *UsageError (the former with an
+// *UnknownAgentError). Every front end selects its agent here, those that
+// run the loop elsewhere (run --temporal) too.
+func ResolveAgent(cfg *config.Config, name string) (string, error) {
+	if name == "" {
+		ca, err := cfg.DefaultAgent()
+		if err != nil {
+			return "", &UsageError{Err: err}
+		}
+		return ca.Name, nil
+	}
+	if cfg.Agent(name) != nil {
+		return name, nil
+	}
+	names := make([]string, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		names = append(names, a.Name)
+	}
+	sort.Strings(names)
+	return "", &UsageError{Err: &UnknownAgentError{Name: name, Agents: names}}
+}
+
+// OpenSession creates a session of cfg's data_dir for agent, or opens
+// session id to continue it and reads its history, as every run does
+// (Host.Run, and run --temporal, whose loop runs on a worker). The session
+// is returned open: its lock is held, so a second run of it is refused and
+// no other run appends between reading the history and this run's first
+// event. On error nothing is left open. A session that cannot be continued
+// (not found, busy, another agent's) or a data_dir that is not private is
+// a *UsageError; a failure to create or read the session another error.
+func OpenSession(cfg *config.Config, agent, id string) (*session.Session, []loop.Message, error) {
+	dataDir := cfg.Host.DataDir
 	if id == "" {
-		sess, err := session.Create(dataDir, session.Meta{Agent: agent.Name, Config: h.Config.File})
+		sess, err := session.Create(dataDir, session.Meta{Agent: agent, Config: cfg.File})
 		if errors.Is(err, session.ErrNotPrivate) {
 			return nil, nil, &UsageError{Err: err}
 		}
 		return sess, nil, err
 	}
-	// Open takes the session's lock: a second run of it is refused, and no
-	// other run appends between reading the history and this run's first
-	// event.
 	sess, err := session.Open(dataDir, id)
 	if errors.Is(err, session.ErrNotPrivate) {
 		return nil, nil, &UsageError{Err: err}
@@ -179,9 +195,9 @@ func (h *Host) openSession(agent *loop.Agent, id string) (*session.Session, []lo
 	if err != nil {
 		return nil, nil, &UsageError{Session: id, Err: err}
 	}
-	if sess.Agent != agent.Name {
+	if sess.Agent != agent {
 		sess.Close()
-		return nil, nil, &UsageError{Session: id, Err: &SessionAgentError{Session: id, Agent: sess.Agent, Asked: agent.Name}}
+		return nil, nil, &UsageError{Session: id, Err: &SessionAgentError{Session: id, Agent: sess.Agent, Asked: agent}}
 	}
 	_, evs, err := session.Events(dataDir, id)
 	if err != nil {

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
+	xterm "golang.org/x/term"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
@@ -67,7 +67,7 @@ chat's commands.`,
 			return usageErr(e, "chat takes no arguments (got %q): type the prompts at its prompt, or use agenthost run PROMPT", pos)
 		}
 		in, ok := e.stdin.(*os.File)
-		if !e.stdinTTY || !ok || !term.IsTerminal(int(in.Fd())) {
+		if !e.stdinTTY || !ok || !xterm.IsTerminal(int(in.Fd())) {
 			return usageErr(e, "chat needs a terminal on stdin; from a script or a pipe use agenthost run [--session ID] PROMPT, once per turn")
 		}
 		e.guardLines()
@@ -87,7 +87,7 @@ chat's commands.`,
 		}
 
 		// The input line is read on the controlling terminal, like the
-		// doom-loop question (asker.go); stdin when there is none.
+		// doom-loop question (term.Asker); stdin when there is none.
 		tty := in
 		if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
 			tty = f
@@ -95,18 +95,13 @@ chat's commands.`,
 		}
 		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
 		c.keyArgs = chatKeyArgs(h.Tools())
-		keys := &chatKeys{r: tty}
-		c.line = term.NewTerminal(struct {
-			io.Reader
-			io.Writer
-		}{keys, tty}, chatPrompt)
-		c.line.AutoCompleteCallback = keys.complete
+		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := openHistory(e)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
 		}
 		defer hist.Close()
-		c.line.History = hist
+		c.line.SetHistory(hist)
 		return c.loop(ctx)
 	})
 }
@@ -119,7 +114,7 @@ type chat struct {
 	agent   string
 	session string // "" until the first turn of a new session
 	tty     *os.File
-	line    *term.Terminal
+	line    *term.LineEditor
 	approve *approveFlags
 	policy  *runPolicy // processors and memory for each turn's run (process.go)
 	keyArgs map[string]string
@@ -141,12 +136,12 @@ func (c *chat) loop(ctx context.Context) int {
 	}
 	code := exitOK
 	for ctx.Err() == nil {
-		text, err := c.readLine(ctx)
+		text, err := c.line.ReadLine(ctx)
 		if err != nil {
 			fmt.Fprintln(c.tty) // io.EOF: Ctrl-D or Ctrl-C at the prompt
 			break
 		}
-		text = strings.TrimSpace(pasteLine(text))
+		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}
@@ -165,29 +160,6 @@ func (c *chat) loop(ctx context.Context) int {
 		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s (continue it with agenthost chat --session %s)\n", outText(c.e, c.session), outText(c.e, shquote.Quote(c.session)))
 	}
 	return code
-}
-
-// readLine reads one line in raw mode; the terminal's mode is restored
-// before it returns. A cancelled ctx (SIGTERM) unblocks it.
-func (c *chat) readLine(ctx context.Context) (string, error) {
-	fd := int(c.tty.Fd())
-	st, err := term.MakeRaw(fd)
-	if err != nil {
-		return "", err
-	}
-	var once sync.Once
-	restore := func() { once.Do(func() { term.Restore(fd, st) }) }
-	defer restore()
-	stop := context.AfterFunc(ctx, func() {
-		restore()
-		c.tty.Close()
-	})
-	defer stop()
-	// Bracketed paste only while the line is read: during a turn the
-	// terminal would echo the markers of a paste.
-	c.line.SetBracketedPasteMode(true)
-	defer c.line.SetBracketedPasteMode(false)
-	return c.line.ReadLine()
 }
 
 // command runs a chat command; it returns false to leave.
@@ -320,7 +292,9 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	out := newOutput(c.e, false, false)
 	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
 	out.keyArg = c.keyArg
-	out.md, out.mdColor = c.e.stdoutTTY, c.e.stdoutTTY && c.e.getenv("NO_COLOR") == ""
+	if c.e.stdoutTTY {
+		out.md = term.NewMarkdownStream(out.con, c.e.getenv("NO_COLOR") == "")
+	}
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
@@ -328,10 +302,10 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	stopSpinner := func() {}
 	if c.e.stderrTTY {
 		// Alive while waiting: a spinner, off while a question is asked.
-		stopSpinner = out.con.startSpinner()
+		stopSpinner = out.con.StartSpinner()
 		out.spin = true
 		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
-			defer out.con.holdSpinner()()
+			defer out.con.HoldSpinner()()
 			return approver.Decide(ctx, q)
 		})
 	}

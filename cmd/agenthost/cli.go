@@ -11,6 +11,8 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 )
 
 // Exit codes (docs/cli.md, "Exit codes").
@@ -33,8 +35,8 @@ type env struct {
 	stdoutTTY      bool
 	stderrTTY      bool
 	// con, once guardLines made it, is what stdout and stderr write
-	// through (console.go).
-	con *console
+	// through (term.Console).
+	con *term.Console
 }
 
 // Main runs the command line of the process and returns the exit code. A

@@ -18,7 +18,9 @@ import (
 // the command line only; the HTML report (internal/report) reads events
 // and never links the host, the sandbox or the provider client; the MCP
 // HTTP server (host/mcpserve/httpserve) serves an mcpserve.Server and
-// imports nothing else of ours.
+// imports nothing else of ours; the terminal (cmd/agenthost/internal/term)
+// draws the loop's questions and text and never links the host, the
+// sandbox, the provider client or Temporal.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -47,6 +49,7 @@ func TestImportPolicy(t *testing.T) {
 		// the host for the OTLP/gRPC trace exporter of host/tracing.)
 		{"../../host", false, []string{"go.temporal.io"}, false},
 		{"../../internal/report", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/host", mod + "/cmd", "go.temporal.io"}, false},
+		{"./internal/term", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/host", "go.temporal.io", "go.opentelemetry.io"}, false},
 		{"../../host/mcpserve/httpserve", true, []string{mod + "/host/plugin", mod + "/host/config", mod + "/host/provider", mod + "/loop", mod + "/internal", mod + "/cmd", "go.temporal.io"}, false},
 		{"../../prompts", false, nil, true},
 		{"../../internal/defaults", false, nil, true},
@@ -55,6 +58,8 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/termtext", false, nil, true},
 		{"../../internal/textcut", false, nil, true},
 		{"../../internal/hostmem", false, nil, true},
+		{"../../internal/wasmbin", false, nil, true},
+		{"../../internal/sandbox", false, nil, true},
 	}
 	for _, r := range rules {
 		format := `{{join .Deps " "}}`

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
 )
 
@@ -49,24 +50,24 @@ func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitP
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.e.con != nil {
-		defer t.e.con.holdSpinner()() // the chat's spinner is off while asking
+		defer t.e.con.HoldSpinner()() // the chat's spinner is off while asking
 	}
 	a := terminalAsker(t.e)
 	if a == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	defer a.close()
+	defer a.Close()
 	if p.Mode == "url" {
-		fmt.Fprintf(a.out, "\nMCP server %s asks you to open a page: %s\n  %s\nDone? [y] yes  [n] no, decline (default)  [c] cancel: ",
+		fmt.Fprintf(a.Out, "\nMCP server %s asks you to open a page: %s\n  %s\nDone? [y] yes  [n] no, decline (default)  [c] cancel: ",
 			termtext.Escape(server), termtext.Escape(clip(p.Message, maxElicitText)), termtext.Escape(clip(p.URL, maxElicitText)))
 		return t.confirm(ctx, a), nil
 	}
 	fields, err := formFields(p.RequestedSchema)
 	if err != nil {
-		fmt.Fprintf(a.out, "\nMCP server %s asked a question agenthost cannot show (%s): declined.\n", termtext.Escape(server), termtext.Escape(err.Error()))
+		fmt.Fprintf(a.Out, "\nMCP server %s asked a question agenthost cannot show (%s): declined.\n", termtext.Escape(server), termtext.Escape(err.Error()))
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
-	fmt.Fprintf(a.out, "\nMCP server %s asks: %s\nAnswer? [y] yes  [n] no, decline (default)  [c] cancel: ",
+	fmt.Fprintf(a.Out, "\nMCP server %s asks: %s\nAnswer? [y] yes  [n] no, decline (default)  [c] cancel: ",
 		termtext.Escape(server), termtext.Escape(clip(p.Message, maxElicitText)))
 	if r := t.confirm(ctx, a); r.Action != "accept" {
 		return r, nil
@@ -85,8 +86,8 @@ func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitP
 }
 
 // confirm reads y (accept), c (cancel) or anything else (decline).
-func (t *termElicitor) confirm(ctx context.Context, a *ttyAsker) *mcp.ElicitResult {
-	line, err := a.readLine(ctx)
+func (t *termElicitor) confirm(ctx context.Context, a *term.Asker) *mcp.ElicitResult {
+	line, err := a.ReadLine(ctx)
 	if err != nil {
 		return &mcp.ElicitResult{Action: "cancel"}
 	}
@@ -102,7 +103,7 @@ func (t *termElicitor) confirm(ctx context.Context, a *ttyAsker) *mcp.ElicitResu
 // askField asks one field until the answer fits its type (at most
 // maxElicitTries times). An empty answer leaves the field out (the
 // server's default, if it has one, is then filled in): ok is false.
-func (t *termElicitor) askField(ctx context.Context, a *ttyAsker, f elicitField) (any, bool, error) {
+func (t *termElicitor) askField(ctx context.Context, a *term.Asker, f elicitField) (any, bool, error) {
 	label := f.name
 	if f.Title != "" {
 		label += " (" + clip(f.Title, maxElicitLabel) + ")"
@@ -128,27 +129,27 @@ func (t *termElicitor) askField(ctx context.Context, a *ttyAsker, f elicitField)
 		def = " (required)"
 	}
 	for try := 0; try < maxElicitTries; try++ {
-		fmt.Fprintf(a.out, "  %s, %s%s%s: ", termtext.Escape(label), termtext.Escape(kind), termtext.Escape(hint), termtext.Escape(def))
-		line, err := a.readLine(ctx)
+		fmt.Fprintf(a.Out, "  %s, %s%s%s: ", termtext.Escape(label), termtext.Escape(kind), termtext.Escape(hint), termtext.Escape(def))
+		line, err := a.ReadLine(ctx)
 		if err != nil {
 			return nil, false, err
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			if f.required && f.Default == nil {
-				fmt.Fprintln(a.out, "  an answer is required")
+				fmt.Fprintln(a.Out, "  an answer is required")
 				continue
 			}
 			return nil, false, nil
 		}
 		v, err := f.parse(line)
 		if err != nil {
-			fmt.Fprintf(a.out, "  %s\n", err)
+			fmt.Fprintf(a.Out, "  %s\n", err)
 			continue
 		}
 		return v, true, nil
 	}
-	return nil, false, errNoAnswer
+	return nil, false, term.ErrNoAnswer
 }
 
 // parse reads an answer as the field's type.

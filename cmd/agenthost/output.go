@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
 )
@@ -26,7 +26,7 @@ import (
 // line is ended before anything else is printed (console).
 type output struct {
 	e        *env
-	con      *console
+	con      *term.Console
 	json     bool
 	events   bool
 	progress bool
@@ -37,17 +37,14 @@ type output struct {
 	// keyArg, when set, picks the argument that says what a tool call is
 	// about (chatKeyArgs); the progress line shows it after the tool.
 	keyArg func(tool, args string) string
-	// md renders the answer's Markdown (the chat on a terminal), in
-	// colour when mdColor; spin updates the chat's spinner.
-	md, mdColor, spin bool
-	color             bool // the progress display is in colour
+	// md, when set, renders the answer's Markdown (the chat on a
+	// terminal); spin updates the chat's spinner.
+	md    *term.MarkdownStream
+	spin  bool
+	color bool // the progress display is in colour
 
 	mu       sync.Mutex
 	callArg  map[string]string // key argument of each call in flight, by call id
-	mdr      mdLines           // md: the response's Markdown state (a code block open)
-	mdPart   strings.Builder   // md: the line being streamed, not yet whole
-	mdSeq    uint64            // md: the console's writes when mdPart was last shown
-	mdLong   bool              // md: the line being streamed is too long to render
 	pending  strings.Builder   // not live: text of the request in flight
 	partial  bool              // live: text of the request in flight is on the screen
 	streamed strings.Builder   // top-level text printed since the last step started
@@ -95,10 +92,10 @@ func (o *output) text(agent string, depth int, s string) {
 			return // still the text on the screen
 		case strings.HasPrefix(a, o.replay):
 			s = a[len(o.replay):] // it goes on where the screen stops
-			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.con.lineOpen() {
+			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.con.LineOpen() {
 				// A line (the retry's progress) was written below the
 				// cut line: it is shown again whole.
-				o.con.stream(cut)
+				o.con.Stream(cut)
 			}
 		default:
 			o.restart()
@@ -106,9 +103,9 @@ func (o *output) text(agent string, depth int, s string) {
 		}
 		o.replaying = false
 	}
-	if o.md {
+	if o.md != nil {
 		o.streamed.WriteString(s)
-		o.mdText(s)
+		o.md.Write(s)
 		o.partial = true
 		return
 	}
@@ -116,64 +113,12 @@ func (o *output) text(agent string, depth int, s string) {
 	o.partial = true
 }
 
-// mdText renders streamed text a line at a time (mdLines): each line is
-// drawn rendered once it is whole. Until then its text is shown as it
-// arrives, escaped, and replaced by its rendering when it ends, unless
-// something else was written meanwhile (the line then stays as it came).
-func (o *output) mdText(s string) {
-	for s != "" {
-		line, rest, whole := strings.Cut(s, "\n")
-		s = rest
-		if o.mdLong || o.mdPart.Len()+len(line) > markdownMax {
-			// A line this long is shown as it comes, not rendered.
-			o.mdLong = true
-			o.mdPart.Reset()
-			o.con.writeStyled(termtext.Escape(line))
-			if whole {
-				o.con.writeStyled("\n")
-				o.mdLong = false
-			}
-			continue
-		}
-		if !whole {
-			if line != "" {
-				o.mdPart.WriteString(line)
-				o.mdSeq = o.con.writeStyled(termtext.Escape(line))
-			}
-			return
-		}
-		shown := o.mdPart.Len() > 0
-		if shown {
-			o.mdPart.WriteString(line)
-			line = o.mdPart.String()
-			o.mdPart.Reset()
-		}
-		r := o.mdr.line(line, o.mdColor)
-		if !shown {
-			o.con.writeStyled(r + "\n")
-			continue
-		}
-		if o.con.seqNow() == o.mdSeq && !strings.Contains(line, "\t") {
-			// Replace the raw line: up over the rows it wrapped to, then
-			// clear from there down.
-			rows := (textWidth(termtext.Escape(line)) - 1) / o.con.columns()
-			up := "\r"
-			if rows > 0 {
-				up = fmt.Sprintf("\x1b[%dA\r", rows)
-			}
-			o.con.writeStyled(up + "\x1b[J" + r + "\n")
-			continue
-		}
-		o.con.writeStyled("\n")
-	}
-}
-
-// mdFlush ends the response's text: a line left open is drawn rendered.
+// mdFlush ends the response's Markdown: a line left open is drawn
+// rendered.
 func (o *output) mdFlush() {
-	if o.mdPart.Len() > 0 || o.mdLong {
-		o.mdText("\n")
+	if o.md != nil {
+		o.md.Flush()
 	}
-	o.mdr = mdLines{}
 }
 
 // restart marks on stdout that the answer starts again: the retried
@@ -189,21 +134,21 @@ func (o *output) restart() {
 // that ends it.
 func (o *output) print(s string) {
 	o.streamed.WriteString(s)
-	if o.md {
+	if o.md != nil {
 		if !strings.HasSuffix(s, "\n") {
 			s += "\n"
 		}
-		o.mdText(s)
+		o.md.Write(s)
 		return
 	}
 	if !o.live && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	o.con.stream(s)
+	o.con.Stream(s)
 }
 
 // endLine ends the text on stdout with a newline if it has none.
-func (o *output) endLine() { o.con.endLine() }
+func (o *output) endLine() { o.con.EndLine() }
 
 func (o *output) event(ev loop.Event) {
 	o.mu.Lock()
@@ -219,10 +164,11 @@ func (o *output) event(ev loop.Event) {
 			o.replaying = false
 		case loop.EventRetry:
 			o.pending.Reset()
-			o.mdPart.Reset()
-			o.mdLong, o.mdr = false, mdLines{}
+			if o.md != nil {
+				o.md.Reset()
+			}
 			if o.partial {
-				if o.md {
+				if o.md != nil {
 					// Rendered lines are not the text streamed: the
 					// answer starts again below them.
 					o.restart()
@@ -249,7 +195,7 @@ func (o *output) event(ev loop.Event) {
 					o.pending.Reset()
 				}
 				o.mdFlush()
-				o.con.flush()
+				o.con.Flush()
 				o.partial = false
 			}
 		case loop.EventStepEnd:
@@ -267,84 +213,21 @@ func (o *output) event(ev loop.Event) {
 			o.callArg[ev.CallID] = o.keyArg(ev.Tool, ev.Arguments)
 		}
 		if o.spin {
-			o.con.setSpinLabel(strings.TrimSpace("running " + termtext.Escape(ev.Tool) + " " + o.callArg[ev.CallID]))
+			o.con.SetSpinLabel(cutText(strings.TrimSpace("running "+termtext.Escape(ev.Tool)+" "+o.callArg[ev.CallID]), term.SpinLabelMax))
 		}
 	case loop.EventStepStart:
 		if o.spin {
-			o.con.setSpinLabel("thinking")
+			o.con.SetSpinLabel("thinking")
 		}
 	}
 	if o.events && ev.Type != loop.EventMessage {
 		o.evBuf = writeEvent(o.e.stdout, o.evBuf, ev)
 	}
 	if o.progress {
-		o.progressLine(ev)
+		term.ProgressLine(o.e.stderr, ev, o.callArg[ev.CallID], o.color)
 	}
 	if ev.Type == loop.EventToolEnd {
 		delete(o.callArg, ev.CallID)
-	}
-}
-
-// progressLine prints a short human line on stderr for the events a person
-// watching a terminal cares about. Names and messages may come from the
-// model or a plugin: they are escaped (the display is for a terminal only).
-func (o *output) progressLine(ev loop.Event) {
-	w := o.e.stderr
-	indent := strings.Repeat("  ", ev.Depth)
-	ev.Agent, ev.Tool, ev.Message = termtext.Escape(ev.Agent), termtext.Escape(ev.Tool), termtext.Escape(ev.Message)
-	switch ev.Type {
-	case loop.EventStepStart:
-		final := ""
-		if ev.Final != nil && *ev.Final {
-			final = " (final: tools off, asking for a summary)"
-		}
-		fmt.Fprintf(w, "%s· %s step %d/%d%s\n", indent, ev.Agent, ev.Step, ev.StepsMax, final)
-		if left := ev.StepsMax - ev.Step; left > 0 && left <= max((ev.StepsMax+4)/5, 2) {
-			fmt.Fprintf(w, "%s  %d %s left\n", indent, left, plural(left, "step", "steps"))
-		}
-	case loop.EventToolEnd:
-		status := "ok"
-		if ev.IsError != nil && *ev.IsError {
-			status = "error"
-		}
-		var ms int64
-		if ev.DurationMS != nil {
-			ms = *ev.DurationMS
-		}
-		arg := o.callArg[ev.CallID]
-		if arg != "" {
-			arg = " " + arg
-		}
-		if o.color {
-			status = map[string]string{"ok": "\x1b[32mok\x1b[39m", "error": "\x1b[31merror\x1b[39m"}[status]
-		}
-		fmt.Fprintf(w, "%s  ↳ %s%s %s %s\n", indent, ev.Tool, arg, status, durationText(ms))
-	case loop.EventToolDropped:
-		fmt.Fprintf(w, "%s  ↳ %s dropped: %s\n", indent, ev.Tool, ev.Message)
-	case loop.EventRetry:
-		var d time.Duration
-		if ev.DelayMS != nil {
-			d = time.Duration(*ev.DelayMS) * time.Millisecond
-		}
-		fmt.Fprintf(w, "%s  retry %d in %s: %s\n", indent, ev.Attempt, d, ev.Message)
-	case loop.EventApprovalDecision:
-		verdict := map[string]string{"allow": "allowed", "always": "allowed for the rest of the run", "deny": "denied"}[ev.Decision]
-		if verdict == "" {
-			verdict = termtext.Escape(ev.Decision)
-		}
-		msg := ""
-		if ev.Message != "" {
-			msg = ": " + ev.Message
-		}
-		fmt.Fprintf(w, "%s  ↳ %s %s (%s)%s\n", indent, ev.Tool, verdict, termtext.Escape(ev.By), msg)
-	case loop.EventApprovalDropped:
-		call := "no call"
-		if ev.CallID != "" {
-			call = "call " + termtext.Escape(ev.CallID)
-		}
-		fmt.Fprintf(w, "%s  %s (%s for %s, by %s)\n", indent, ev.Message, termtext.Escape(ev.Decision), call, termtext.Escape(ev.By))
-	case loop.EventDoomLoop, loop.EventBudgetExhausted, loop.EventCompaction:
-		fmt.Fprintf(w, "%s  %s: %s\n", indent, ev.Type, ev.Message)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
@@ -185,7 +186,7 @@ func newLogger(level string, e *env, progress bool) (zerolog.Logger, int) {
 	}
 	var w io.Writer = e.stderr
 	if e.stderrTTY {
-		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: escapeLogEvent}
+		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: term.EscapeLogEvent}
 	}
 	l := zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 	if progress {

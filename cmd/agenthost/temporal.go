@@ -25,10 +25,11 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/temporal"
 	"github.com/agenthost/agenthost/internal/callview"
-	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/loop"
@@ -180,25 +181,20 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	if code != exitOK {
 		return code
 	}
-	name := req.agent
-	if name == "" {
-		ca, err := cfg.DefaultAgent()
-		if err != nil {
-			return usageErr(e, "%v", err)
-		}
-		name = ca.Name
-	}
-	if cfg.Agent(name) == nil {
-		return usageErr(e, "no agent %q in %s; agents: %s", name, path, agentNames(cfg))
+	// The agent and the session are chosen, opened and refused by the
+	// same host functions, and worded by the same runError, as a local run.
+	name, err := host.ResolveAgent(cfg, req.agent)
+	if err != nil {
+		return runError(e, err, path)
 	}
 	c, code := dialTemporal(ctx, addr, ns, e)
 	if code != exitOK {
 		return code
 	}
 	defer c.Close()
-	sess, history, code := temporalSession(cfg, name, req.session, e)
-	if code != exitOK {
-		return code
+	sess, history, err := host.OpenSession(cfg, name, req.session)
+	if err != nil {
+		return runError(e, err, path)
 	}
 	id := temporal.NewRunID()
 	in := temporal.RunInput{Agent: name, Prompt: req.prompt, Session: sess.ID, History: history}
@@ -249,44 +245,6 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	}
 	out.finish(res)
 	return exitCode(res.StopReason)
-}
-
-// temporalSession creates the session of a durable run, or opens session
-// id to continue it and reads its history, as a local run does (the same
-// lock, the same refusals).
-func temporalSession(cfg *config.Config, agent, id string, e *env) (*session.Session, []loop.Message, int) {
-	if id == "" {
-		sess, err := session.Create(cfg.Host.DataDir, session.Meta{Agent: agent, Config: cfg.File})
-		if errors.Is(err, session.ErrNotPrivate) {
-			return nil, nil, usageErr(e, "%v", err)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return nil, nil, exitError
-		}
-		return sess, nil, exitOK
-	}
-	sess, err := session.Open(cfg.Host.DataDir, id)
-	if err != nil {
-		if errors.Is(err, session.ErrNotPrivate) {
-			return nil, nil, usageErr(e, "%v", err)
-		}
-		if errors.Is(err, session.ErrBusy) {
-			return nil, nil, usageErr(e, "--session %s: %v", id, err)
-		}
-		return nil, nil, usageErr(e, "--session %s: %v (list sessions with 'agenthost sessions list')", id, err)
-	}
-	if sess.Agent != agent {
-		sess.Close()
-		return nil, nil, usageErr(e, "--session %s belongs to agent %q, not %q: pass -a %s", id, sess.Agent, agent, shquote.Quote(sess.Agent))
-	}
-	_, evs, err := session.Events(cfg.Host.DataDir, id)
-	if err != nil {
-		sess.Close()
-		fmt.Fprintf(e.stderr, "agenthost: session %s: reading its history: %v\n", id, err)
-		return nil, nil, exitError
-	}
-	return sess, session.History(evs), exitOK
 }
 
 // runsUsage is the error of a runs command given the wrong arguments.
@@ -588,7 +546,7 @@ func writeRunInfo(e *env, ri runInfo) {
 		// argument on lines of its own, escaped), the commands quoted.
 		fmt.Fprintf(e.stdout, "waiting since %s for %s: call %s of agent %s: %s, with:\n%s%s",
 			w.Since.Local().Format(time.DateTime), what, termtext.Line(w.CallID), termtext.Line(w.Agent), termtext.Line(w.Tool),
-			callview.Arguments(w.Arguments, columnsOf(e.stdout)), outText(e, decideCommands(ri.ID, w.CallID)))
+			callview.Arguments(w.Arguments, term.ColumnsOf(e.stdout)), outText(e, decideCommands(ri.ID, w.CallID)))
 	}
 	if r := ri.Result; r != nil {
 		fmt.Fprintf(e.stdout, "agent %s: %s after %d of %d steps, %s%s (session %s)\n", r.Agent, r.StopReason, r.Steps, r.StepsMax, toolCalls(r.ToolCalls), spendText(r), r.Session)

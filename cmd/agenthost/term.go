@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/hashicorp/hcl/v2"
-	"github.com/rs/zerolog"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/termtext"
 )
@@ -45,47 +45,18 @@ func errText(e *env, s string) string {
 // config's own text and is printed as it is.
 func writeDiagnostics(e *env, files map[string]*hcl.File, diags hcl.Diagnostics) {
 	if e.stderrTTY {
-		esc := make(hcl.Diagnostics, len(diags))
-		for i, d := range diags {
-			c := *d
-			c.Summary, c.Detail = termtext.Escape(d.Summary), termtext.Escape(d.Detail)
-			esc[i] = &c
-		}
-		diags = esc
+		diags = term.EscapeDiagnostics(diags)
 	}
 	config.WriteDiagnostics(e.stderr, files, diags, useColor(e))
 }
 
-// escapeLogEvent is the console log writer's FormatPrepare (stderr is a
-// terminal). zerolog prints the message as is and field values that are not
-// strings as JSON, which keeps C1 controls; top-level string fields it
-// quotes with strconv.Quote already, so they are left alone.
-func escapeLogEvent(evt map[string]any) error {
-	for k, v := range evt {
-		switch v := v.(type) {
-		case string:
-			if k == zerolog.MessageFieldName {
-				evt[k] = termtext.Escape(v)
-			}
-		case map[string]any, []any:
-			evt[k] = escapeLogValue(v)
-		}
+// guardLines routes the command's stdout and stderr through a console
+// (term.Console), once per process: run and chat call it before anything
+// is printed. It returns the console.
+func (e *env) guardLines() *term.Console {
+	if e.con == nil {
+		e.con = term.NewConsole(e.stdout, e.stderr, e.stdoutTTY)
+		e.stdout, e.stderr = e.con.Out(), e.con.Err()
 	}
-	return nil
-}
-
-func escapeLogValue(v any) any {
-	switch v := v.(type) {
-	case string:
-		return termtext.Escape(v)
-	case []any:
-		for i := range v {
-			v[i] = escapeLogValue(v[i])
-		}
-	case map[string]any:
-		for k := range v {
-			v[k] = escapeLogValue(v[k])
-		}
-	}
-	return v
+	return e.con
 }

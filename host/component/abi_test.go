@@ -3,6 +3,7 @@ package component
 import (
 	"encoding/json"
 	"errors"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"testing"
 
@@ -73,7 +74,7 @@ func TestABITraps(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := callTool(t, k, c.tool, c.args, nil)
-		f := failure(t, err, FailureTrap)
+		f := failure(t, err, sandbox.FailureTrap)
 		if !strings.Contains(f.Err.Error(), c.msg) {
 			t.Errorf("%s: %v, want it to say %q", c.tool, f.Err, c.msg)
 		}
@@ -117,7 +118,7 @@ func TestResultLimit(t *testing.T) {
 	k := loadTestdata(t, "abi.wasm", Options{})
 	big := `{"s":"` + strings.Repeat("x", 2000) + `"}`
 	_, err := callTool(t, k, "echo-string", big, &Sandbox{MaxResult: 1000})
-	failure(t, err, FailureResult)
+	failure(t, err, sandbox.FailureResult)
 	if out := mustCall(t, k, "echo-string", big, &Sandbox{MaxResult: 3000}); len(out.JSON) < 2000 {
 		t.Fatalf("echo-string = %d bytes", len(out.JSON))
 	}

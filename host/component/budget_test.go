@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -34,7 +35,7 @@ func allocated(f func()) uint64 {
 // budget, naming what.
 func wantBudgetFailure(t *testing.T, err error, what string) {
 	t.Helper()
-	f := failure(t, err, FailureMemory)
+	f := failure(t, err, sandbox.FailureMemory)
 	if !errors.Is(f.Err, ErrHostBudget) || !errors.Is(f.Err, hostmem.ErrExceeded) {
 		t.Fatalf("err = %v, want the host budget", f.Err)
 	}
@@ -112,7 +113,7 @@ func TestHostBudgetImportArguments(t *testing.T) {
 func TestHostBudgetGivenBack(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{MemoryLimitPages: budgetPages})
 	_, err := callTool(t, k, "flood", `{}`, &Sandbox{MaxOutput: 8 << 20})
-	failure(t, err, FailureOutput)
+	failure(t, err, sandbox.FailureOutput)
 }
 
 // TestHostBudgetHTTPBodies: the bodies the host keeps for a guest are

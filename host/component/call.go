@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"runtime"
 	"strconv"
 
@@ -32,49 +33,7 @@ type Outcome struct {
 	HTTPRefused []string
 }
 
-// FailureKind classifies a call that did not run to its end.
-type FailureKind string
-
-// Failure kinds.
-const (
-	// FailureTrap: the guest trapped (unreachable, a bad pointer, a
-	// bogus resource handle, a call to an import agenthost does not
-	// provide, ...).
-	FailureTrap FailureKind = "trap"
-	// FailureTimeout: the call's context passed its deadline.
-	FailureTimeout FailureKind = "timeout"
-	// FailureCanceled: the call's context was cancelled.
-	FailureCanceled FailureKind = "canceled"
-	// FailureMemory: the guest failed with a memory at its limit, or the
-	// call would have made the host hold more than HostBudget for it
-	// (Err wraps ErrHostBudget).
-	FailureMemory FailureKind = "memory"
-	// FailureOutput: the guest wrote more than twice Sandbox.MaxOutput to
-	// stdout or stderr.
-	FailureOutput FailureKind = "output"
-	// FailureQuota: the guest exceeded its write quota (Sandbox.Quota).
-	FailureQuota FailureKind = "quota"
-	// FailureExit: the guest called wasi:cli/exit.
-	FailureExit FailureKind = "exit"
-	// FailureStart: the component could not be instantiated.
-	FailureStart FailureKind = "start"
-	// FailureResult: the result is larger than Sandbox.MaxResult.
-	FailureResult FailureKind = "result"
-)
-
-// Failure is the error of a call that did not run to its end.
-type Failure struct {
-	Kind     FailureKind
-	ExitCode uint32 // FailureExit
-	Err      error
-	// Stderr is what the guest wrote to stderr, cut as in Outcome.
-	Stderr []byte
-}
-
-func (f *Failure) Error() string { return string(f.Kind) + ": " + f.Err.Error() }
-func (f *Failure) Unwrap() error { return f.Err }
-
-// ErrHostBudget is wrapped by the Err of a FailureMemory whose call would
+// ErrHostBudget is wrapped by the Err of a sandbox.FailureMemory whose call would
 // have made the host hold more than Component.HostBudget bytes for it;
 // errors.Is(err, hostmem.ErrExceeded) holds too.
 var ErrHostBudget = errors.New("the call moved more between the component and the host than its memory limit allows")
@@ -122,7 +81,7 @@ func callFrom(ctx context.Context) *call {
 // Call runs the exported function named tool (a Func's Name) with JSON
 // arguments, in fresh instances of the component's core modules with the
 // sandbox's grants. A function that returns result::err gives an Outcome
-// with IsError. A call that does not run to its end returns a *Failure;
+// with IsError. A call that does not run to its end returns a *sandbox.Failure;
 // arguments that do not fit return an *ArgumentError. The context bounds
 // the call: the runtime must close modules when their context is done
 // (wazero's WithCloseOnContextDone) for a deadline to stop a spinning
@@ -159,10 +118,10 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 		err = st.budget.Refused()
 	}
 	if err != nil {
-		return nil, st.classify(ctx, err, errOut.bytes())
+		return nil, st.classify(ctx, err, errOut.Head())
 	}
-	res.Stdout, res.Stderr = out.bytes(), errOut.bytes()
-	res.Truncated = out.truncated || errOut.truncated
+	res.Stdout, res.Stderr = out.Head(), errOut.Head()
+	res.Truncated = out.Truncated() || errOut.Truncated()
 	res.HTTPRefused = st.wasi.refused
 	return res, nil
 }
@@ -418,9 +377,9 @@ func (st *call) runImpl(lw *lowering, args []Value) (res Value) {
 	return lw.impl(st, args)
 }
 
-// classify turns the error of a call into a *Failure.
+// classify turns the error of a call into a *sandbox.Failure.
 func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
-	f := &Failure{Kind: FailureTrap, Err: err, Stderr: stderr}
+	f := &sandbox.Failure{Kind: sandbox.FailureTrap, Err: err, Stderr: string(stderr)}
 	var tr *Trap
 	if errors.As(err, &tr) {
 		f.Err = tr // without wazero's wrapping and stack trace
@@ -429,13 +388,13 @@ func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 	var hostErr *hostError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		f.Kind, f.Err = FailureTimeout, fmt.Errorf("the call ran past its deadline: %w", context.DeadlineExceeded)
+		f.Kind, f.Err = sandbox.FailureTimeout, fmt.Errorf("the call ran past its deadline: %w", context.DeadlineExceeded)
 	case ctx.Err() != nil:
-		f.Kind, f.Err = FailureCanceled, fmt.Errorf("the call was cancelled: %w", ctx.Err())
+		f.Kind, f.Err = sandbox.FailureCanceled, fmt.Errorf("the call was cancelled: %w", ctx.Err())
 	case st.wasi.flooded():
-		f.Kind, f.Err = FailureOutput, fmt.Errorf("the component wrote more than %d bytes to stdout or stderr", 2*st.sb.maxOutput())
+		f.Kind, f.Err = sandbox.FailureOutput, fmt.Errorf("the component wrote more than %d bytes to stdout or stderr", 2*st.sb.maxOutput())
 	case st.quotaHit():
-		f.Kind = FailureQuota
+		f.Kind = sandbox.FailureQuota
 		b, e := st.sb.Quota.Exceeded()
 		switch {
 		case b:
@@ -444,22 +403,22 @@ func (st *call) classify(ctx context.Context, err error, stderr []byte) error {
 			f.Err = fmt.Errorf("the component created more files than its quota allows: %w", err)
 		}
 	case errors.Is(err, errResultTooLarge):
-		f.Kind = FailureResult
+		f.Kind = sandbox.FailureResult
 	case errors.Is(err, hostmem.ErrExceeded):
 		var he *hostmem.Error
 		errors.As(err, &he)
-		f.Kind = FailureMemory
+		f.Kind = sandbox.FailureMemory
 		f.Err = fmt.Errorf("%w: %w", ErrHostBudget, he)
 	case errors.As(err, &exit):
-		f.Kind, f.ExitCode = FailureExit, exit.ExitCode()
+		f.Kind, f.ExitCode = sandbox.FailureExit, exit.ExitCode()
 		f.Err = fmt.Errorf("the component exited with code %d", exit.ExitCode())
 	case errors.As(err, &hostErr):
-		f.Kind = FailureTrap
+		f.Kind = sandbox.FailureTrap
 	case errors.Is(err, errInstantiate):
-		f.Kind = FailureStart
+		f.Kind = sandbox.FailureStart
 	}
-	if f.Kind == FailureTrap && st.memoryFull() {
-		f.Kind = FailureMemory
+	if f.Kind == sandbox.FailureTrap && st.memoryFull() {
+		f.Kind = sandbox.FailureMemory
 		f.Err = fmt.Errorf("failed with its memory at the limit of %d pages (%d MiB): %w", st.k.memLimit, st.k.memLimit/16, err)
 	}
 	return f

@@ -35,7 +35,7 @@ const DefaultMemoryLimitPages = 4096
 // memory, lowers into it and keeps for it (header fields, HTTP bodies),
 // each charged before it is copied. It is the memory limit
 // (Options.MemoryLimitPages), so a guest makes the host hold no more than
-// it may hold itself. A call past it fails with FailureMemory wrapping
+// it may hold itself. A call past it fails with sandbox.FailureMemory wrapping
 // ErrHostBudget.
 func (k *Component) HostBudget() uint64 { return uint64(k.memLimit) * 65536 }
 

@@ -2,7 +2,10 @@ package component
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // coreModule is what the linker needs to know of a core module: the types
@@ -379,63 +382,16 @@ func skipConstExpr(r *reader) error {
 	}
 }
 
-// limitMemory returns a copy of the module with the maximum of the memory
+// limitMemory returns a copy of the module with the maximum of the memories
 // it defines set to limitPages. A module whose initial memory exceeds the
 // limit is refused.
 func limitMemory(b []byte, limitPages uint32) ([]byte, error) {
-	secs, err := sections(b[8:], 8)
-	if err != nil {
-		return nil, err
+	out, err := wasmbin.CapMemories(b, limitPages)
+	if e, ok := errors.AsType[*wasmbin.MemoryLimitError](err); ok {
+		return nil, fmt.Errorf("%w: the component's memory starts at %d pages (%d MiB), more than the memory limit of %d pages (%d MiB)",
+			ErrMemoryLimit, e.Min, e.Min/16, e.Limit, e.Limit/16)
 	}
-	out := append([]byte(nil), b[:8]...)
-	for _, s := range secs {
-		if s.id != 5 {
-			out = append(out, s.id)
-			out = appendU32(out, uint32(len(s.data)))
-			out = append(out, s.data...)
-			continue
-		}
-		r := &reader{b: s.data, off: s.off}
-		n, err := r.count()
-		if err != nil {
-			return nil, err
-		}
-		body := appendU32(nil, uint32(n))
-		for range n {
-			flags, min, _, err := readLimits(r)
-			if err != nil {
-				return nil, err
-			}
-			if min > uint64(limitPages) {
-				return nil, fmt.Errorf("%w: the component's memory starts at %d pages (%d MiB), more than the memory limit of %d pages (%d MiB)",
-					ErrMemoryLimit, min, min/16, limitPages, limitPages/16)
-			}
-			body = append(body, flags|1)
-			body = appendU32(body, uint32(min))
-			body = appendU32(body, limitPages)
-		}
-		out = append(out, 5)
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
-	}
-	return out, nil
-}
-
-func appendU32(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func appendName(b []byte, s string) []byte {
-	b = appendU32(b, uint32(len(s)))
-	return append(b, s...)
+	return out, err
 }
 
 // bundleModule encodes a core module that imports each item from the
@@ -457,30 +413,26 @@ func bundleModule(items []bundleImport) []byte {
 			types = append(types, it.item.fn)
 		}
 	}
-	sec := func(id byte, body []byte) {
-		out = append(out, id)
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
-	}
-	body := appendU32(nil, uint32(len(types)))
+	sec := func(id byte, body []byte) { out = wasmbin.AppendSection(out, id, body) }
+	body := wasmbin.AppendUleb32(nil, uint32(len(types)))
 	for _, t := range types {
 		body = append(body, 0x60)
-		body = appendU32(body, uint32(len(t.params)))
+		body = wasmbin.AppendUleb32(body, uint32(len(t.params)))
 		body = append(body, t.params...)
-		body = appendU32(body, uint32(len(t.results)))
+		body = wasmbin.AppendUleb32(body, uint32(len(t.results)))
 		body = append(body, t.results...)
 	}
 	sec(1, body)
-	body = appendU32(nil, uint32(len(items)))
+	body = wasmbin.AppendUleb32(nil, uint32(len(items)))
 	counts := map[byte]int{}
 	idx := make([]int, len(items))
 	for i, it := range items {
-		body = appendName(body, it.module)
-		body = appendName(body, it.field)
+		body = wasmbin.AppendName(body, it.module)
+		body = wasmbin.AppendName(body, it.field)
 		body = append(body, it.item.sort)
 		switch it.item.sort {
 		case coreSortFunc:
-			body = appendU32(body, uint32(typeIdx[string(it.item.fn.params)+"|"+string(it.item.fn.results)]))
+			body = wasmbin.AppendUleb32(body, uint32(typeIdx[string(it.item.fn.params)+"|"+string(it.item.fn.results)]))
 		case coreSortTable:
 			body = append(body, it.item.table...)
 		case coreSortMemory:
@@ -492,11 +444,11 @@ func bundleModule(items []bundleImport) []byte {
 		counts[it.item.sort]++
 	}
 	sec(2, body)
-	body = appendU32(nil, uint32(len(items)))
+	body = wasmbin.AppendUleb32(nil, uint32(len(items)))
 	for i, it := range items {
-		body = appendName(body, it.export)
+		body = wasmbin.AppendName(body, it.export)
 		body = append(body, it.item.sort)
-		body = appendU32(body, uint32(idx[i]))
+		body = wasmbin.AppendUleb32(body, uint32(idx[i]))
 	}
 	sec(7, body)
 	return out
@@ -548,7 +500,7 @@ func renameEmptyModule(b []byte, m *coreModule) ([]byte, string, error) {
 			if err != nil {
 				return nil, "", err
 			}
-			body = appendU32(nil, uint32(n))
+			body = wasmbin.AppendUleb32(nil, uint32(n))
 			for range n {
 				mod, err := r.name()
 				if err != nil {
@@ -565,14 +517,12 @@ func renameEmptyModule(b []byte, m *coreModule) ([]byte, string, error) {
 				if mod == "" {
 					mod = name
 				}
-				body = appendName(body, mod)
-				body = appendName(body, field)
+				body = wasmbin.AppendName(body, mod)
+				body = wasmbin.AppendName(body, field)
 				body = append(body, r.b[start:r.pos]...)
 			}
 		}
-		out = append(out, s.id)
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+		out = wasmbin.AppendSection(out, s.id, body)
 	}
 	for i := range m.imports {
 		if m.imports[i].module == "" {

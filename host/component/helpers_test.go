@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"net/url"
 	"os"
 	"os/exec"
@@ -72,11 +73,11 @@ func mustCall(t testing.TB, k *Component, tool, args string, sb *Sandbox) *Outco
 	return out
 }
 
-func failure(t testing.TB, err error, kind FailureKind) *Failure {
+func failure(t testing.TB, err error, kind sandbox.FailureKind) *sandbox.Failure {
 	t.Helper()
-	var f *Failure
+	var f *sandbox.Failure
 	if !errors.As(err, &f) {
-		t.Fatalf("err = %v (%T), want a *Failure of kind %s", err, err, kind)
+		t.Fatalf("err = %v (%T), want a *sandbox.Failure of kind %s", err, err, kind)
 	}
 	if f.Kind != kind {
 		t.Fatalf("failure kind = %s (%v), want %s", f.Kind, f.Err, kind)

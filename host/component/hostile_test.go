@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"sync"
 	"testing"
@@ -37,7 +38,7 @@ func TestBogusHandles(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := callTool(t, k, c.tool, `{}`, nil)
-		f := failure(t, err, FailureTrap)
+		f := failure(t, err, sandbox.FailureTrap)
 		if f.Err.Error() != c.msg {
 			t.Errorf("%s: %q, want %q", c.tool, f.Err, c.msg)
 		}
@@ -49,7 +50,7 @@ func TestBogusHandles(t *testing.T) {
 func TestMissingImport(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{})
 	_, err := callTool(t, k, "missing-import", `{}`, nil)
-	f := failure(t, err, FailureTrap)
+	f := failure(t, err, sandbox.FailureTrap)
 	if !strings.Contains(f.Err.Error(), "wasi:sockets/tcp@0.2.3#connect-somewhere, which agenthost does not provide") {
 		t.Errorf("missing-import: %v", f.Err)
 	}
@@ -68,7 +69,7 @@ func TestMissingImport(t *testing.T) {
 func TestBadSignature(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{})
 	_, err := callTool(t, k, "bad-signature", `{}`, nil)
-	f := failure(t, err, FailureTrap)
+	f := failure(t, err, sandbox.FailureTrap)
 	want := "the component imports wasi:random/insecure@0.2.3#get-insecure-random-bytes as func(len: string) -> list<u8>, which is not the signature agenthost implements"
 	if !strings.HasPrefix(f.Err.Error(), want) {
 		t.Errorf("bad-signature: %v", f.Err)
@@ -109,7 +110,7 @@ func TestSpin(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := k.Call(ctx, "spin", nil, nil)
-	failure(t, err, FailureTimeout)
+	failure(t, err, sandbox.FailureTimeout)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v, want it to wrap context.DeadlineExceeded", err)
 	}
@@ -123,7 +124,7 @@ func TestSpin(t *testing.T) {
 func TestMemoryBomb(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{MemoryLimitPages: 256})
 	_, err := callTool(t, k, "bomb", `{}`, nil)
-	f := failure(t, err, FailureMemory)
+	f := failure(t, err, sandbox.FailureMemory)
 	if !strings.Contains(f.Err.Error(), "256 pages") {
 		t.Errorf("bomb: %v", f.Err)
 	}
@@ -134,7 +135,7 @@ func TestMemoryBomb(t *testing.T) {
 func TestOutputFlood(t *testing.T) {
 	k := loadTestdata(t, "wasi.wasm", Options{})
 	_, err := callTool(t, k, "flood", `{}`, &Sandbox{MaxOutput: 10000})
-	f := failure(t, err, FailureOutput)
+	f := failure(t, err, sandbox.FailureOutput)
 	if !strings.Contains(f.Err.Error(), "more than 20000 bytes") {
 		t.Errorf("flood: %v", f.Err)
 	}
@@ -153,7 +154,9 @@ func TestGrants(t *testing.T) {
 	}
 	want(none, "environment", `{}`, `{"result":[]}`)
 	want(none, "arguments", `{}`, `{"result":[]}`)
-	want(none, "wall-now", `{}`, `{"result":{"seconds":1640995200,"nanoseconds":1000000}}`)
+	// The fake clock is the modules' (sandbox.FakeClock): its first
+	// reading is 2022-01-01T00:00:00Z.
+	want(none, "wall-now", `{}`, `{"result":{"seconds":1640995200,"nanoseconds":0}}`)
 	want(none, "config-get", `{"key":"base_url"}`, `{"result":{"ok":null}}`)
 	// The fake random stream is the same on every call.
 	a := mustCall(t, k, "random-u64", `{}`, none)

@@ -3,6 +3,7 @@ package component
 import (
 	"context"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -84,14 +85,14 @@ func TestJSHostile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := k.Call(ctx, "spin", nil, nil)
-	failure(t, err, FailureTimeout)
+	failure(t, err, sandbox.FailureTimeout)
 
 	_, err = callTool(t, k, "flood", `{}`, &Sandbox{MaxOutput: 100000})
-	failure(t, err, FailureOutput)
+	failure(t, err, sandbox.FailureOutput)
 
 	small := loadJS(t, "tools", Options{MemoryLimitPages: 1024})
 	_, err = callTool(t, small, "bomb", `{}`, nil)
-	failure(t, err, FailureMemory)
+	failure(t, err, sandbox.FailureMemory)
 }
 
 // filesSandbox mounts a fresh directory at /data with a file in it and a
@@ -180,7 +181,7 @@ func TestJSFiles(t *testing.T) {
 	q.Quota = rootfs.NewQuota(100, 10)
 	q.Mounts[0].FS = q.Mounts[0].FS.WithQuota(q.Quota)
 	_, err := callTool(t, k, "write-file", `{"path":"big.txt","contents":"`+strings.Repeat("x", 1000)+`"}`, q)
-	failure(t, err, FailureQuota)
+	failure(t, err, sandbox.FailureQuota)
 }
 
 // TestJSFetch calls fetch in a component built by ComponentizeJS against a
@@ -245,7 +246,7 @@ func TestJSFetch(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := k.Call(ctx, "fetch-url", []byte(fmt.Sprintf(`{"url":%q}`, hang.URL+"/slow")), hsb)
-	failure(t, err, FailureTimeout)
+	failure(t, err, sandbox.FailureTimeout)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("the stuck request ended the call after %v", d)
 	}

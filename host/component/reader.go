@@ -2,8 +2,9 @@ package component
 
 import (
 	"fmt"
-	"math"
 	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // reader decodes the primitives of the WebAssembly binary format from one
@@ -46,21 +47,20 @@ func (r *reader) peek() (byte, error) {
 }
 
 func (r *reader) u32() (uint32, error) {
-	var v uint64
-	for shift := 0; shift < 35; shift += 7 {
-		c, err := r.byte()
-		if err != nil {
-			return 0, err
-		}
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			if v > math.MaxUint32 {
-				return 0, r.fail("integer too large")
-			}
-			return uint32(v), nil
-		}
+	v, n, err := wasmbin.Uleb32(r.b[r.pos:])
+	switch {
+	case err == wasmbin.ErrTruncated:
+		r.pos = len(r.b)
+		return 0, r.fail("unexpected end of section")
+	case err == wasmbin.ErrOverflow:
+		r.pos += 5
+		return 0, r.fail("integer too large")
+	case err != nil:
+		r.pos += 5
+		return 0, r.fail("integer representation too long")
 	}
-	return 0, r.fail("integer representation too long")
+	r.pos += n
+	return v, nil
 }
 
 // s33 reads a signed LEB128 of up to 33 bits (value types: negative for

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
 
@@ -21,23 +22,23 @@ type Sandbox struct {
 	// Stdin is what the guest reads from stdin.
 	Stdin []byte
 	// RealClock grants the host's wall and monotonic clocks; without it
-	// the wall clock reads 2022-01-01T00:00:00Z plus 1 ms per reading,
-	// the monotonic clock 0 plus 1 ms per reading, and timers fire at
-	// once.
+	// the clock is the other plugin kinds' (sandbox.FakeClock): the wall
+	// clock starts at 2022-01-01T00:00:00Z, the monotonic clock at 0,
+	// each advancing by 1 ms per reading, and timers fire at once.
 	RealClock bool
 	// RealRandom grants the host's cryptographic randomness; without it
 	// wasi:random returns the same ChaCha8 stream on every call.
 	RealRandom bool
 	// MaxOutput is how much of stdout and of stderr each is kept, in
 	// bytes; a guest that writes more than twice as much to either is
-	// stopped (FailureOutput). 0 means DefaultMaxOutput.
+	// stopped (sandbox.FailureOutput). 0 means DefaultMaxOutput.
 	MaxOutput int
 	// MaxResult bounds the JSON of a result, in bytes; a larger result
-	// fails the call (FailureResult). 0 means DefaultMaxResult.
+	// fails the call (sandbox.FailureResult). 0 means DefaultMaxResult.
 	MaxResult int
 	// Quota is charged by the mounts' file systems (made with
 	// rootfs.FS.WithQuota); when it refuses something the call fails
-	// with FailureQuota. nil: no quota.
+	// with sandbox.FailureQuota. nil: no quota.
 	Quota *rootfs.Quota
 	// HTTP grants wasi:http/outgoing-handler; nil: every request fails
 	// with HTTP-request-denied.
@@ -71,11 +72,11 @@ type HTTPGrant struct {
 	MaxBody int64
 }
 
-// Defaults of the Sandbox's limits.
+// Defaults of the Sandbox's limits: the plugin block's (internal/defaults).
 const (
-	DefaultMaxOutput   = 1 << 20
+	DefaultMaxOutput   = defaults.MaxOutput
 	DefaultMaxResult   = 4 << 20
-	DefaultMaxHTTPBody = 4 << 20
+	DefaultMaxHTTPBody = defaults.HTTPBody
 )
 
 func (s *Sandbox) maxOutput() int {

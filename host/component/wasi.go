@@ -2,15 +2,15 @@ package component
 
 import (
 	"bytes"
-	crand "crypto/rand"
 	"io"
-	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/agenthost/agenthost/internal/sandbox"
 )
 
 // hostFunc implements an imported function: it receives the lifted
@@ -45,22 +45,18 @@ func argU64(a Value) uint64 {
 	return 0
 }
 
-// The fake clock and random stream: the same as the other plugin kinds'.
-const fakeEpochNanos = 1640995200 * int64(time.Second)
-
-var fakeSeed = [32]byte{'a', 'g', 'e', 'n', 't', 'h', 'o', 's', 't'}
-
 // wasiState is a call's WASI state.
 type wasiState struct {
 	sb             *Sandbox
 	stdin          *bytes.Reader
-	stdout, stderr *capture
+	stdout, stderr *sandbox.Output
 	rand           io.Reader
-	wallTicks      int64
-	monoTicks      int64
-	start          time.Time
-	mu             sync.Mutex
-	timers         []*time.Timer
+	// clock is the fake clock without the clock grant, the other
+	// plugin kinds' (sandbox.FakeClock).
+	clock  sandbox.FakeClock
+	start  time.Time
+	mu     sync.Mutex
+	timers []*time.Timer
 	// refused are the URLs of HTTP requests the grant refused.
 	refused  []string
 	requests int
@@ -68,13 +64,11 @@ type wasiState struct {
 
 func newWasiState(sb *Sandbox) *wasiState {
 	w := &wasiState{sb: sb, stdin: bytes.NewReader(sb.Stdin), start: time.Now()}
-	w.stdout = &capture{max: sb.maxOutput()}
-	w.stderr = &capture{max: sb.maxOutput()}
-	if sb.RealRandom {
-		w.rand = crand.Reader
-	} else {
-		w.rand = rand.NewChaCha8(fakeSeed)
-	}
+	max := int64(sb.maxOutput())
+	flood := func() { trap("output flood: more than %d bytes written to stdout or stderr", 2*max) }
+	w.stdout = sandbox.NewOutput(max, flood)
+	w.stderr = sandbox.NewOutput(max, flood)
+	w.rand = sandbox.Random(sb.RealRandom)
 	return w
 }
 
@@ -86,33 +80,7 @@ func (w *wasiState) close() {
 	}
 }
 
-func (w *wasiState) flooded() bool { return w.stdout.flood || w.stderr.flood }
-
-// capture keeps the first max bytes written to stdout or stderr and
-// notices a flood (more than twice max).
-type capture struct {
-	buf       []byte
-	max       int
-	total     int64
-	truncated bool
-	flood     bool
-}
-
-func (c *capture) write(b []byte) {
-	c.total += int64(len(b))
-	if room := c.max - len(c.buf); room > 0 {
-		c.buf = append(c.buf, b[:min(room, len(b))]...)
-	}
-	if c.total > int64(c.max) {
-		c.truncated = true
-	}
-	if c.total > 2*int64(c.max) {
-		c.flood = true
-		trap("output flood: more than %d bytes written to stdout or stderr", 2*c.max)
-	}
-}
-
-func (c *capture) bytes() []byte { return c.buf }
+func (w *wasiState) flooded() bool { return w.stdout.Flooded() || w.stderr.Flooded() }
 
 // monoNow is the monotonic clock, in nanoseconds.
 func (st *call) monoNow() uint64 {
@@ -120,8 +88,7 @@ func (st *call) monoNow() uint64 {
 	if st.sb.RealClock {
 		return uint64(time.Since(w.start))
 	}
-	w.monoTicks++
-	return uint64(w.monoTicks * int64(time.Millisecond))
+	return uint64(w.clock.Nanotime())
 }
 
 func (st *call) wallNow() (uint64, uint32) {
@@ -129,10 +96,8 @@ func (st *call) wallNow() (uint64, uint32) {
 		n := time.Now()
 		return uint64(n.Unix()), uint32(n.Nanosecond())
 	}
-	w := st.wasi
-	w.wallTicks++
-	n := fakeEpochNanos + w.wallTicks*int64(time.Millisecond)
-	return uint64(n / int64(time.Second)), uint32(n % int64(time.Second))
+	sec, nsec := st.wasi.clock.Walltime()
+	return uint64(sec), uint32(nsec)
 }
 
 // maxRandom bounds one request for random bytes.
@@ -250,11 +215,11 @@ type outputStream interface {
 // maxIO bounds one read or write of a stream.
 const maxIO = 1 << 20
 
-// stdoutStream writes to a capture.
-type stdoutStream struct{ c *capture }
+// stdoutStream writes to a sandbox.Output.
+type stdoutStream struct{ c *sandbox.Output }
 
 func (s *stdoutStream) checkWrite(*call) (uint64, *Var) { return maxIO, nil }
-func (s *stdoutStream) write(_ *call, b []byte) *Var    { s.c.write(b); return nil }
+func (s *stdoutStream) write(_ *call, b []byte) *Var    { s.c.Write(b); return nil }
 func (s *stdoutStream) pollable() *pollable             { return newReadyPollable() }
 
 type stdinStream struct{ r *bytes.Reader }

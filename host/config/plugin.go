@@ -22,7 +22,9 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/internal/toolname"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // Builtins are the plugin names accepted in source = "builtin:NAME".
@@ -32,16 +34,14 @@ const builtinPrefix = "builtin:"
 
 // Wasm header facts: the magic, the version of core modules, and the layer
 // field that marks a component (WASI 0.2).
-var (
-	wasmMagic = []byte("\x00asm")
-)
-
 const (
 	minMemory = 64 << 10 // one WebAssembly page
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-var kinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
+// PluginKinds are the values of a plugin block's kind; host/plugin's Kinds
+// lists the same (TestEnumSpellings).
+var PluginKinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -60,7 +60,7 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 		},
 	}
 	if b.set(rp.KindRange) {
-		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", kinds...)
+		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", PluginKinds...)
 	}
 	switch {
 	case present(rp.KindRange):
@@ -181,14 +181,15 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 	defer f.Close()
 	var head [8]byte
 	n, _ := io.ReadFull(f, head[:])
+	hdr := wasmbin.ReadHeader(head[:n])
 	switch {
-	case n < 4 || !bytes.Equal(head[:4], wasmMagic):
+	case hdr == wasmbin.HeaderNotWasm:
 		b.errorf(r, "Not a WebAssembly file", "%s does not start with the WebAssembly magic bytes \\0asm; source must be a .wasm module built for wasm32-wasip1 (e.g. GOOS=wasip1 GOARCH=wasm go build -o tool.wasm).", p.Source)
 		return
-	case n < 8:
+	case hdr == wasmbin.HeaderTruncated:
 		b.errorf(r, "Truncated WebAssembly file", "%s ends inside its 8-byte header; rebuild it.", p.Source)
 		return
-	case head[6] == 1 && head[7] == 0:
+	case hdr == wasmbin.HeaderComponent:
 		// The layer field marks a component: its kind is "component".
 		switch p.Kind {
 		case "", KindComponent:
@@ -202,7 +203,7 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		}
 	case p.Kind == KindComponent:
 		b.errorf(rp.KindRange, "Invalid kind", "%s is a core WebAssembly module, not a WASI 0.2 component (wasm32-wasip2, jco/ComponentizeJS, ...); remove kind = \"component\" or set the kind it is.", p.Source)
-	case binary.LittleEndian.Uint32(head[4:8]) != 1:
+	case hdr == wasmbin.HeaderOtherVersion:
 		b.errorf(r, "Unsupported WebAssembly version", "%s has WebAssembly binary version %d; agenthost runs version 1 core modules built for wasm32-wasip1.", p.Source, binary.LittleEndian.Uint32(head[4:8]))
 		return
 	}
@@ -218,9 +219,8 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		b.errorf(r, "Cannot read plugin file", "Reading %s: %v.", p.Path, err)
 		return
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != p.SHA256 {
-		b.errorf(rp.SHA256Range, "Checksum mismatch",
-			"%s has sha256 %s, but the config expects %s. If the file changed on purpose, set sha256 = %q.", p.Source, got, p.SHA256, got)
+	if err := sandbox.CheckPin(p.Source, hex.EncodeToString(h.Sum(nil)), p.SHA256); err != nil {
+		b.errorf(rp.SHA256Range, "Checksum mismatch", "%v", err)
 	}
 }
 

@@ -1,6 +1,6 @@
 package plugin
 
-import "github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+import "github.com/agenthost/agenthost/internal/wasmbin"
 
 // ManifestSection is the name of the custom section that carries an
 // agenthost/1 manifest.

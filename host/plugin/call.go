@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"time"
 
@@ -18,62 +19,6 @@ import (
 	"github.com/agenthost/agenthost/internal/jsonenc"
 	"github.com/agenthost/agenthost/loop"
 )
-
-// FailureKind classifies a plugin failure.
-type FailureKind string
-
-const (
-	// FailureTrap: the guest trapped (unreachable, out-of-bounds access,
-	// stack overflow, ...).
-	FailureTrap FailureKind = "trap"
-	// FailureTimeout: the call ran past limits.timeout and was stopped.
-	FailureTimeout FailureKind = "timeout"
-	// FailureExit: the guest exited with a code other than 0 or 1 (a Go
-	// panic exits with 2).
-	FailureExit FailureKind = "exit"
-	// FailureMemory: the guest failed with its memory at limits.memory.
-	FailureMemory FailureKind = "memory"
-	// FailureOutput: the guest wrote more than twice limits.max_output and
-	// was stopped.
-	FailureOutput FailureKind = "output"
-	// FailureCanceled: the call's context was cancelled (the run was
-	// aborted); errors.Is(err, context.Canceled) holds.
-	FailureCanceled FailureKind = "canceled"
-	// FailureStart: the module could not be instantiated.
-	FailureStart FailureKind = "start"
-	// FailureQuota: the guest wrote more than limits.max_write or created
-	// more than limits.max_files entries in its mounts during the call;
-	// what went past the quota failed with EIO.
-	FailureQuota FailureKind = "quota"
-)
-
-// Failure is a plugin that broke during a call, as opposed to a tool that
-// reported an error result. The loop shows it to the model as an error
-// result and goes on.
-type Failure struct {
-	Plugin string
-	Tool   string
-	Kind   FailureKind
-	// ExitCode is the guest's exit code for FailureExit and FailureMemory.
-	ExitCode uint32
-	// Stderr is the end of the guest's stderr (at most 2 KiB).
-	Stderr string
-	Err    error
-}
-
-func (f *Failure) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "plugin %q tool %q: %s", f.Plugin, f.Tool, f.Kind)
-	if f.Err != nil {
-		fmt.Fprintf(&b, ": %v", f.Err)
-	}
-	if f.Stderr != "" {
-		fmt.Fprintf(&b, "; stderr: %s", f.Stderr)
-	}
-	return b.String()
-}
-
-func (f *Failure) Unwrap() error { return f.Err }
 
 // Checked is a call of one of a plugin's tools whose arguments passed the
 // tool's schema (Plugin.Check), ready for Plugin.CallChecked. It is valid
@@ -148,17 +93,17 @@ func (p *Plugin) Call(ctx context.Context, call loop.ToolCall) (loop.ToolResult,
 // its arguments again: a fresh sandboxed instance (possibly pre-started,
 // or reused) serves the call: exit 0 gives a result, exit 1 an error
 // result (IsError); a trap, timeout, other exit code or output flood
-// gives a *Failure. CallChecked never panics on guest behaviour.
+// gives a *sandbox.Failure. CallChecked never panics on guest behaviour.
 func (p *Plugin) CallChecked(ctx context.Context, c Checked) (loop.ToolResult, error) {
 	t := c.t
 	if c.p != p {
 		return errResult("plugin %q: call %q was not checked by this plugin", p.name, c.call.Name), nil
 	}
 	if p.r.isClosed() {
-		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
+		return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureStart, Err: errClosed}
 	}
 	if err := ctx.Err(); err != nil {
-		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureCanceled, Err: context.Cause(ctx)}
+		return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureCanceled, Err: context.Cause(ctx)}
 	}
 	start := time.Now()
 	res, err := t.call(ctx, t, c.call, c.args)
@@ -285,7 +230,7 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 	// A quota hit explains the outcome better than what followed it (an
 	// exit or a timeout), and fails the call even if the guest ignored
 	// the errors; only an aborted run says so instead.
-	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != FailureCanceled) {
+	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != sandbox.FailureCanceled) {
 		f = qf
 	}
 	if f != nil {
@@ -296,15 +241,15 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 		return cliResult(code, i), nil
 	}
 	var res loop.ToolResult
-	if i.stdout.truncated() {
-		res.Content = i.stdout.text()
+	if i.stdout.Truncated() {
+		res.Content = i.stdout.Text()
 	} else {
-		res = parseResult(i.stdout.buf, p.limits.MaxOutput)
+		res = parseResult(i.stdout.Head(), p.limits.MaxOutput)
 	}
 	if code == 1 {
 		res.IsError = true
 		if strings.TrimSpace(res.Content) == "" {
-			res.Content = i.stderr.tail()
+			res.Content = i.stderr.Tail()
 		}
 		if res.Content == "" {
 			res.Content = fmt.Sprintf("tool %q failed (exit code 1) without a message", t.spec.Name)
@@ -317,14 +262,14 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 // and stdout on failure.
 func cliResult(code uint32, i *instance) loop.ToolResult {
 	if code == 0 {
-		return loop.ToolResult{Content: i.stdout.text()}
+		return loop.ToolResult{Content: i.stdout.Text()}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code %d", code)
-	if s := strings.TrimSpace(i.stderr.text()); s != "" {
+	if s := strings.TrimSpace(i.stderr.Text()); s != "" {
 		fmt.Fprintf(&b, "\nstderr:\n%s", s)
 	}
-	if s := strings.TrimSpace(i.stdout.text()); s != "" {
+	if s := strings.TrimSpace(i.stdout.Text()); s != "" {
 		fmt.Fprintf(&b, "\nstdout:\n%s", s)
 	}
 	return loop.ToolResult{Content: b.String(), IsError: true}
@@ -359,7 +304,7 @@ func parseResult(out []byte, max int64) loop.ToolResult {
 			return capItems(res, max)
 		}
 	}
-	return loop.ToolResult{Content: validUTF8(out)}
+	return loop.ToolResult{Content: sandbox.ValidUTF8(out)}
 }
 
 // structured is a result's structured content when it is a JSON object of
@@ -464,7 +409,7 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 	if i == nil {
 		if i = p.takeWarm(ctx, p.shared); i == nil {
 			if i = p.startPiped(p.shared, false); i == nil {
-				return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureStart, Err: errClosed}
+				return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureStart, Err: errClosed}
 			}
 		}
 		if !scoped {
@@ -580,18 +525,18 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args 
 // extismResult turns an ended Extism instance into the call's outcome: the
 // output on success (a CallToolResult in the mcp dialects); an error
 // result for a non-zero return, an error_set message, a non-zero exit or a
-// refusal of the host (http, memory, vars); a *Failure for a trap, a
+// refusal of the host (http, memory, vars); a *sandbox.Failure for a trap, a
 // timeout or a flood.
 func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.ToolResult, error) {
 	c := i.ext
 	if herr := c.HostError(); herr != nil && i.ctx.Err() == nil {
 		if errors.Is(herr, extism.ErrMemory) {
-			return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureMemory, Err: herr, Stderr: i.stderr.summary()}
+			return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureMemory, Err: herr, Stderr: i.stderr.Summary()}
 		}
 		return loop.ToolResult{Content: herr.Error(), IsError: true}, nil
 	}
 	code, f := i.exitCode(ctx, true)
-	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != FailureCanceled) {
+	if qf := i.quotaFailure(); qf != nil && (f == nil || f.Kind != sandbox.FailureCanceled) {
 		f = qf
 	}
 	if f != nil {
@@ -613,14 +558,14 @@ func (p *Plugin) extismResult(ctx context.Context, t *tool, i *instance) (loop.T
 		} else {
 			fmt.Fprintf(&b, "%s returned %d", t.ext.function, int32(code))
 		}
-		if s := i.stderr.tail(); s != "" {
+		if s := i.stderr.Tail(); s != "" {
 			fmt.Fprintf(&b, "\nstderr:\n%s", s)
 		}
 		return loop.ToolResult{Content: b.String(), IsError: true}, nil
 	}
 	var res loop.ToolResult
 	if t.ext.dialect == DialectPlain {
-		res.Content = validUTF8(c.Output())
+		res.Content = sandbox.ValidUTF8(c.Output())
 	} else {
 		res.Content, res.IsError, res.MCP = extism.Result(c.Output())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"testing"
 	"time"
@@ -22,16 +23,16 @@ func startModule(body string) []byte {
 		"\x0a" + string(rune(len(code))) + code)
 }
 
-// TestCLIFailures: a wasi_cli guest that traps or spins ends in a Failure
+// TestCLIFailures: a wasi_cli guest that traps or spins ends in a sandbox.Failure
 // of that kind, never in an empty success.
 func TestCLIFailures(t *testing.T) {
 	cases := []struct {
 		name string
 		body string
-		kind FailureKind
+		kind sandbox.FailureKind
 	}{
-		{"trap", "\x00\x00\x0b", FailureTrap},                    // unreachable
-		{"spin", "\x00\x03\x40\x0c\x00\x0b\x0b", FailureTimeout}, // loop br 0 end
+		{"trap", "\x00\x00\x0b", sandbox.FailureTrap},                    // unreachable
+		{"spin", "\x00\x03\x40\x0c\x00\x0b\x0b", sandbox.FailureTimeout}, // loop br 0 end
 	}
 	r := newRuntime(t)
 	for _, tc := range cases {
@@ -47,7 +48,7 @@ func TestCLIFailures(t *testing.T) {
 				}},
 			})
 			res, err := p.Call(context.Background(), loop.ToolCall{ID: "c", Name: "run", Arguments: "{}"})
-			var f *Failure
+			var f *sandbox.Failure
 			if !errors.As(err, &f) || f.Kind != tc.kind {
 				t.Fatalf("got %+v, %v; want a %s failure", res, err, tc.kind)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"net/url"
 	"sort"
 	"strings"
@@ -13,10 +14,9 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/host/component"
-	"github.com/agenthost/agenthost/host/plugin/internal/extism"
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -49,12 +49,9 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 	if err != nil {
 		return nil, err
 	}
-	wasm, err := r.facts.rehash(src)
+	wasm, err := r.pinnedBytes(spec, src)
 	if err != nil {
 		return nil, err
-	}
-	if spec.SHA256 != "" && src.sum != spec.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
 	}
 	if err := wasmbin.CheckHeader(wasm); !errors.Is(err, ErrComponent) {
 		if err == nil {
@@ -64,9 +61,11 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 	}
 	var allow func(*url.URL) bool
 	if len(spec.HTTPAllow) > 0 {
-		if allow, err = extism.Allowlist(spec.HTTPAllow); err != nil {
+		list, err := sandbox.ParseAllowlist(spec.HTTPAllow)
+		if err != nil {
 			return nil, err
 		}
+		allow = list.Allows
 	}
 	limits := withDefaults(spec.Limits)
 	pages := memoryPages(limits.Memory)
@@ -159,21 +158,21 @@ func (p *Plugin) sandbox() *component.Sandbox {
 
 // callComponent runs one call of a component's function in fresh
 // instances, within limits.timeout. A result::err is an error result; a
-// call that does not run to its end is a *Failure.
+// call that does not run to its end is a *sandbox.Failure.
 func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
 	cctx, cancel := context.WithTimeout(ctx, p.limits.Timeout)
 	defer cancel()
 	if _, err := p.mod.wait(cctx); err != nil {
 		// Compiled in the background (a cached load): waited for within
 		// the call's time.
-		kind := FailureStart
+		kind := sandbox.FailureStart
 		switch {
 		case ctx.Err() != nil:
-			kind = FailureCanceled
+			kind = sandbox.FailureCanceled
 		case errors.Is(err, context.DeadlineExceeded):
-			kind = FailureTimeout
+			kind = sandbox.FailureTimeout
 		}
-		return loop.ToolResult{}, &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: kind, Err: err}
+		return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: kind, Err: err}
 	}
 	out, err := p.comp.k.Call(cctx, t.comp, args, p.sandbox())
 	if err != nil {
@@ -188,55 +187,47 @@ func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, ar
 	}
 	res := loop.ToolResult{Content: string(out.JSON), IsError: out.IsError}
 	if res.IsError && len(out.Stderr) > 0 {
-		res.Content += "\nstderr:\n" + validUTF8(out.Stderr)
+		res.Content += "\nstderr:\n" + sandbox.ValidUTF8(out.Stderr)
 	}
 	return res, nil
 }
 
-// componentFailure turns a component's *component.Failure into a
-// *Failure of the plugin.
+// componentFailure names the plugin and the tool in a component's
+// *sandbox.Failure and words its error in the plugin block's terms.
 func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error {
-	f := &Failure{Plugin: p.name, Tool: t.spec.Name, Kind: FailureTrap, Err: err}
-	var cf *component.Failure
-	if !errors.As(err, &cf) {
-		return f
+	var f *sandbox.Failure
+	if !errors.As(err, &f) {
+		return &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureTrap, Err: err}
 	}
-	f.Err = trimStack(cf.Err)
-	if len(cf.Stderr) > 0 {
-		f.Stderr = lastBytes(validUTF8(cf.Stderr), 2048)
+	f.Plugin, f.Tool = p.name, t.spec.Name
+	cause := f.Err
+	f.Err = trimStack(cause)
+	if f.Stderr != "" {
+		f.Stderr = lastBytes(strings.ToValidUTF8(f.Stderr, "\uFFFD"), 2048)
 	}
-	switch cf.Kind {
-	case component.FailureTimeout:
-		f.Kind = FailureTimeout
+	switch f.Kind {
+	case sandbox.FailureTimeout:
 		if ctx.Err() == nil {
 			f.Err = fmt.Errorf("no result within %s (limits.timeout): %w", p.limits.Timeout, context.DeadlineExceeded)
 		}
-	case component.FailureCanceled:
-		f.Kind, f.Err = FailureCanceled, context.Cause(ctx)
-	case component.FailureMemory:
-		f.Kind = FailureMemory
-		if he := (*hostmem.Error)(nil); errors.As(cf.Err, &he) {
-			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sizeString(p.limits.Memory))
+	case sandbox.FailureCanceled:
+		f.Err = context.Cause(ctx)
+	case sandbox.FailureMemory:
+		if he := (*hostmem.Error)(nil); errors.As(cause, &he) {
+			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sandbox.SizeString(p.limits.Memory))
 			break
 		}
-		cause := cf.Err
 		if inner := errors.Unwrap(cause); inner != nil {
 			cause = inner // without the component's own words for the limit
 		}
-		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sizeString(p.limits.Memory), trimStack(cause))
-	case component.FailureOutput:
-		f.Kind = FailureOutput
-		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sizeString(uint64(p.limits.MaxOutput)))
-	case component.FailureResult:
-		f.Kind = FailureOutput
-		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sizeString(uint64(p.limits.MaxOutput)))
-	case component.FailureQuota:
-		f.Kind = FailureQuota
-		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
-	case component.FailureExit:
-		f.Kind, f.ExitCode = FailureExit, cf.ExitCode
-	case component.FailureStart:
-		f.Kind = FailureStart
+		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sandbox.SizeString(p.limits.Memory), trimStack(cause))
+	case sandbox.FailureOutput:
+		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sandbox.SizeString(uint64(p.limits.MaxOutput)))
+	case sandbox.FailureResult:
+		f.Kind = sandbox.FailureOutput
+		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sandbox.SizeString(uint64(p.limits.MaxOutput)))
+	case sandbox.FailureQuota:
+		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sandbox.SizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
 	}
 	return f
 }

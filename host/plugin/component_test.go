@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,11 +39,11 @@ func watComponent(t testing.TB, name string) []byte {
 	return b
 }
 
-func wantFailure(t *testing.T, err error, kind FailureKind, plugin string) *Failure {
+func wantFailure(t *testing.T, err error, kind sandbox.FailureKind, plugin string) *sandbox.Failure {
 	t.Helper()
-	var f *Failure
+	var f *sandbox.Failure
 	if !errors.As(err, &f) {
-		t.Fatalf("err = %v (%T), want a *Failure of kind %s", err, err, kind)
+		t.Fatalf("err = %v (%T), want a *sandbox.Failure of kind %s", err, err, kind)
 	}
 	if f.Kind != kind || f.Plugin != plugin {
 		t.Fatalf("failure = %s of plugin %q (%v), want %s of %q", f.Kind, f.Plugin, f.Err, kind, plugin)
@@ -124,7 +125,7 @@ func TestComponentQuotaHole(t *testing.T) {
 	for _, how := range []string{"write", "stream", "set-size"} {
 		path := "hole-" + how
 		_, err := call(t, p, "write-at", fmt.Sprintf(`{"path":%q,"offset":%d,"how":%q}`, path, int64(1<<40-1), how))
-		if f := wantFailure(t, err, FailureQuota, "files"); !strings.Contains(f.Err.Error(), "max_write (1MiB)") {
+		if f := wantFailure(t, err, sandbox.FailureQuota, "files"); !strings.Contains(f.Err.Error(), "max_write (1MiB)") {
 			t.Errorf("%s at 1 TiB - 1: %v, want it to name max_write", how, f.Err)
 		}
 		if fi, err := os.Stat(filepath.Join(dir, path)); err != nil || fi.Size() != 0 {
@@ -174,7 +175,7 @@ func TestComponentFiles(t *testing.T) {
 		}
 	}
 	_, err := call(t, p, "write-file", fmt.Sprintf(`{"path":"big.txt","contents":%q}`, strings.Repeat("x", 5000)))
-	wantFailure(t, err, FailureQuota, "files")
+	wantFailure(t, err, sandbox.FailureQuota, "files")
 
 	s = spec(t, "ro", jsTools(t))
 	s.Mounts = []Mount{{Name: "ro", Host: ro, Guest: "/ro", Mode: MountRO}}
@@ -256,23 +257,23 @@ func TestComponentHostile(t *testing.T) {
 	p := load(t, r, s)
 	start := time.Now()
 	_, err := call(t, p, "spin", `{}`)
-	f := wantFailure(t, err, FailureTimeout, "hostile")
+	f := wantFailure(t, err, sandbox.FailureTimeout, "hostile")
 	if !strings.Contains(f.Err.Error(), "limits.timeout") || time.Since(start) > 10*time.Second {
 		t.Errorf("spin: %v after %s", f.Err, time.Since(start))
 	}
 	s.Limits.Timeout = 30 * time.Second
 	p = load(t, r, s)
 	_, err = call(t, p, "bomb", `{}`)
-	wantFailure(t, err, FailureMemory, "hostile")
+	wantFailure(t, err, sandbox.FailureMemory, "hostile")
 	_, err = call(t, p, "flood", `{}`)
-	wantFailure(t, err, FailureOutput, "hostile")
+	wantFailure(t, err, sandbox.FailureOutput, "hostile")
 	if res := mustCall(t, p, "hello", `{"name":"after"}`); res.Content != `{"result":"hello after"}` {
 		t.Errorf("after the hostile calls: %+v", res)
 	}
 
 	w := load(t, r, spec(t, "wat", watComponent(t, "wasi")))
 	_, err = call(t, w, "missing-import", `{}`)
-	f = wantFailure(t, err, FailureTrap, "wat")
+	f = wantFailure(t, err, sandbox.FailureTrap, "wat")
 	if !strings.Contains(f.Err.Error(), "wasi:sockets") || !strings.Contains(f.Err.Error(), "does not provide") {
 		t.Errorf("missing import: %v", f.Err)
 	}
@@ -319,7 +320,7 @@ func TestComponentCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	_, err := p.Call(ctx, loop.ToolCall{ID: "1", Name: "spin", Arguments: `{}`})
-	wantFailure(t, err, FailureCanceled, "c")
+	wantFailure(t, err, sandbox.FailureCanceled, "c")
 }
 
 // TestInspectComponent: inspect shows the world: exports with WIT

@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"time"
 
@@ -41,8 +42,8 @@ var errNoEnv = errors.New("it has no " + ManifestSection + " section and cannot 
 
 // detectError words the failure of the detecting describe run by its cause.
 func detectError(err error, timeout time.Duration) error {
-	var f *Failure
-	if errors.As(err, &f) && f.Kind == FailureTimeout {
+	var f *sandbox.Failure
+	if errors.As(err, &f) && f.Kind == sandbox.FailureTimeout {
 		return fmt.Errorf("cannot detect the plugin kind: it has no %s section, and its describe run (AGENTHOST_MODE=describe) did not finish within %s, the limit for detecting the kind. A plain WASI command that waits for input or keeps running needs kind = \"wasi_cli\" and tool blocks; an agenthost plugin must print its manifest and exit in describe mode (or carry the manifest in a custom section)", ManifestSection, timeout)
 	}
 	// The guest's stderr (a plain command's usage text or panic) is left

@@ -27,7 +27,7 @@
 //     with AGENTHOST_MODE=call and AGENTHOST_TOOL=<name>, reads
 //     {"tool","arguments","call_id"} on stdin and prints a CallToolResult or
 //     plain text. Exit 0 is a result, exit 1 an error result shown to the
-//     model; anything else is a *Failure.
+//     model; anything else is a *sandbox.Failure.
 //   - wasi_cli: any WASI command, described by CLITools (the tool blocks
 //     of agents.hcl). CLITool.Command builds argv (the guest's whole argv,
 //     argv[0] included) and stdin per call; exit 0 gives stdout as the
@@ -107,12 +107,12 @@
 //
 // Call returns an error result (loop.ToolResult with IsError) for a tool
 // that ran and failed, and for arguments that are not JSON or do not match
-// the tool's schema (the plugin is not run). It returns a *Failure when the
-// plugin broke: Kind is trap, timeout, exit (code other than 0 or 1;
+// the tool's schema (the plugin is not run). It returns a *sandbox.Failure
+// (internal/sandbox, one type for every kind) when the plugin broke: Kind is trap, timeout, exit (code other than 0 or 1;
 // a Go panic exits 2), memory (failed with its memory at the limit),
 // output (flood), quota (max_write or max_files exceeded, whatever the
 // guest did next), canceled (the call's context was cancelled; wraps
-// context.Canceled) or start (could not instantiate). Failure.Stderr holds
+// context.Canceled) or start (could not instantiate). Its Stderr holds
 // the start and end of the guest's stderr.
 //
 // # Pre-started instances
@@ -150,8 +150,8 @@
 //
 // runtime.go and load.go hold the Runtime (compiling, instantiating,
 // loading); plugin.go builds a Plugin, call.go runs its calls; instance.go
-// runs one module instance, reuse.go keeps reused ones in a Scope. Two
-// packages nest under it: internal/wasmbin rewrites module bytes (memory
-// limit, data segments) and internal/extism is the Extism kernel (the host
-// module and the dialects).
+// runs one module instance, reuse.go keeps reused ones in a Scope.
+// internal/wasmbin (module level, shared with host/component) rewrites
+// module bytes (memory limit, data segments); internal/extism, nested
+// here, is the Extism kernel (the host module and the dialects).
 package plugin

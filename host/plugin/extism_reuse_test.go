@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"errors"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"runtime"
 	"strconv"
 	"strings"
@@ -87,14 +88,14 @@ func TestExtismReuseRetiresAfterFailure(t *testing.T) {
 	ctx := WithScope(context.Background(), s)
 	for _, bad := range []struct {
 		tool string
-		kind FailureKind
-	}{{"spin", FailureTimeout}, {"panic", FailureTrap}, {"soft_fail", ""}} {
+		kind sandbox.FailureKind
+	}{{"spin", sandbox.FailureTimeout}, {"panic", sandbox.FailureTrap}, {"soft_fail", ""}} {
 		count(t, ctx, p)
 		if got := count(t, ctx, p); got != 2 {
 			t.Fatalf("before %s: counted %d, want 2", bad.tool, got)
 		}
 		res, err := p.Call(ctx, loop.ToolCall{ID: "b", Name: bad.tool, Arguments: `{}`})
-		var f *Failure
+		var f *sandbox.Failure
 		switch {
 		case bad.kind == "" && (err != nil || !res.IsError):
 			t.Fatalf("%s: %+v, %v; want an error result", bad.tool, res, err)
@@ -136,8 +137,8 @@ func TestExtismReuseCancel(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		var f *Failure
-		if !errors.As(err, &f) || f.Kind != FailureCanceled {
+		var f *sandbox.Failure
+		if !errors.As(err, &f) || f.Kind != sandbox.FailureCanceled {
 			t.Fatalf("cancelled spin: %v, want a canceled failure", err)
 		}
 	case <-time.After(30 * time.Second):

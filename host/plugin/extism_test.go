@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -206,8 +207,8 @@ func TestExtismSleepTimeout(t *testing.T) {
 	s.Limits.Timeout = 300 * time.Millisecond
 	p := load(t, r, s)
 	_, err := call(t, p, "run_test", `{}`)
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailureTimeout {
+	var f *sandbox.Failure
+	if !errors.As(err, &f) || f.Kind != sandbox.FailureTimeout {
 		t.Fatalf("want a timeout failure, got %v", err)
 	}
 }
@@ -366,17 +367,17 @@ func testDialect(t *testing.T, v string, want Dialect) {
 
 	failures := []struct {
 		tool string
-		kind FailureKind
+		kind sandbox.FailureKind
 	}{
-		{"spin", FailureTimeout},
-		{"bomb", FailureMemory},
-		{"kernel_bomb", FailureMemory},
-		{"flood", FailureOutput},
-		{"panic", FailureTrap}, // a Go reactor's panic traps
+		{"spin", sandbox.FailureTimeout},
+		{"bomb", sandbox.FailureMemory},
+		{"kernel_bomb", sandbox.FailureMemory},
+		{"flood", sandbox.FailureOutput},
+		{"panic", sandbox.FailureTrap}, // a Go reactor's panic traps
 	}
 	for _, f := range failures {
 		_, err := call(t, p, f.tool, `{}`)
-		var fl *Failure
+		var fl *sandbox.Failure
 		if !errors.As(err, &fl) || fl.Kind != f.kind {
 			t.Errorf("%s: want a %s failure, got %v", f.tool, f.kind, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -214,8 +216,8 @@ func TestFactsForgedForBrokenModule(t *testing.T) {
 		t.Fatalf("load with forged facts: %v", err)
 	}
 	_, err = p.Call(context.Background(), toolCall("run", `{}`))
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailureStart || !strings.Contains(err.Error(), "compile") {
+	var f *sandbox.Failure
+	if !errors.As(err, &f) || f.Kind != sandbox.FailureStart || !strings.Contains(err.Error(), "compile") {
 		t.Fatalf("call of the broken module: %v, want a start failure with the compile error", err)
 	}
 	if r.started.Load() != 0 {
@@ -244,7 +246,7 @@ func TestFactsCloseWhileCompiling(t *testing.T) {
 		t.Fatalf("compile after Close: %v", err)
 	}
 	_, err = p.Call(context.Background(), toolCall("echo", `{"text":"x"}`))
-	var f *Failure
+	var f *sandbox.Failure
 	if !errors.As(err, &f) || !errors.Is(err, errClosed) {
 		t.Fatalf("call after Close: %v, want a closed failure", err)
 	}
@@ -267,9 +269,7 @@ func padTo(t *testing.T, wasm []byte, n int) []byte {
 	t.Helper()
 	for pay := n - len(wasm) - 8; pay >= 0; pay-- {
 		body := append([]byte{3, 'p', 'a', 'd'}, make([]byte, pay)...)
-		out := append(append([]byte(nil), wasm...), 0)
-		out = appendUleb(out, uint32(len(body)))
-		out = append(out, body...)
+		out := wasmbin.AppendSection(append([]byte(nil), wasm...), 0, body)
 		if len(out) == n {
 			return out
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // Data segments written by the host. Instantiating a module copies its

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // splitMemory compiles wasm with compilePatched, as a plugin's load does

@@ -121,17 +121,17 @@ func stringArgs(raw json.RawMessage) (map[string]string, error) {
 	return out, nil
 }
 
-// sandbox is a directory tree for mount tests: root/secret.txt outside the
+// mountTree is a directory tree for mount tests: root/secret.txt outside the
 // mount, root/ws the mount with inside.txt, and host symlinks planted in it
 // that point at the secret.
-type sandbox struct {
+type mountTree struct {
 	root, ws, secret, secretPath string
 }
 
-func newSandbox(t testing.TB) sandbox {
+func newSandbox(t testing.TB) mountTree {
 	t.Helper()
 	root := t.TempDir()
-	s := sandbox{root: root, ws: filepath.Join(root, "ws"), secret: fmt.Sprintf("TOPSECRET-%d", time.Now().UnixNano()), secretPath: filepath.Join(root, "secret.txt")}
+	s := mountTree{root: root, ws: filepath.Join(root, "ws"), secret: fmt.Sprintf("TOPSECRET-%d", time.Now().UnixNano()), secretPath: filepath.Join(root, "secret.txt")}
 	must(t, os.WriteFile(s.secretPath, []byte(s.secret), 0o600))
 	must(t, os.MkdirAll(filepath.Join(s.ws, "sub"), 0o755))
 	must(t, os.WriteFile(filepath.Join(s.ws, "inside.txt"), []byte("inside content"), 0o644))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,19 +13,14 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 
 // appendCustomSection returns b with a custom section appended.
 func appendCustomSection(b []byte, name string, payload []byte) []byte {
-	var body []byte
-	body = appendUleb(body, uint32(len(name)))
-	body = append(body, name...)
-	body = append(body, payload...)
-	out := append([]byte{}, b...)
-	out = append(out, 0) // custom section
-	out = appendUleb(out, uint32(len(body)))
-	return append(out, body...)
+	body := append(wasmbin.AppendName(nil, name), payload...)
+	return wasmbin.AppendSection(append([]byte{}, b...), 0, body)
 }
 
 // Hand-assembled modules.
@@ -51,15 +47,11 @@ func concat(parts ...[]byte) []byte {
 
 // importModule imports one func() from mod.name and exports nothing.
 func importModule(mod, name string) []byte {
-	var entry []byte
-	entry = appendUleb(entry, 1)
-	entry = appendUleb(entry, uint32(len(mod)))
-	entry = append(entry, mod...)
-	entry = appendUleb(entry, uint32(len(name)))
-	entry = append(entry, name...)
+	entry := wasmbin.AppendUleb32(nil, 1)
+	entry = wasmbin.AppendName(entry, mod)
+	entry = wasmbin.AppendName(entry, name)
 	entry = append(entry, 0x00, 0x00) // func, type 0
-	sec := append([]byte{0x02}, appendUleb(nil, uint32(len(entry)))...)
-	return concat(header, typeSec, sec, entry)
+	return concat(header, typeSec, wasmbin.AppendSection(nil, 0x02, entry))
 }
 
 // TestHostile runs every hostile tool twice (a cold instance, then a
@@ -87,8 +79,8 @@ func TestHostile(t *testing.T) {
 	trap := load(t, r, trapCfg)
 
 	type want struct {
-		kind   FailureKind // "" means an error result
-		detail string      // in the error or the result
+		kind   sandbox.FailureKind // "" means an error result
+		detail string              // in the error or the result
 	}
 	tests := []struct {
 		name string
@@ -98,19 +90,19 @@ func TestHostile(t *testing.T) {
 		want want
 		max  time.Duration
 	}{
-		{"endless loop", fast, "loop", "", want{FailureTimeout, "no result within 1s"}, 5 * time.Second},
-		{"memory bomb", rw, "membomb", "", want{FailureMemory, "memory at its limit of 64MiB"}, 5 * time.Second},
-		{"stdout flood", rw, "flood", "", want{FailureOutput, "output flood"}, 5 * time.Second},
-		{"stderr flood", rw, "flood_stderr", "", want{FailureOutput, "output flood"}, 5 * time.Second},
+		{"endless loop", fast, "loop", "", want{sandbox.FailureTimeout, "no result within 1s"}, 5 * time.Second},
+		{"memory bomb", rw, "membomb", "", want{sandbox.FailureMemory, "memory at its limit of 64MiB"}, 5 * time.Second},
+		{"stdout flood", rw, "flood", "", want{sandbox.FailureOutput, "output flood"}, 5 * time.Second},
+		{"stderr flood", rw, "flood_stderr", "", want{sandbox.FailureOutput, "output flood"}, 5 * time.Second},
 		{"dotdot escape", rw, "dotdot", "", want{"", ""}, 5 * time.Second},
 		{"host symlinks", rw, "hostlink", "", want{"", ""}, 5 * time.Second},
 		{"guest symlinks", rw, "guestlink", "", want{"", ""}, 5 * time.Second},
 		{"absolute path with mount", rw, "abspath", `{"path":"` + s.secretPath + `"}`, want{"", ""}, 5 * time.Second},
 		{"absolute path without mount", bare, "abspath", `{"path":"` + s.secretPath + `"}`, want{"", ""}, 5 * time.Second},
 		{"write on read-only mount", ro, "writero", "", want{"", "every write refused"}, 5 * time.Second},
-		{"panic", rw, "panic", "", want{FailureExit, "exit code 2"}, 5 * time.Second},
-		{"odd exit code", rw, "exit7", "", want{FailureExit, "exit code 7"}, 5 * time.Second},
-		{"trap", trap, "trap", "", want{FailureTrap, "unreachable"}, 5 * time.Second},
+		{"panic", rw, "panic", "", want{sandbox.FailureExit, "exit code 2"}, 5 * time.Second},
+		{"odd exit code", rw, "exit7", "", want{sandbox.FailureExit, "exit code 7"}, 5 * time.Second},
+		{"trap", trap, "trap", "", want{sandbox.FailureTrap, "unreachable"}, 5 * time.Second},
 	}
 	for _, tc := range tests {
 		for _, round := range []string{"cold", "warm"} {
@@ -133,14 +125,14 @@ func TestHostile(t *testing.T) {
 						t.Fatalf("got %+v, %v; want an error result", res, err)
 					}
 				} else {
-					var f *Failure
+					var f *sandbox.Failure
 					if !errors.As(err, &f) || f.Kind != tc.want.kind {
-						t.Fatalf("got %+v, %v; want a *Failure of kind %s", res, err, tc.want.kind)
+						t.Fatalf("got %+v, %v; want a *sandbox.Failure of kind %s", res, err, tc.want.kind)
 					}
 					if f.Plugin != tc.p.Name() || f.Tool != tc.tool {
 						t.Errorf("failure names %q/%q", f.Plugin, f.Tool)
 					}
-					if tc.want.kind == FailureTimeout && !errors.Is(err, context.DeadlineExceeded) {
+					if tc.want.kind == sandbox.FailureTimeout && !errors.Is(err, context.DeadlineExceeded) {
 						t.Errorf("timeout failure does not wrap context.DeadlineExceeded: %v", err)
 					}
 				}
@@ -338,8 +330,8 @@ func TestHostileQuotaHole(t *testing.T) {
 	for _, how := range []string{"pwrite", "seek"} {
 		path := "hole-" + how
 		_, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "holewrite", Arguments: fmt.Sprintf(`{"n": %d, "path": %q, "how": %q}`, int64(1<<40-1), path, how)})
-		var f *Failure
-		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
+		var f *sandbox.Failure
+		if !errors.As(err, &f) || f.Kind != sandbox.FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
 			t.Errorf("%s at 1 TiB - 1: %v, want a quota failure naming max_write", how, err)
 		}
 		if fi, err := os.Stat(filepath.Join(ws, path)); err != nil || fi.Size() != 0 {
@@ -367,8 +359,8 @@ func TestHostileQuota(t *testing.T) {
 	p := load(t, r, cp)
 	for _, round := range []string{"cold", "warm"} {
 		_, err := p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "bigwrite", Arguments: `{"n": 3145728, "path": "big"}`})
-		var f *Failure
-		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
+		var f *sandbox.Failure
+		if !errors.As(err, &f) || f.Kind != sandbox.FailureQuota || !strings.Contains(err.Error(), "wrote more than max_write (1MiB)") {
 			t.Fatalf("%s: bigwrite: %v, want a quota failure naming max_write", round, err)
 		}
 		if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() != 1<<20 {
@@ -377,7 +369,7 @@ func TestHostileQuota(t *testing.T) {
 		dir := "many-" + round
 		must(t, os.Mkdir(filepath.Join(ws, dir), 0o755))
 		_, err = p.Call(context.Background(), loop.ToolCall{ID: "q", Name: "manyfiles", Arguments: `{"n": 200, "path": "` + dir + `"}`})
-		if !errors.As(err, &f) || f.Kind != FailureQuota || !strings.Contains(err.Error(), "created more than max_files (20) files, directories and links") {
+		if !errors.As(err, &f) || f.Kind != sandbox.FailureQuota || !strings.Contains(err.Error(), "created more than max_files (20) files, directories and links") {
 			t.Fatalf("%s: manyfiles: %v, want a quota failure naming max_files", round, err)
 		}
 		if ents, _ := os.ReadDir(filepath.Join(ws, dir)); len(ents) != 20 {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/loop"
 )
 

@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -52,7 +51,7 @@ type instance struct {
 	// pipeR/pipeW carry the request of a pre-started instance.
 	pipeR          *io.PipeReader
 	pipeW          *io.PipeWriter
-	stdout, stderr *capWriter
+	stdout, stderr *sandbox.Output
 	// notes routes the notification lines of an agenthost/1 plugin's
 	// stderr (notes.go); nil for other plugins.
 	notes *notify.Sink
@@ -102,8 +101,8 @@ func newInstance(parent context.Context, r *Runtime, mod *module, cfg wazero.Mod
 			break
 		}
 	}
-	i.stdout = newCapWriter(limits.MaxOutput, i.flood)
-	i.stderr = newCapWriter(limits.MaxOutput, i.flood)
+	i.stdout = sandbox.NewOutput(limits.MaxOutput, i.flood)
+	i.stderr = sandbox.NewOutput(limits.MaxOutput, i.flood)
 	return i
 }
 
@@ -182,10 +181,13 @@ func (i *instance) exec() (mod api.Module) {
 		cfg = cfg.WithStdin(i.stdin)
 	}
 	if !i.random {
-		cfg = cfg.WithRandSource(rand.NewChaCha8(seed))
+		cfg = cfg.WithRandSource(sandbox.Random(false))
 	}
 	if i.clock {
 		cfg = cfg.WithNanosleep(i.sleep)
+	} else {
+		c := new(sandbox.FakeClock)
+		cfg = cfg.WithWalltime(c.Walltime, sys.ClockResolution(time.Microsecond)).WithNanotime(c.Nanotime, sys.ClockResolution(time.Nanosecond))
 	}
 	if len(i.mounts) > 0 {
 		cfg = cfg.WithFSConfig(i.fsConfig())
@@ -244,19 +246,19 @@ func (i *instance) fsConfig() wazero.FSConfig {
 }
 
 // quotaFailure reports a quota the instance ran into, or nil.
-func (i *instance) quotaFailure() *Failure {
+func (i *instance) quotaFailure() *sandbox.Failure {
 	bytes, entries := i.quota.Exceeded()
 	if !bytes && !entries {
 		return nil
 	}
 	var what []string
 	if bytes {
-		what = append(what, fmt.Sprintf("wrote more than max_write (%s)", sizeString(uint64(i.limits.MaxWrite))))
+		what = append(what, fmt.Sprintf("wrote more than max_write (%s)", sandbox.SizeString(uint64(i.limits.MaxWrite))))
 	}
 	if entries {
 		what = append(what, fmt.Sprintf("created more than max_files (%d) files, directories and links", i.limits.MaxFiles))
 	}
-	return &Failure{Kind: FailureQuota, Stderr: i.stderr.summary(),
+	return &sandbox.Failure{Kind: sandbox.FailureQuota, Stderr: i.stderr.Summary(),
 		Err: fmt.Errorf("the call %s in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", strings.Join(what, " and "))}
 }
 
@@ -276,10 +278,6 @@ func (i *instance) sleep(ns int64) {
 	case <-done:
 	}
 }
-
-// seed makes the deterministic random source of a sandbox without the
-// random grant: every instance sees the same byte stream.
-var seed = [32]byte{'a', 'g', 'e', 'n', 't', 'h', 'o', 's', 't'}
 
 // notifyReader calls first before the first Read.
 type notifyReader struct {
@@ -321,12 +319,12 @@ func (i *instance) runCold(ctx context.Context, stdin []byte, timeout time.Durat
 }
 
 // exitCode classifies how the instance ended: the guest's exit code, or a
-// *Failure. callCtx is the context of the call the instance served. With
+// *sandbox.Failure. callCtx is the context of the call the instance served. With
 // anyCode (wasi_cli), every exit code is the guest's answer; otherwise only
 // 0 and 1 are.
-func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Failure) {
-	fail := func(kind FailureKind, code uint32, err error) *Failure {
-		return &Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.summary(), Err: err}
+func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *sandbox.Failure) {
+	fail := func(kind sandbox.FailureKind, code uint32, err error) *sandbox.Failure {
+		return &sandbox.Failure{Kind: kind, ExitCode: code, Stderr: i.stderr.Summary(), Err: err}
 	}
 	if i.err == nil {
 		return 0, nil
@@ -335,7 +333,7 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Fai
 		if f := i.causeFailure(callCtx, fail); f != nil {
 			return 0, f
 		}
-		return 0, fail(FailureStart, 0, fmt.Errorf("instantiate: %w", i.err))
+		return 0, fail(sandbox.FailureStart, 0, fmt.Errorf("instantiate: %w", i.err))
 	}
 	var ee *sys.ExitError
 	if errors.As(i.err, &ee) {
@@ -345,42 +343,42 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *Fai
 			if f := i.causeFailure(callCtx, fail); f != nil {
 				return 0, f
 			}
-			return 0, fail(FailureCanceled, 0, i.err)
+			return 0, fail(sandbox.FailureCanceled, 0, i.err)
 		case 0, 1:
 			return code, nil
 		}
 		if i.nearMemoryLimit() {
-			return 0, fail(FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sizeString(i.limits.Memory)))
+			return 0, fail(sandbox.FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sandbox.SizeString(i.limits.Memory)))
 		}
 		if anyCode {
 			return code, nil
 		}
-		return 0, fail(FailureExit, code, fmt.Errorf("exit code %d", code))
+		return 0, fail(sandbox.FailureExit, code, fmt.Errorf("exit code %d", code))
 	}
 	if f := i.causeFailure(callCtx, fail); f != nil {
 		return 0, f
 	}
 	if i.nearMemoryLimit() {
-		return 0, fail(FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sizeString(i.limits.Memory), i.err))
+		return 0, fail(sandbox.FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sandbox.SizeString(i.limits.Memory), i.err))
 	}
-	return 0, fail(FailureTrap, 0, i.err)
+	return 0, fail(sandbox.FailureTrap, 0, i.err)
 }
 
 // causeFailure explains a cancelled instance, or returns nil if it was not
 // cancelled.
-func (i *instance) causeFailure(callCtx context.Context, fail func(FailureKind, uint32, error) *Failure) *Failure {
+func (i *instance) causeFailure(callCtx context.Context, fail func(sandbox.FailureKind, uint32, error) *sandbox.Failure) *sandbox.Failure {
 	if i.ctx.Err() == nil {
 		return nil
 	}
 	switch cause := context.Cause(i.ctx); {
 	case cause == errTimeout || cause == errStartTimeout:
-		return fail(FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
+		return fail(sandbox.FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
 	case cause == errFlood:
-		return fail(FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sizeString(uint64(2*i.limits.MaxOutput)), sizeString(uint64(i.limits.MaxOutput))))
+		return fail(sandbox.FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sandbox.SizeString(uint64(2*i.limits.MaxOutput)), sandbox.SizeString(uint64(i.limits.MaxOutput))))
 	case callCtx != nil && callCtx.Err() != nil:
-		return fail(FailureCanceled, 0, context.Cause(callCtx))
+		return fail(sandbox.FailureCanceled, 0, context.Cause(callCtx))
 	default:
-		return fail(FailureCanceled, 0, cause)
+		return fail(sandbox.FailureCanceled, 0, cause)
 	}
 }
 
@@ -393,148 +391,6 @@ func (i *instance) nearMemoryLimit() bool {
 		slack = 8 << 20
 	}
 	return i.memBytes > 0 && i.memBytes+slack >= i.limits.Memory
-}
-
-func sizeString(n uint64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
-	}
-	return fmt.Sprintf("%dB", n)
-}
-
-// tailSize is how much of the end of stderr a Failure keeps.
-const tailSize = 2048
-
-// capWriter keeps the first max bytes written to it and the last tailSize
-// bytes, and counts the rest without storing it. Once more than twice max
-// was written it calls flood once, so a guest that floods its output is
-// stopped instead of spinning until its timeout. Writes never fail.
-//
-// With lines set (the stderr of an agenthost/1 plugin) it takes the
-// notification lines out of what it writes (notes.go): they count toward
-// the flood like any output but are not kept, so the text, tail and
-// summary are the plugin's other diagnostics.
-type capWriter struct {
-	max   int64
-	buf   []byte
-	total int64           // bytes written
-	kept  int64           // bytes of them that are output: total less the notification lines
-	ring  *[tailSize]byte // made by the first write: most calls write no stderr
-	pos   int
-	full  bool
-	flood func()
-	fired bool
-	lines *noteLines
-}
-
-func newCapWriter(max int64, flood func()) *capWriter {
-	return &capWriter{max: max, flood: flood}
-}
-
-func (w *capWriter) Write(b []byte) (int, error) {
-	n := len(b)
-	if n == 0 {
-		return 0, nil
-	}
-	w.total += int64(n)
-	if w.lines != nil {
-		w.split(b)
-	} else {
-		w.keep(b)
-	}
-	if !w.fired && w.flood != nil && w.total > 2*w.max {
-		w.fired = true
-		w.flood()
-	}
-	return n, nil
-}
-
-// keep stores b as output: in the first max bytes and the tail.
-func (w *capWriter) keep(b []byte) {
-	n := len(b)
-	if n == 0 {
-		return
-	}
-	if w.ring == nil {
-		w.ring = new([tailSize]byte)
-	}
-	w.kept += int64(n)
-	if room := w.max - int64(len(w.buf)); room > 0 {
-		w.buf = append(w.buf, b[:min(int64(n), room)]...)
-	}
-	if n >= tailSize {
-		copy(w.ring[:], b[n-tailSize:])
-		w.pos, w.full = 0, true
-	} else {
-		c := copy(w.ring[w.pos:], b)
-		if c < n {
-			copy(w.ring[:], b[c:])
-			w.full = true
-		}
-		w.pos = (w.pos + n) % tailSize
-		if w.pos == 0 && n > 0 {
-			w.full = true
-		}
-	}
-}
-
-// truncated reports whether output was dropped.
-func (w *capWriter) truncated() bool {
-	w.flush()
-	return w.kept > int64(len(w.buf))
-}
-
-// text is the kept output, with a marker when some was dropped.
-func (w *capWriter) text() string {
-	w.flush()
-	s := validUTF8(w.buf)
-	if w.truncated() {
-		s += fmt.Sprintf("\n[output truncated: %d of %d bytes shown]", len(w.buf), w.kept)
-	}
-	return s
-}
-
-// summary is the start and the end of what was written (at most about
-// tailSize bytes), as valid UTF-8: the start of a crash report says what
-// happened, its end where.
-func (w *capWriter) summary() string {
-	w.flush()
-	if w.kept <= tailSize {
-		return w.tail()
-	}
-	head := w.buf[:min(len(w.buf), tailSize/2)]
-	t := w.tail()
-	if len(t) > tailSize/2 {
-		t = t[len(t)-tailSize/2:]
-	}
-	return strings.TrimSpace(validUTF8(head)) + "\n…\n" + strings.TrimSpace(validUTF8([]byte(t)))
-}
-
-// tail is the last bytes written, as valid UTF-8.
-func (w *capWriter) tail() string {
-	w.flush()
-	var b []byte
-	if w.ring == nil {
-		return ""
-	}
-	if w.full {
-		b = append(append(b, w.ring[w.pos:]...), w.ring[:w.pos]...)
-	} else {
-		b = w.ring[:w.pos]
-	}
-	return strings.TrimSpace(validUTF8(b))
-}
-
-func validUTF8(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 // execExtism instantiates an Extism plugin, initialises its language

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -76,7 +77,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	case KindComponent:
 		return r.loadComponent(ctx, spec)
 	default:
-		return nil, fmt.Errorf("unknown kind %q; want %q, %q, %q or %q", spec.Kind, KindAgenthost, KindWASICLI, KindExtism, KindComponent)
+		return nil, fmt.Errorf("unknown kind %q; want %s", spec.Kind, kindList())
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
@@ -98,14 +99,9 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	if facts != nil {
 		mod = r.compileLater(ctx, spec.Name, src, pages, key)
 	} else {
-		// A full load hashes what it compiles: a remembered sum that is
-		// wrong is corrected here.
-		wasm, err := r.facts.rehash(src)
+		wasm, err := r.pinnedBytes(spec, src)
 		if err != nil {
 			return nil, err
-		}
-		if spec.SHA256 != "" && src.sum != spec.SHA256 {
-			return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(spec), src.sum, spec.SHA256)
 		}
 		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
 		bin, err := parseBinary(wasm)
@@ -288,10 +284,24 @@ func (r *Runtime) source(s Spec) (*moduleSource, error) {
 	if err := r.facts.sumSource(src); err != nil {
 		return nil, err
 	}
-	if s.SHA256 != "" && src.sum != s.SHA256 {
-		return nil, fmt.Errorf("sha256 of %s is %s, but the config pins %s; update sha256 if the new file is trusted", sourceName(s), src.sum, s.SHA256)
+	if err := sandbox.CheckPin(sourceName(s), src.sum, s.SHA256); err != nil {
+		return nil, err
 	}
 	return src, nil
+}
+
+// pinnedBytes reads the module of src in full for a full load, which
+// hashes what it compiles: a remembered sum that is wrong is corrected
+// (rehash) and the pin checked again against it.
+func (r *Runtime) pinnedBytes(spec Spec, src *moduleSource) ([]byte, error) {
+	wasm, err := r.facts.rehash(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
+		return nil, err
+	}
+	return wasm, nil
 }
 
 func sourceName(s Spec) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/agenthost/agenthost/internal/sandbox"
 
 	"github.com/rs/zerolog"
 
@@ -31,7 +32,7 @@ import (
 const maxNoteLine = 16 << 10
 
 // noteLines splits an agenthost/1 plugin's stderr into lines and takes
-// the notification lines out (capWriter.split). Only a line that starts
+// the notification lines out (a sandbox.LineFilter of stderr). Only a line that starts
 // with '{' is held until its newline, and at most maxNoteLine bytes of it;
 // other lines pass through to the output as they are written.
 type noteLines struct {
@@ -42,9 +43,8 @@ type noteLines struct {
 	warned bool
 }
 
-// split writes b, a part of stderr, taking out its notification lines.
-func (w *capWriter) split(b []byte) {
-	l := w.lines
+// Split writes b, a part of stderr, taking out its notification lines.
+func (l *noteLines) Split(w *sandbox.Output, b []byte) {
 	for len(b) > 0 {
 		part := b
 		nl := bytes.IndexByte(b, '\n')
@@ -55,15 +55,15 @@ func (w *capWriter) split(b []byte) {
 		end := nl >= 0
 		switch {
 		case l.pass:
-			w.keep(part)
+			w.Keep(part)
 			l.pass = !end
 		case len(l.line) == 0 && part[0] != '{':
-			w.keep(part)
+			w.Keep(part)
 			l.pass = !end
 		case len(l.line)+len(part) > maxNoteLine+1 || (!end && len(l.line)+len(part) > maxNoteLine):
 			// Too long to be a notification: plain stderr.
-			w.keep(l.line)
-			w.keep(part)
+			w.Keep(l.line)
+			w.Keep(part)
 			l.line = l.line[:0]
 			l.pass = !end
 		case !end:
@@ -75,21 +75,21 @@ func (w *capWriter) split(b []byte) {
 				line = l.line
 			}
 			if !l.note(line) {
-				w.keep(line)
+				w.Keep(line)
 			}
 			l.line = l.line[:0]
 		}
 	}
 }
 
-// flush keeps the held start of a line the guest did not end: without its
+// Flush keeps the held start of a line the guest did not end: without its
 // newline it is not a notification.
-func (w *capWriter) flush() {
-	if w.lines == nil || len(w.lines.line) == 0 {
+func (l *noteLines) Flush(w *sandbox.Output) {
+	if len(l.line) == 0 {
 		return
 	}
-	w.keep(w.lines.line)
-	w.lines.line = w.lines.line[:0]
+	w.Keep(l.line)
+	l.line = l.line[:0]
 }
 
 // agenthostKey is the reserved key of a notification line.
@@ -121,7 +121,7 @@ func (l *noteLines) note(line []byte) bool {
 	default:
 		if !l.warned {
 			l.warned = true
-			l.sink.Warn("stderr line names an \"agenthost\" notification but is not one (want {\"agenthost\":\"progress\",\"progress\":N,...} or {\"agenthost\":\"log\",\"level\":MCP level,\"data\":...}); kept as stderr", notify.Cut(validUTF8(line), 200))
+			l.sink.Warn("stderr line names an \"agenthost\" notification but is not one (want {\"agenthost\":\"progress\",\"progress\":N,...} or {\"agenthost\":\"log\",\"level\":MCP level,\"data\":...}); kept as stderr", notify.Cut(sandbox.ValidUTF8(line), 200))
 		}
 		return false
 	}
@@ -134,7 +134,7 @@ func (l *noteLines) note(line []byte) bool {
 func (i *instance) takeNotes(ctx context.Context, plugin string, log zerolog.Logger) *instance {
 	i.notes = notify.New(plugin, log)
 	i.notes.Set(loop.CallClientFrom(ctx), loop.CallReportFrom(ctx))
-	i.stderr.lines = &noteLines{sink: i.notes}
+	i.stderr.Lines = &noteLines{sink: i.notes}
 	return i
 }
 
@@ -146,5 +146,5 @@ func (i *instance) nextNotes(ctx context.Context) {
 	}
 	i.notes = i.notes.Next()
 	i.notes.Set(loop.CallClientFrom(ctx), loop.CallReportFrom(ctx))
-	i.stderr.lines = &noteLines{sink: i.notes}
+	i.stderr.Lines = &noteLines{sink: i.notes}
 }

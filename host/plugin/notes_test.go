@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"testing"
 
@@ -11,12 +12,12 @@ import (
 	"github.com/agenthost/agenthost/host/plugin/internal/notify"
 )
 
-// noteWriter is a stderr capWriter that takes notification lines, with
+// noteWriter is a stderr sandbox.Output that takes notification lines, with
 // no call to report to: its notifications are lines of the returned log.
-func noteWriter(max int64, flood func()) (*capWriter, *bytes.Buffer) {
+func noteWriter(max int64, flood func()) (*sandbox.Output, *bytes.Buffer) {
 	var log bytes.Buffer
-	w := newCapWriter(max, flood)
-	w.lines = &noteLines{sink: notify.New("p", zerolog.New(&log).Level(zerolog.DebugLevel))}
+	w := sandbox.NewOutput(max, flood)
+	w.Lines = &noteLines{sink: notify.New("p", zerolog.New(&log).Level(zerolog.DebugLevel))}
 	return w, &log
 }
 
@@ -34,11 +35,11 @@ func TestStderrNotesSplitWrites(t *testing.T) {
 	if !strings.Contains(log.String(), `"level":"info","plugin":"p","logger":"p","data":{"k":1},"message":"plugin log"`) {
 		t.Errorf("log message not logged at info: %s", log)
 	}
-	if got, want := w.tail(), "before\nafter\n{\"agenthost\""; got != want {
+	if got, want := w.Tail(), "before\nafter\n{\"agenthost\""; got != want {
 		t.Errorf("tail %q, want %q", got, want)
 	}
-	if w.total != int64(len(in)) || w.truncated() {
-		t.Errorf("total %d of %d written, truncated %v", w.total, len(in), w.truncated())
+	if w.Written() != int64(len(in)) || w.Truncated() {
+		t.Errorf("total %d of %d written, truncated %v", w.Written(), len(in), w.Truncated())
 	}
 }
 
@@ -52,37 +53,37 @@ func TestStderrNotesLineBound(t *testing.T) {
 	}
 	w, log := noteWriter(1<<20, nil)
 	w.Write([]byte(line(maxNoteLine) + "\n"))
-	if !strings.Contains(log.String(), "plugin log") || w.kept != 0 {
-		t.Fatalf("a line of maxNoteLine bytes was not taken (kept %d): %.200s", w.kept, log)
+	if !strings.Contains(log.String(), "plugin log") || w.Kept() != 0 {
+		t.Fatalf("a line of maxNoteLine bytes was not taken (kept %d): %.200s", w.Kept(), log)
 	}
 	w, log = noteWriter(1<<20, nil)
 	long := line(maxNoteLine + 1)
 	for i := 0; i < len(long); i += 1000 {
 		w.Write([]byte(long[i:min(i+1000, len(long))]))
-		if len(w.lines.line) > maxNoteLine {
-			t.Fatalf("holds %d bytes of a line", len(w.lines.line))
+		if len(w.Lines.(*noteLines).line) > maxNoteLine {
+			t.Fatalf("holds %d bytes of a line", len(w.Lines.(*noteLines).line))
 		}
 	}
 	w.Write([]byte("\n"))
-	if log.Len() != 0 || w.kept != int64(len(long)+1) {
-		t.Fatalf("an overlong line: kept %d of %d bytes, logged %.200s", w.kept, len(long)+1, log)
+	if log.Len() != 0 || w.Kept() != int64(len(long)+1) {
+		t.Fatalf("an overlong line: kept %d of %d bytes, logged %.200s", w.Kept(), len(long)+1, log)
 	}
 	// An endless line starting with '{' is held to the bound, then passed.
 	w, _ = noteWriter(1<<30, nil)
 	chunk := []byte("{" + strings.Repeat("q", 4095))
 	for range 256 {
 		w.Write(chunk)
-		if len(w.lines.line) > maxNoteLine {
-			t.Fatalf("holds %d bytes of a line", len(w.lines.line))
+		if len(w.Lines.(*noteLines).line) > maxNoteLine {
+			t.Fatalf("holds %d bytes of a line", len(w.Lines.(*noteLines).line))
 		}
 	}
-	if w.kept != 256*4096 {
-		t.Errorf("kept %d bytes of an endless line, want %d", w.kept, 256*4096)
+	if w.Kept() != 256*4096 {
+		t.Errorf("kept %d bytes of an endless line, want %d", w.Kept(), 256*4096)
 	}
 	// Parsing starts again at the next line.
 	w.Write([]byte("\n" + `{"agenthost":"progress","progress":1}` + "\n"))
-	if w.kept != 256*4096+1 {
-		t.Errorf("the notification after an endless line was kept: %d bytes", w.kept)
+	if w.Kept() != 256*4096+1 {
+		t.Errorf("the notification after an endless line was kept: %d bytes", w.Kept())
 	}
 }
 
@@ -104,8 +105,8 @@ func TestStderrNotesFlood(t *testing.T) {
 	for range 6 {
 		w.Write([]byte(`{"agenthost":"progress","progress":1}` + "\n"))
 	}
-	if !flooded || w.kept != 0 {
-		t.Errorf("notification lines past twice max_output: flood %v, kept %d", flooded, w.kept)
+	if !flooded || w.Kept() != 0 {
+		t.Errorf("notification lines past twice max_output: flood %v, kept %d", flooded, w.Kept())
 	}
 }
 
@@ -125,7 +126,7 @@ func TestStderrNotesMalformed(t *testing.T) {
 	for _, l := range bad {
 		w.Write([]byte(l + "\n"))
 	}
-	if got, want := w.tail(), strings.Join(bad, "\n"); got != want {
+	if got, want := w.Tail(), strings.Join(bad, "\n"); got != want {
 		t.Errorf("tail %q, want %q", got, want)
 	}
 	if strings.Contains(log.String(), "plugin progress") || strings.Contains(log.String(), "plugin log") {

@@ -2,10 +2,10 @@ package plugin
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"path"
 	"sort"
 	"strings"
@@ -191,7 +191,7 @@ func (p *Plugin) baseConfig() (wazero.ModuleConfig, error) {
 		cfg = cfg.WithSysWalltime().WithSysNanotime()
 	}
 	if p.grants.Random {
-		cfg = cfg.WithRandSource(rand.Reader)
+		cfg = cfg.WithRandSource(sandbox.Random(true))
 	}
 	return cfg, nil
 }

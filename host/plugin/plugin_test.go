@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,9 +260,9 @@ func TestCallCanceled(t *testing.T) {
 	defer timer.Stop()
 	start := time.Now()
 	_, err := p.Call(ctx, loop.ToolCall{ID: "x", Name: "loop", Arguments: "{}"})
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailureCanceled || !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want a canceled *Failure wrapping context.Canceled", err)
+	var f *sandbox.Failure
+	if !errors.As(err, &f) || f.Kind != sandbox.FailureCanceled || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want a canceled *sandbox.Failure wrapping context.Canceled", err)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("cancel took %v", d)
@@ -312,7 +313,7 @@ func TestSHA256Pin(t *testing.T) {
 	r := newRuntime(t)
 	cp := spec(t, "echo", guests["echo"])
 	cp.SHA256 = strings.Repeat("0", 64)
-	if _, err := r.Load(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "config pins") {
+	if _, err := r.Load(context.Background(), cp); err == nil || !strings.Contains(err.Error(), "but the config expects") {
 		t.Fatalf("err = %v, want a sha256 mismatch", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"sync"
 	"time"
@@ -139,8 +140,8 @@ func (s *Scope) Close() {
 func (i *instance) serveLine(ctx context.Context, line []byte, timeout time.Duration) bool {
 	frame := make(chan struct{})
 	i.mu.Lock()
-	i.stdout = newCapWriter(i.limits.MaxOutput, i.flood)
-	i.stderr = newCapWriter(i.limits.MaxOutput, i.flood)
+	i.stdout = sandbox.NewOutput(i.limits.MaxOutput, i.flood)
+	i.stderr = sandbox.NewOutput(i.limits.MaxOutput, i.flood)
 	i.nextNotes(ctx)
 	i.frame = frame
 	i.serving = true
@@ -171,19 +172,19 @@ func (i *instance) serveLine(ctx context.Context, line []byte, timeout time.Dura
 }
 
 // answer turns the answer line of a reuse call into its outcome.
-func (i *instance) answer(t *tool) (loop.ToolResult, *Failure) {
+func (i *instance) answer(t *tool) (loop.ToolResult, *sandbox.Failure) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if f := i.quotaFailure(); f != nil {
 		return loop.ToolResult{}, f
 	}
-	if i.stdout.truncated() {
+	if i.stdout.Truncated() {
 		// Over max_output: the answer is cut, as a one-call instance's.
-		return loop.ToolResult{Content: i.stdout.text(), IsError: true}, nil
+		return loop.ToolResult{Content: i.stdout.Text(), IsError: true}, nil
 	}
-	res := parseResult(i.stdout.buf, i.limits.MaxOutput)
+	res := parseResult(i.stdout.Head(), i.limits.MaxOutput)
 	if res.IsError && strings.TrimSpace(res.Content) == "" {
-		res.Content = i.stderr.tail()
+		res.Content = i.stderr.Tail()
 		if res.Content == "" {
 			res.Content = fmt.Sprintf("tool %q failed without a message", t.spec.Name)
 		}

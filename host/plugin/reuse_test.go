@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,12 +90,12 @@ func TestReuseRetiresAfterTrouble(t *testing.T) {
 	ctx := WithScopeOwner(WithScope(context.Background(), sc), "a")
 	for _, tc := range []struct {
 		tool, args string
-		kind       FailureKind // "" = a result
+		kind       sandbox.FailureKind // "" = a result
 		content    string
 	}{
 		{"fail", "{}", "", "it failed"},
-		{"crash", "{}", FailureExit, ""},
-		{"spin", "{}", FailureTimeout, ""},
+		{"crash", "{}", sandbox.FailureExit, ""},
+		{"spin", "{}", sandbox.FailureTimeout, ""},
 		{"flood", `{"n":1500}`, "", "[output truncated"},
 		{"flood", `{"n":5000}`, "", "[output truncated"}, // one write: answered, then stopped
 		{"stray", "{}", "", "first"},
@@ -110,7 +111,7 @@ func TestReuseRetiresAfterTrouble(t *testing.T) {
 				t.Fatalf("before: %q, want %q", got, want)
 			}
 			res, err := p.Call(ctx, loop.ToolCall{ID: "c", Name: tc.tool, Arguments: tc.args})
-			var f *Failure
+			var f *sandbox.Failure
 			switch {
 			case tc.kind != "":
 				if !errors.As(err, &f) || f.Kind != tc.kind {
@@ -141,8 +142,8 @@ func TestReuseQuotaPerCall(t *testing.T) {
 		}
 	}
 	_, err := p.Call(ctx, loop.ToolCall{ID: "c", Name: "write", Arguments: `{"n":1200,"name":"big"}`})
-	var f *Failure
-	if !errors.As(err, &f) || f.Kind != FailureQuota {
+	var f *sandbox.Failure
+	if !errors.As(err, &f) || f.Kind != sandbox.FailureQuota {
 		t.Fatalf("write past the quota: %v, want a quota failure", err)
 	}
 	if fi, err := os.Stat(filepath.Join(ws, "big")); err != nil || fi.Size() > 1000 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,8 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
-	"github.com/agenthost/agenthost/host/plugin/internal/wasmbin"
 	"github.com/agenthost/agenthost/internal/rootfs"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -345,17 +346,17 @@ func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, lim
 	}
 	if code != 0 {
 		msg := fmt.Sprintf("describe run exited with code %d", code)
-		if s := i.stderr.tail(); s != "" {
+		if s := i.stderr.Tail(); s != "" {
 			msg += "; stderr: " + s
 		}
 		return nil, nil, errors.New(msg)
 	}
-	if i.stdout.truncated() {
-		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sizeString(uint64(limits.MaxOutput)))
+	if i.stdout.Truncated() {
+		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sandbox.SizeString(uint64(limits.MaxOutput)))
 	}
-	m, err := ParseManifest(i.stdout.buf)
+	m, err := ParseManifest(i.stdout.Head())
 	if err != nil {
 		return nil, nil, fmt.Errorf("describe output: %w", err)
 	}
-	return m, i.stdout.buf, nil
+	return m, i.stdout.Head(), nil
 }

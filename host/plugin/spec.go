@@ -22,6 +22,26 @@ const (
 	KindComponent Kind = "component"
 )
 
+// Kinds are the kinds Load takes, in the order host/config's PluginKinds
+// lists them (TestEnumSpellings holds the two lists equal, so a new kind
+// is a row in both).
+var Kinds = []Kind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
+
+// kindList is Kinds for a message: "a", "b", "c" or "d".
+func kindList() string {
+	var b []byte
+	for i, k := range Kinds {
+		switch {
+		case i == len(Kinds)-1 && i > 0:
+			b = append(b, " or "...)
+		case i > 0:
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%q", k)
+	}
+	return string(b)
+}
+
 // Spec is one plugin to load: where its module comes from, its kind, its
 // limits and the capabilities it is granted. The host builds one from each
 // plugin block of agents.hcl; tests and other callers build them directly.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -382,7 +383,7 @@ func runSandbox(ctx context.Context, t *testing.T, r *Runtime, c wasiCase, guard
 		return wasiOutcome{err: harnessErr(t, c, errors.New("the guarded mount resolves paths directly"))}
 	}
 	res, err := p.Call(ctx, loop.ToolCall{ID: "c1", Name: "run", Arguments: "{}"})
-	var f *Failure
+	var f *sandbox.Failure
 	switch {
 	case errors.As(err, &f):
 		return wasiOutcome{err: brief(fmt.Sprintf("%s: %v", f.Kind, f.Err), f.Stderr)}

@@ -9,6 +9,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/plugins"
 )
 
@@ -21,48 +22,25 @@ func dataModule(data []byte) []byte {
 	m := []byte("\x00asm\x01\x00\x00\x00")
 	m = append(m, 5, 3, 1, 0, 1) // memory section: one memory, min 1 page, no max
 	m = append(m, 11)            // data section
-	m = appendUleb(m, uint32(len(data)))
+	m = wasmbin.AppendUleb32(m, uint32(len(data)))
 	return append(m, data...)
 }
 
 // segment is an active segment of memory 0 at i32.const off.
 func segment(off int32, init string) []byte {
 	b := []byte{0, 0x41}
-	b = appendSleb32(b, off)
+	b = wasmbin.AppendSleb32(b, off)
 	b = append(b, 0x0b)
-	b = appendUleb(b, uint32(len(init)))
+	b = wasmbin.AppendUleb32(b, uint32(len(init)))
 	return append(b, init...)
 }
 
 func segments(segs ...[]byte) []byte {
-	b := appendUleb(nil, uint32(len(segs)))
+	b := wasmbin.AppendUleb32(nil, uint32(len(segs)))
 	for _, s := range segs {
 		b = append(b, s...)
 	}
 	return b
-}
-
-func appendSleb32(b []byte, v int32) []byte {
-	x := int64(v)
-	for {
-		c := byte(x & 0x7f)
-		x >>= 7
-		if (x == 0 && c&0x40 == 0) || (x == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func appendUleb(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 // initialMemory instantiates wasm without running any start function and

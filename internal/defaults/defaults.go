@@ -70,6 +70,10 @@ const (
 	MaxFiles = 10000
 	// MountMode is mount.mode: read-only.
 	MountMode = "ro"
+	// HTTPBody bounds a plugin's HTTP bodies, in bytes: the response body
+	// an Extism http_request returns, and each request and response body
+	// of a component's wasi:http.
+	HTTPBody = 4 << 20
 )
 
 // The mcp_server block.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 )
 
@@ -96,7 +97,7 @@ func ParseTools(out []byte) ([]Tool, error) {
 		Tools *[]Tool `json:"tools"`
 	}
 	if err := json.Unmarshal(out, &doc); err != nil || doc.Tools == nil {
-		s := validUTF8(out)
+		s := sandbox.ValidUTF8(out)
 		if len(s) > 200 {
 			s = s[:200] + "…"
 		}
@@ -132,7 +133,7 @@ func Result(out []byte) (text string, isError bool, items json.RawMessage) {
 	}
 	trimmed := bytes.TrimSpace(out)
 	if err := json.Unmarshal(trimmed, &cr); err != nil || cr.Content == nil {
-		return validUTF8(out), false, nil
+		return sandbox.ValidUTF8(out), false, nil
 	}
 	text, rich := ContentText(*cr.Content)
 	if rich {
@@ -160,15 +161,15 @@ func ContentText(raw []json.RawMessage) (text string, rich bool) {
 		case c.Type == "resource" && c.Resource != nil:
 			r := c.Resource
 			n := len(r.Text) + len(r.Blob)
-			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), sizeString(uint64(n))))
+			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), sandbox.SizeString(uint64(n))))
 		case c.Type == "resource_link":
 			parts = append(parts, fmt.Sprintf("[resource link %s (%s)]", c.URI, orUnknown(c.MimeType)))
 		default:
-			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), sizeString(uint64(len(c.Data)))))
+			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), sandbox.SizeString(uint64(len(c.Data)))))
 		}
 		rich = true
 	}
-	return validUTF8([]byte(strings.Join(parts, "\n"))), rich
+	return sandbox.ValidUTF8([]byte(strings.Join(parts, "\n"))), rich
 }
 
 func orUnknown(s string) string {

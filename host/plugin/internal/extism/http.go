@@ -10,46 +10,28 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/sandbox"
 )
 
 // maxHTTPResponse bounds the body of one HTTP response given to a plugin.
-const maxHTTPResponse = 4 << 20
+const maxHTTPResponse = defaults.HTTPBody
 
-// allowlist is the http grant of an Extism plugin: the origins
-// (scheme://host[:port]) it may reach. A host may start with "*." to allow
-// its subdomains (not the domain itself).
+// allowlist is the http grant of an Extism plugin (sandbox.Allowlist)
+// with the client that makes its requests.
 type allowlist struct {
-	exact    map[string]bool // "scheme://host:port"
-	suffixes []struct{ scheme, suffix, port string }
-	client   *http.Client
+	*sandbox.Allowlist
+	client *http.Client
 }
 
 // parseAllow checks an http allow list; the error names the bad entry.
 func parseAllow(entries []string) (*allowlist, error) {
-	a := &allowlist{exact: map[string]bool{}}
-	for _, e := range entries {
-		u, err := url.Parse(e)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
-			(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-			return nil, fmt.Errorf("http allow entry %q must be an origin, scheme://host[:port] with scheme http or https, like \"https://api.github.com\"", e)
-		}
-		host, port := strings.ToLower(u.Hostname()), u.Port()
-		if port == "" {
-			port = defaultPort(u.Scheme)
-		}
-		if rest, ok := strings.CutPrefix(host, "*."); ok {
-			if rest == "" || strings.Contains(rest, "*") {
-				return nil, fmt.Errorf("http allow entry %q: a wildcard is only allowed as a leading \"*.\" before a domain", e)
-			}
-			a.suffixes = append(a.suffixes, struct{ scheme, suffix, port string }{u.Scheme, "." + rest, port})
-			continue
-		}
-		if strings.Contains(host, "*") {
-			return nil, fmt.Errorf("http allow entry %q: a wildcard is only allowed as a leading \"*.\" before a domain", e)
-		}
-		a.exact[u.Scheme+"://"+host+":"+port] = true
+	list, err := sandbox.ParseAllowlist(entries)
+	if err != nil {
+		return nil, err
 	}
+	a := &allowlist{Allowlist: list}
 	a.client = &http.Client{
 		// The transport is the default one minus proxies from the
 		// environment: the allowlist names the hosts reached.
@@ -58,7 +40,7 @@ func parseAllow(entries []string) (*allowlist, error) {
 			if len(via) >= 10 {
 				return errors.New("too many redirects")
 			}
-			if !a.allows(req.URL) {
+			if !a.Allows(req.URL) {
 				return &refusedError{url: redact.URL(req.URL.String()), redirect: true}
 			}
 			return nil
@@ -67,32 +49,9 @@ func parseAllow(entries []string) (*allowlist, error) {
 	return a, nil
 }
 
-func defaultPort(scheme string) string {
-	if scheme == "https" {
-		return "443"
-	}
-	return "80"
-}
-
-// allows reports whether u's origin is on the list.
-func (a *allowlist) allows(u *url.URL) bool {
-	if a == nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false
-	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if port == "" {
-		port = defaultPort(u.Scheme)
-	}
-	if a.exact[u.Scheme+"://"+host+":"+port] {
-		return true
-	}
-	for _, s := range a.suffixes {
-		if s.scheme == u.Scheme && s.port == port && strings.HasSuffix(host, s.suffix) {
-			return true
-		}
-	}
-	return false
-}
+// allows reports whether u's origin is on the list; a nil list allows
+// nothing.
+func (a *allowlist) allows(u *url.URL) bool { return a != nil && a.Allows(u) }
 
 // refusedError is a request or redirect outside the allow list; url is
 // redacted (a presigned URL's signature is in its query).
@@ -173,7 +132,7 @@ func (c *Call) httpRequest(reqOff, bodyOff uint64) uint64 {
 		c.fail(fmt.Errorf("http_request to %s: reading the response: %v", shown, err))
 	}
 	if len(data) > maxHTTPResponse {
-		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", shown, sizeString(maxHTTPResponse)))
+		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", shown, sandbox.SizeString(maxHTTPResponse)))
 	}
 	c.lastStatus = int32(resp.StatusCode)
 	c.lastHeaders = map[string]string{}

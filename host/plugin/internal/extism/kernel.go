@@ -5,6 +5,7 @@ import (
 	enc "encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"maps"
 	"slices"
 	"sync"
@@ -183,7 +184,7 @@ func (c *Call) alloc(n uint64) uint64 {
 	off := (uint64(len(c.mem)) + 7) &^ 7
 	end := off + n
 	if end < off || c.budget.Charge(end-uint64(len(c.mem)), "extism memory") != nil {
-		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, sizeString(c.budget.Limit()), n))
+		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, sandbox.SizeString(c.budget.Limit()), n))
 	}
 	if end > uint64(cap(c.mem)) {
 		grown := make([]byte, end, min(max(end, 2*uint64(cap(c.mem))), c.budget.Limit()))
@@ -323,7 +324,7 @@ var funcs = map[string]hostFunc{
 			c.errMsg = nil
 			return
 		}
-		msg := validUTF8(c.block(s[0]))
+		msg := sandbox.ValidUTF8(c.block(s[0]))
 		c.errMsg = &msg
 	}},
 	"error_get": {nil, p(i64), func(c *Call, s []uint64) {
@@ -382,7 +383,7 @@ func (c *Call) varSet(name string, valOff uint64) {
 		}
 	}
 	if size > maxVarBytes {
-		c.fail(fmt.Errorf("extism: var_set %q refused: the plugin's vars would exceed %s", name, sizeString(maxVarBytes)))
+		c.fail(fmt.Errorf("extism: var_set %q refused: the plugin's vars would exceed %s", name, sandbox.SizeString(maxVarBytes)))
 	}
 	c.p.vars[name] = append([]byte(nil), val...)
 }
@@ -404,7 +405,7 @@ func (c *Call) logMsg(level zerolog.Level, off uint64) {
 	if len(b) > maxLogBytes {
 		b = b[:maxLogBytes]
 	}
-	c.log.WithLevel(level).Str("plugin", c.p.name).Msg(validUTF8(b))
+	c.log.WithLevel(level).Str("plugin", c.p.name).Msg(sandbox.ValidUTF8(b))
 	c.free(off)
 }
 

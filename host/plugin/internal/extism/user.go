@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/sandbox"
 	"maps"
 	"slices"
 	"strings"
@@ -103,7 +104,7 @@ func (c *Call) resourceUpdated(off uint64) {
 	}
 	b := c.block(off)
 	if err := json.Unmarshal(b, &n); err != nil || n.URI == "" {
-		c.fail(fmt.Errorf("notify_resource_updated: not a resource update with a uri: %s", notify.Cut(validUTF8(b), 200)))
+		c.fail(fmt.Errorf("notify_resource_updated: not a resource update with a uri: %s", notify.Cut(sandbox.ValidUTF8(b), 200)))
 	}
 	if !c.notes.Count("notify_resource_updated") {
 		return
@@ -163,7 +164,7 @@ func (c *Call) notifyLog(off uint64) {
 	}
 	b := c.block(off)
 	if err := json.Unmarshal(b, &n); err != nil || !notify.Level(n.Level) {
-		c.fail(fmt.Errorf("notify_logging_message: not a logging message with an MCP level (debug … emergency): %s", notify.Cut(validUTF8(b), 200)))
+		c.fail(fmt.Errorf("notify_logging_message: not a logging message with an MCP level (debug … emergency): %s", notify.Cut(sandbox.ValidUTF8(b), 200)))
 	}
 	c.notes.Log("notify_logging_message", n.Level, n.Logger, n.Data)
 }

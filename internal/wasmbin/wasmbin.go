@@ -58,18 +58,50 @@ type Module struct {
 	start bool
 }
 
+// Header is what the first 8 bytes of a file say it is.
+type Header int
+
+const (
+	// HeaderNotWasm: the file does not start with \0asm.
+	HeaderNotWasm Header = iota
+	// HeaderTruncated: \0asm, then less than the 8-byte header.
+	HeaderTruncated
+	// HeaderComponent: a WASI 0.2 (component model) binary.
+	HeaderComponent
+	// HeaderModule: a version 1 core module.
+	HeaderModule
+	// HeaderOtherVersion: a core module of another binary version.
+	HeaderOtherVersion
+)
+
+// ReadHeader tells core modules from components and from other bytes by
+// the start of b. Config validation and every load tell them apart here.
+func ReadHeader(b []byte) Header {
+	switch {
+	case len(b) < 4 || !bytes.Equal(b[:4], []byte("\x00asm")):
+		return HeaderNotWasm
+	case len(b) < 8:
+		return HeaderTruncated
+	case b[6] == 1 && b[7] == 0:
+		// A core module has version 1 (01 00 00 00); a component has a
+		// version in the first two bytes and layer 1 in the next two (e.g.
+		// 0d 00 01 00).
+		return HeaderComponent
+	case !bytes.Equal(b[4:8], []byte{1, 0, 0, 0}):
+		return HeaderOtherVersion
+	}
+	return HeaderModule
+}
+
 // CheckHeader tells core modules from components (ErrComponent) and from
 // other bytes (ErrNotWasm).
 func CheckHeader(b []byte) error {
-	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
+	switch ReadHeader(b) {
+	case HeaderNotWasm, HeaderTruncated:
 		return ErrNotWasm
-	}
-	// A core module has version 1 (01 00 00 00); a component has a version
-	// in the first two bytes and layer 1 in the next two (e.g. 0d 00 01 00).
-	if b[6] == 1 && b[7] == 0 {
+	case HeaderComponent:
 		return ErrComponent
-	}
-	if !bytes.Equal(b[4:8], []byte{1, 0, 0, 0}) {
+	case HeaderOtherVersion:
 		return fmt.Errorf("unsupported WebAssembly binary version % x; agenthost runs version 1 core modules", b[4:8])
 	}
 	return nil
@@ -84,19 +116,13 @@ func Parse(b []byte, custom string) (*Module, error) {
 	out := &Module{}
 	for off := 8; off < len(b); {
 		start := off
-		id := b[off]
-		size, n, err := uleb32(b[off+1:])
+		id, body, end, err := section(b, off)
 		if err != nil {
-			return nil, fmt.Errorf("section at offset %d: size: %w", start, err)
-		}
-		body := off + 1 + n
-		end := body + int(size)
-		if end > len(b) || end < body {
-			return nil, fmt.Errorf("section %d at offset %d: size %d runs past the end of the file", id, start, size)
+			return nil, err
 		}
 		switch id {
 		case secCustom:
-			nameLen, m, err := uleb32(b[body:end])
+			nameLen, m, err := Uleb32(b[body:end])
 			if err != nil || body+m+int(nameLen) > end {
 				return nil, fmt.Errorf("custom section at offset %d: bad name", start)
 			}
@@ -119,6 +145,22 @@ func Parse(b []byte, custom string) (*Module, error) {
 		off = end
 	}
 	return out, nil
+}
+
+// section reads the header of the section at b[off:]: its id, and where
+// its contents start and end.
+func section(b []byte, off int) (id byte, body, end int, err error) {
+	id = b[off]
+	size, n, err := Uleb32(b[off+1:])
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("section at offset %d: size: %w", off, err)
+	}
+	body = off + 1 + n
+	end = body + int(size)
+	if end > len(b) || end < body {
+		return 0, 0, 0, fmt.Errorf("section %d at offset %d: size %d runs past the end of the file", id, off, size)
+	}
+	return id, body, end, nil
 }
 
 // LimitMemory returns the module b (parsed as bin) with its memory's
@@ -144,18 +186,87 @@ func SplitData(b []byte, bin *Module, limitPages uint32) ([]byte, *Data, error) 
 	return rewrite(b, bin, limitPages, true)
 }
 
+// MemoryLimitError refuses a module whose memory needs more pages at
+// start than its limit allows.
+type MemoryLimitError struct {
+	Min, Limit uint32 // in pages
+}
+
+func (e *MemoryLimitError) Error() string {
+	return fmt.Sprintf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(e.Min)*PageSize>>20, uint64(e.Limit)*PageSize>>20)
+}
+
+// CapMemories returns a copy of the module b with the maximum of every
+// memory it defines set to limitPages, for a module that may define more
+// than one or a shared one (a component's core modules; plugins' go
+// through LimitMemory). Other sections are copied as they are. A memory
+// whose minimum exceeds the limit is refused with a *MemoryLimitError.
+func CapMemories(b []byte, limitPages uint32) ([]byte, error) {
+	if len(b) < 8 {
+		return nil, ErrNotWasm
+	}
+	out := append(make([]byte, 0, len(b)+16), b[:8]...)
+	for off := 8; off < len(b); {
+		id, body, end, err := section(b, off)
+		if err != nil {
+			return nil, err
+		}
+		if id != secMemory {
+			out = append(out, b[off:end]...)
+			off = end
+			continue
+		}
+		p := b[body:end]
+		count, n, err := Uleb32(p)
+		if err != nil {
+			return nil, fmt.Errorf("memory section: %w", err)
+		}
+		p = p[n:]
+		sec := AppendUleb32(nil, count)
+		for range count {
+			if len(p) == 0 {
+				return nil, errors.New("memory section: truncated")
+			}
+			flags := p[0]
+			if flags&^3 != 0 {
+				return nil, fmt.Errorf("memory flags 0x%02x (64-bit memory) are not supported", flags)
+			}
+			min, n, err := Uleb32(p[1:])
+			if err != nil {
+				return nil, fmt.Errorf("memory section: minimum: %w", err)
+			}
+			p = p[1+n:]
+			if flags&1 != 0 {
+				if _, n, err = Uleb32(p); err != nil {
+					return nil, fmt.Errorf("memory section: maximum: %w", err)
+				}
+				p = p[n:]
+			}
+			if min > limitPages {
+				return nil, &MemoryLimitError{Min: min, Limit: limitPages}
+			}
+			sec = append(sec, flags|1)
+			sec = AppendUleb32(sec, min)
+			sec = AppendUleb32(sec, limitPages)
+		}
+		out = AppendSection(out, secMemory, sec)
+		off = end
+	}
+	return out, nil
+}
+
 // rewrite is LimitMemory, and SplitData when split is set.
 func rewrite(b []byte, bin *Module, limitPages uint32, split bool) ([]byte, *Data, error) {
 	if bin.memEnd == 0 {
 		return b, nil, nil
 	}
 	sec := b[bin.memStart:bin.memEnd]
-	_, n, err := uleb32(sec[1:])
+	_, n, err := Uleb32(sec[1:])
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory section: %w", err)
 	}
 	p := sec[1+n:]
-	count, n, err := uleb32(p)
+	count, n, err := Uleb32(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory section: %w", err)
 	}
@@ -173,27 +284,27 @@ func rewrite(b []byte, bin *Module, limitPages uint32, split bool) ([]byte, *Dat
 	if flags > 1 {
 		return nil, nil, fmt.Errorf("memory flags 0x%02x (shared or 64-bit memory) are not supported", flags)
 	}
-	min, n, err := uleb32(p[1:])
+	min, n, err := Uleb32(p[1:])
 	if err != nil {
 		return nil, nil, fmt.Errorf("memory section: minimum: %w", err)
 	}
 	max := uint32(MaxPages)
 	if flags == 1 {
-		if max, _, err = uleb32(p[1+n:]); err != nil {
+		if max, _, err = Uleb32(p[1+n:]); err != nil {
 			return nil, nil, fmt.Errorf("memory section: maximum: %w", err)
 		}
 	}
 	if min > limitPages {
-		return nil, nil, fmt.Errorf("module needs %d MiB of memory at start, over its memory limit of %d MiB; raise limits.memory", uint64(min)*PageSize>>20, uint64(limitPages)*PageSize>>20)
+		return nil, nil, &MemoryLimitError{Min: min, Limit: limitPages}
 	}
 	if max > limitPages {
 		max = limitPages
 	}
 	var body []byte
-	body = appendUleb(body, 1)
+	body = AppendUleb32(body, 1)
 	body = append(body, 1)
-	body = appendUleb(body, min)
-	body = appendUleb(body, max)
+	body = AppendUleb32(body, min)
+	body = AppendUleb32(body, max)
 	// One allocation of the final size: the module can be megabytes.
 	size := bin.memStart + 1 + ulebLen(uint32(len(body))) + len(body) + len(b) - bin.memEnd
 	m := planMerge(b, bin)
@@ -210,7 +321,7 @@ func rewrite(b []byte, bin *Module, limitPages uint32, split bool) ([]byte, *Dat
 	out := make([]byte, 0, size)
 	out = append(out, b[:bin.memStart]...)
 	out = append(out, secMemory)
-	out = appendUleb(out, uint32(len(body)))
+	out = AppendUleb32(out, uint32(len(body)))
 	out = append(out, body...)
 	switch {
 	case data != nil:
@@ -296,13 +407,13 @@ func planMerge(b []byte, bin *Module) *dataMerge {
 	if bin.dataEnd == 0 || bin.dataCount || bin.dataStart < bin.memEnd {
 		return nil
 	}
-	_, n, err := uleb32(b[bin.dataStart+1:])
+	_, n, err := Uleb32(b[bin.dataStart+1:])
 	if err != nil {
 		return nil
 	}
 	pos := bin.dataStart + 1 + n
 	p := b[pos:bin.dataEnd]
-	count, n, err := uleb32(p)
+	count, n, err := Uleb32(p)
 	if err != nil || count < 2 || uint64(count) > uint64(len(p)) {
 		return nil
 	}
@@ -314,12 +425,12 @@ func planMerge(b []byte, bin *Module) *dataMerge {
 		if len(p) < 3 || p[0] != 0 || p[1] != 0x41 {
 			return nil
 		}
-		off, n, err := sleb32(p[2:])
+		off, n, err := Sleb32(p[2:])
 		if err != nil || len(p) < 3+n || p[2+n] != 0x0b {
 			return nil
 		}
 		p, pos = p[3+n:], pos+3+n
-		size, n, err := uleb32(p)
+		size, n, err := Uleb32(p)
 		if err != nil || uint64(size) > uint64(len(p)-n) {
 			return nil
 		}
@@ -344,7 +455,7 @@ func planMerge(b []byte, bin *Module) *dataMerge {
 	}
 	body := ulebLen(uint32(len(groups)))
 	for _, g := range groups {
-		body += 3 + len(appendSleb32(nil, int32(g.off))) + ulebLen(g.size) + int(g.size)
+		body += 3 + len(AppendSleb32(nil, int32(g.off))) + ulebLen(g.size) + int(g.size)
 	}
 	if body > 1<<31 {
 		return nil
@@ -361,13 +472,13 @@ func (m *dataMerge) end() uint64 {
 // appendTo appends the merged data section of module b to out.
 func (m *dataMerge) appendTo(out, b []byte) []byte {
 	out = append(out, secData)
-	out = appendUleb(out, uint32(m.body))
-	out = appendUleb(out, uint32(len(m.groups)))
+	out = AppendUleb32(out, uint32(m.body))
+	out = AppendUleb32(out, uint32(len(m.groups)))
 	for _, g := range m.groups {
 		out = append(out, 0, 0x41)
-		out = appendSleb32(out, int32(g.off))
+		out = AppendSleb32(out, int32(g.off))
 		out = append(out, 0x0b)
-		out = appendUleb(out, g.size)
+		out = AppendUleb32(out, g.size)
 		start := len(out)
 		out = slices.Grow(out, int(g.size))[:start+int(g.size)]
 		clear(out[start:])
@@ -388,30 +499,44 @@ func ulebLen(v uint32) int {
 	return n
 }
 
-func uleb32(b []byte) (uint32, int, error) {
+// The errors of Uleb32 and Sleb32, for readers that word their own.
+var (
+	ErrTruncated = errors.New("truncated LEB128")
+	ErrOverflow  = errors.New("LEB128 overflows 32 bits")
+	ErrTooLong   = errors.New("LEB128 too long")
+)
+
+// Uleb32 reads an unsigned LEB128 of at most 32 bits from the start of b
+// and returns it with the number of bytes it takes.
+func Uleb32(b []byte) (uint32, int, error) {
 	var v uint32
 	for i := 0; i < 5; i++ {
 		if i >= len(b) {
-			return 0, 0, errors.New("truncated LEB128")
+			return 0, 0, ErrTruncated
 		}
 		c := b[i]
-		if i == 4 && c > 0x0f {
-			return 0, 0, errors.New("LEB128 overflows 32 bits")
+		if i == 4 {
+			if c&0x80 != 0 {
+				return 0, 0, ErrTooLong
+			}
+			if c > 0x0f {
+				return 0, 0, ErrOverflow
+			}
 		}
 		v |= uint32(c&0x7f) << (7 * i)
 		if c&0x80 == 0 {
 			return v, i + 1, nil
 		}
 	}
-	return 0, 0, errors.New("LEB128 too long")
+	return 0, 0, ErrTooLong
 }
 
-// sleb32 reads a signed LEB128 of at most 32 bits.
-func sleb32(b []byte) (int32, int, error) {
+// Sleb32 reads a signed LEB128 of at most 32 bits.
+func Sleb32(b []byte) (int32, int, error) {
 	var v int64
 	for i := 0; i < 5; i++ {
 		if i >= len(b) {
-			return 0, 0, errors.New("truncated LEB128")
+			return 0, 0, ErrTruncated
 		}
 		c := b[i]
 		v |= int64(c&0x7f) << (7 * i)
@@ -420,15 +545,16 @@ func sleb32(b []byte) (int32, int, error) {
 				v |= -1 << (7 * (i + 1))
 			}
 			if v < -1<<31 || v > 1<<31-1 {
-				return 0, 0, errors.New("LEB128 overflows 32 bits")
+				return 0, 0, ErrOverflow
 			}
 			return int32(v), i + 1, nil
 		}
 	}
-	return 0, 0, errors.New("LEB128 too long")
+	return 0, 0, ErrTooLong
 }
 
-func appendSleb32(b []byte, v int32) []byte {
+// AppendSleb32 appends v in signed LEB128.
+func AppendSleb32(b []byte, v int32) []byte {
 	x := int64(v)
 	for {
 		c := byte(x & 0x7f)
@@ -440,7 +566,8 @@ func appendSleb32(b []byte, v int32) []byte {
 	}
 }
 
-func appendUleb(b []byte, v uint32) []byte {
+// AppendUleb32 appends v in unsigned LEB128.
+func AppendUleb32(b []byte, v uint32) []byte {
 	for {
 		c := byte(v & 0x7f)
 		v >>= 7
@@ -450,4 +577,17 @@ func appendUleb(b []byte, v uint32) []byte {
 		}
 		return append(b, c)
 	}
+}
+
+// AppendName appends a name: its length, then its bytes.
+func AppendName(b []byte, s string) []byte {
+	b = AppendUleb32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+// AppendSection appends a section: its id, its size, then body.
+func AppendSection(b []byte, id byte, body []byte) []byte {
+	b = append(b, id)
+	b = AppendUleb32(b, uint32(len(body)))
+	return append(b, body...)
 }

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// chatKeys is the chat's keyboard between the terminal and x/term's
+// Keys is the chat's keyboard between the terminal and x/term's
 // Terminal. It does two things the Terminal does not:
 //
 // Ctrl-C behaves as in a shell: with text on the line it clears the line,
@@ -17,10 +17,10 @@ import (
 //
 // A bracketed paste (the terminal sends ESC[200~ TEXT ESC[201~ once the
 // chat asks for it) becomes part of one line: its line breaks are shown
-// as ⏎ and become line breaks again when the line is entered (pasteLine),
+// as ⏎ and become line breaks again when the line is entered (PasteLine),
 // a tab becomes four spaces, other control characters are dropped, so a
 // pasted text is one message and nothing in it acts as a key.
-type chatKeys struct {
+type Keys struct {
 	r       io.Reader
 	leave   bool   // Ctrl-C came at an empty line
 	pasting bool   // inside a bracketed paste
@@ -29,7 +29,11 @@ type chatKeys struct {
 	buf     []byte
 }
 
-// ctrlCRune stands for Ctrl-C between chatKeys.Read and complete.
+// NewKeys is the keyboard of the terminal r reads; Complete is the
+// Terminal's AutoCompleteCallback.
+func NewKeys(r io.Reader) *Keys { return &Keys{r: r} }
+
+// ctrlCRune stands for Ctrl-C between Keys.Read and Complete.
 const ctrlCRune = '\uE003'
 
 // pastedBreak shows a line break of a paste on the input line.
@@ -40,7 +44,7 @@ var (
 	pasteEnd   = []byte("\x1b[201~")
 )
 
-func (k *chatKeys) Read(p []byte) (int, error) {
+func (k *Keys) Read(p []byte) (int, error) {
 	if k.leave {
 		k.leave = false
 		p[0] = 4 // Ctrl-D at an empty line: ReadLine returns io.EOF
@@ -65,7 +69,7 @@ func (k *chatKeys) Read(p []byte) (int, error) {
 }
 
 // feed turns bytes from the terminal into keys for the Terminal.
-func (k *chatKeys) feed(data []byte) {
+func (k *Keys) feed(data []byte) {
 	if len(k.carry) > 0 {
 		data = append(k.carry, data...)
 		k.carry = nil
@@ -103,7 +107,7 @@ func prefixSuffix(data, marker []byte) int {
 }
 
 // keys passes typed keys on, Ctrl-C as ctrlCRune.
-func (k *chatKeys) keys(b []byte) {
+func (k *Keys) keys(b []byte) {
 	for _, c := range b {
 		if c == 3 {
 			k.out = append(k.out, string(ctrlCRune)...)
@@ -114,7 +118,7 @@ func (k *chatKeys) keys(b []byte) {
 }
 
 // paste passes pasted text on as text.
-func (k *chatKeys) paste(b []byte) {
+func (k *Keys) paste(b []byte) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '\r' && i+1 < len(b) && b[i+1] == '\n':
@@ -129,12 +133,12 @@ func (k *chatKeys) paste(b []byte) {
 	}
 }
 
-// pasteLine is an entered line with its pasted line breaks restored.
-func pasteLine(line string) string { return strings.ReplaceAll(line, pastedBreak, "\n") }
+// PasteLine is an entered line with its pasted line breaks restored.
+func PasteLine(line string) string { return strings.ReplaceAll(line, pastedBreak, "\n") }
 
-// complete is the Terminal's AutoCompleteCallback: it sees every key that
+// Complete is the Terminal's AutoCompleteCallback: it sees every key that
 // is not an editing key, so the stand-in for Ctrl-C too.
-func (k *chatKeys) complete(line string, pos int, key rune) (string, int, bool) {
+func (k *Keys) Complete(line string, pos int, key rune) (string, int, bool) {
 	if key != ctrlCRune {
 		return "", 0, false
 	}

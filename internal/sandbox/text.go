@@ -1,4 +1,4 @@
-package extism
+package sandbox
 
 import (
 	"fmt"
@@ -6,14 +6,18 @@ import (
 	"unicode/utf8"
 )
 
-func validUTF8(b []byte) string {
+// ValidUTF8 is b as text, with each invalid byte sequence replaced by
+// U+FFFD: what a guest writes is shown as text.
+func ValidUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-func sizeString(n uint64) string {
+// SizeString is n bytes as the limits of a plugin block write it: 4MiB,
+// 512KiB, 100B.
+func SizeString(n uint64) string {
 	switch {
 	case n >= 1<<30 && n%(1<<30) == 0:
 		return fmt.Sprintf("%dGiB", n>>30)

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	"golang.org/x/text/width"
 
+	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/termtext"
 )
 
@@ -40,9 +41,9 @@ const (
 	sgrFgOff     = "\x1b[39m"
 )
 
-// renderMarkdownTerm renders src for a terminal; the result ends with a
+// Markdown renders src for a terminal; the result ends with a
 // newline unless it is empty.
-func renderMarkdownTerm(src string, color bool) string {
+func Markdown(src string, color bool) string {
 	b := []byte(src)
 	doc := mdTermParser.Parse(text.NewReader(b))
 	m := &mdTerm{src: b, color: color}
@@ -220,7 +221,7 @@ func (m *mdTerm) inline(n ast.Node) string {
 		case *ast.String:
 			b.WriteString(termtext.Escape(string(c.Value)))
 		case *ast.CodeSpan:
-			t := termtext.Escape(string(nodeText(c, m.src)))
+			t := termtext.Escape(string(report.NodeText(c, m.src)))
 			if m.color {
 				b.WriteString(sgrCode + t + sgrFgOff)
 			} else {
@@ -241,7 +242,7 @@ func (m *mdTerm) inline(n ast.Node) string {
 				t = sgrUnder + t + sgrUnderOff
 			}
 			b.WriteString(t)
-			if string(nodeText(c, m.src)) != string(c.Destination) {
+			if string(report.NodeText(c, m.src)) != string(c.Destination) {
 				b.WriteString(" <" + dest + ">")
 			}
 		case *ast.AutoLink:
@@ -251,7 +252,7 @@ func (m *mdTerm) inline(n ast.Node) string {
 			}
 			b.WriteString(t)
 		case *ast.Image:
-			b.WriteString("[image: " + termtext.Escape(string(nodeText(c, m.src))) + "] <" + termtext.Escape(string(c.Destination)) + ">")
+			b.WriteString("[image: " + termtext.Escape(string(report.NodeText(c, m.src))) + "] <" + termtext.Escape(string(c.Destination)) + ">")
 		case *ast.RawHTML:
 			for i := range c.Segments.Len() {
 				seg := c.Segments.At(i)
@@ -264,16 +265,16 @@ func (m *mdTerm) inline(n ast.Node) string {
 	return b.String()
 }
 
-// mdLines renders a streamed answer a line at a time: each line as
+// MarkdownLines renders a streamed answer a line at a time: each line as
 // Markdown on its own (a heading, a list item, a quote, a paragraph's
 // line with its emphasis and code), the lines of a fenced code block as
 // code. Its leading spaces are kept, so nested lists stay nested.
-type mdLines struct {
+type MarkdownLines struct {
 	fence string // the open code fence's mark, "" outside one
 }
 
-// line renders one whole line (without its newline).
-func (m *mdLines) line(l string, color bool) string {
+// Line renders one whole line (without its newline).
+func (m *MarkdownLines) Line(l string, color bool) string {
 	t := strings.TrimLeft(l, " \t")
 	indent := termtext.Escape(l[:len(l)-len(t)])
 	if f := fenceMark(l); f != "" && (m.fence == "" || f == m.fence && strings.Trim(t, f[:1]+" ") == "") {
@@ -296,7 +297,7 @@ func (m *mdLines) line(l string, color bool) string {
 	if t == "" {
 		return ""
 	}
-	r := strings.TrimSuffix(renderMarkdownTerm(t, color), "\n")
+	r := strings.TrimSuffix(Markdown(t, color), "\n")
 	return indent + strings.ReplaceAll(r, "\n", "\n"+indent)
 }
 
@@ -315,9 +316,9 @@ func fenceMark(l string) string {
 	return ""
 }
 
-// textWidth is the columns escaped text takes on a terminal: two for a
+// TextWidth is the columns escaped text takes on a terminal: two for a
 // wide East Asian character, one for any other.
-func textWidth(s string) int {
+func TextWidth(s string) int {
 	n := 0
 	for _, r := range s {
 		switch width.LookupRune(r).Kind() {

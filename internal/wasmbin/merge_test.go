@@ -18,21 +18,21 @@ func dataModule(data []byte, extra ...byte) []byte {
 	m = append(m, secMemory, 3, 1, 0, 1) // one memory, min 1 page, no max
 	m = append(m, extra...)
 	m = append(m, secData)
-	m = appendUleb(m, uint32(len(data)))
+	m = AppendUleb32(m, uint32(len(data)))
 	return append(m, data...)
 }
 
 // segment is an active segment of memory 0 at i32.const off.
 func segment(off int32, init string) []byte {
 	b := []byte{0, 0x41}
-	b = appendSleb32(b, off)
+	b = AppendSleb32(b, off)
 	b = append(b, 0x0b)
-	b = appendUleb(b, uint32(len(init)))
+	b = AppendUleb32(b, uint32(len(init)))
 	return append(b, init...)
 }
 
 func segments(segs ...[]byte) []byte {
-	b := appendUleb(nil, uint32(len(segs)))
+	b := AppendUleb32(nil, uint32(len(segs)))
 	for _, s := range segs {
 		b = append(b, s...)
 	}
@@ -64,8 +64,8 @@ func segmentCount(t *testing.T, wasm []byte) uint32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, n, _ := uleb32(wasm[bin.dataStart+1:])
-	c, _, _ := uleb32(wasm[bin.dataStart+1+n:])
+	_, n, _ := Uleb32(wasm[bin.dataStart+1:])
+	c, _, _ := Uleb32(wasm[bin.dataStart+1+n:])
 	return c
 }
 
@@ -232,7 +232,7 @@ func TestSplitDataKeeps(t *testing.T) {
 	withStart = append(withStart, secStart, 1, 0)
 	withStart = append(withStart, 10, 4, 1, 2, 0, 0x0b) // its body: nothing
 	withStart = append(withStart, secData)
-	withStart = appendUleb(withStart, uint32(len(two)))
+	withStart = AppendUleb32(withStart, uint32(len(two)))
 	withStart = append(withStart, two...)
 	cases := map[string][]byte{
 		"start section":      withStart,

@@ -1,4 +1,10 @@
-package main
+// Package term draws agenthost's terminal: the console that keeps the
+// answer on stdout and everything else on stderr apart, the chat's
+// spinner, keyboard and Markdown, and the approval prompt. Everything the
+// model or a plugin wrote is escaped (internal/termtext) before it is
+// placed; the only control sequences that reach the terminal are the ones
+// drawn here.
+package term
 
 import (
 	"fmt"
@@ -12,7 +18,7 @@ import (
 	"github.com/agenthost/agenthost/internal/termtext"
 )
 
-// console is stdout and stderr of a command that prints an answer (run,
+// Console is stdout and stderr of a command that prints an answer (run,
 // chat). The answer goes to stdout and may end without a newline; progress,
 // logs, errors and the last line go to stderr, and often reach the same
 // terminal or file (2>&1). So that nothing runs into the answer's last
@@ -23,14 +29,14 @@ import (
 // Streamed text on a terminal goes through a termtext.Writer that may hold
 // a few bytes (a cut UTF-8 sequence, a lone \r); ending the line flushes
 // them first, so the escaped text stays whole.
-type console struct {
+type Console struct {
 	mu   sync.Mutex
 	out  io.Writer        // the real stdout
 	term *termtext.Writer // streamed text on a terminal: escaped, over out
 	open bool             // the last byte written to stdout is not a newline
 	seq  uint64           // writes to stdout and stderr so far
 
-	// The spinner of a chat's turn (startSpinner): a line on stderr,
+	// The spinner of a chat's turn (StartSpinner): a line on stderr,
 	// cleared before anything else is written to either stream.
 	errW      io.Writer // the real stderr
 	spinW     io.Writer // errW while a spinner runs
@@ -39,31 +45,27 @@ type console struct {
 	spinLabel string    // what is awaited: "thinking", a tool and its key argument
 }
 
-// newConsole makes the console of stdout; escape says whether text
-// streamed with stream is escaped (stdout is a terminal).
-func newConsole(stdout io.Writer, escape bool) *console {
-	c := &console{out: stdout}
+// NewConsole makes the console of a command's stdout and stderr; escape
+// says whether text streamed with Stream is escaped (stdout is a
+// terminal). Run and chat make one, once, before anything is printed, and
+// write through Out and Err from then on.
+func NewConsole(stdout, stderr io.Writer, escape bool) *Console {
+	c := &Console{out: stdout, errW: stderr}
 	if escape {
 		c.term = termtext.NewWriter(lineTracker{c})
 	}
 	return c
 }
 
-// guardLines routes the command's stdout and stderr through a console, once
-// per process: run and chat call it before anything is printed. It returns
-// the console.
-func (e *env) guardLines() *console {
-	if e.con == nil {
-		e.con = newConsole(e.stdout, e.stdoutTTY)
-		e.con.errW = e.stderr
-		e.stdout = consoleOut{e.con}
-		e.stderr = consoleErr{e.con, e.stderr}
-	}
-	return e.con
-}
+// Out is the command's stdout through the console.
+func (c *Console) Out() io.Writer { return consoleOut{c} }
 
-// stream writes streamed answer text to stdout, escaped on a terminal.
-func (c *console) stream(s string) {
+// Err is the command's stderr through the console: each write first ends
+// the line stdout left open.
+func (c *Console) Err() io.Writer { return consoleErr{c, c.errW} }
+
+// Stream writes streamed answer text to stdout, escaped on a terminal.
+func (c *Console) Stream(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearSpinLocked()
@@ -74,14 +76,14 @@ func (c *console) stream(s string) {
 	}
 }
 
-// endLine ends the line stdout left open, if it did.
-func (c *console) endLine() {
+// EndLine ends the line stdout left open, if it did.
+func (c *Console) EndLine() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.endLineLocked()
 }
 
-func (c *console) endLineLocked() {
+func (c *Console) endLineLocked() {
 	c.clearSpinLocked()
 	if c.term != nil {
 		c.term.Flush() // a lone \r or a cut UTF-8 sequence, escaped
@@ -91,16 +93,16 @@ func (c *console) endLineLocked() {
 	}
 }
 
-// lineOpen reports whether stdout's last line is still open: nothing, not
+// LineOpen reports whether stdout's last line is still open: nothing, not
 // even a newline the console added for stderr, was written after it.
-func (c *console) lineOpen() bool {
+func (c *Console) LineOpen() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.open
 }
 
-// flush writes what the terminal writer holds, without ending the line.
-func (c *console) flush() {
+// Flush writes what the terminal writer holds, without ending the line.
+func (c *Console) Flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.term != nil {
@@ -109,7 +111,7 @@ func (c *console) flush() {
 }
 
 // write writes p to stdout and notes whether it ended a line; c.mu is held.
-func (c *console) write(p []byte) (int, error) {
+func (c *Console) write(p []byte) (int, error) {
 	c.seq++
 	n, err := c.out.Write(p)
 	if n > 0 {
@@ -120,12 +122,12 @@ func (c *console) write(p []byte) (int, error) {
 
 // lineTracker is stdout for the terminal writer: c.mu is held when it
 // writes.
-type lineTracker struct{ c *console }
+type lineTracker struct{ c *Console }
 
 func (w lineTracker) Write(p []byte) (int, error) { return w.c.write(p) }
 
 // consoleOut is the command's stdout.
-type consoleOut struct{ c *console }
+type consoleOut struct{ c *Console }
 
 func (w consoleOut) Write(p []byte) (int, error) {
 	w.c.mu.Lock()
@@ -137,7 +139,7 @@ func (w consoleOut) Write(p []byte) (int, error) {
 // consoleErr is the command's stderr: each write first ends the line
 // stdout left open.
 type consoleErr struct {
-	c *console
+	c *Console
 	w io.Writer
 }
 
@@ -149,10 +151,10 @@ func (w consoleErr) Write(p []byte) (int, error) {
 	return w.w.Write(p)
 }
 
-// writeStyled writes text that is already escaped and styled for the
+// WriteStyled writes text that is already escaped and styled for the
 // terminal (the chat's rendered Markdown) to stdout as it is. It returns
-// the count of writes so far (seqNow).
-func (c *console) writeStyled(s string) uint64 {
+// the count of writes so far (SeqNow).
+func (c *Console) WriteStyled(s string) uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearSpinLocked()
@@ -163,27 +165,27 @@ func (c *console) writeStyled(s string) uint64 {
 	return c.seq
 }
 
-// seqNow is the count of writes to stdout and stderr so far: unchanged
+// SeqNow is the count of writes to stdout and stderr so far: unchanged
 // since a write, nothing came after it on either stream.
-func (c *console) seqNow() uint64 {
+func (c *Console) SeqNow() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.seq
 }
 
-// columns is the width of stdout's terminal, 80 when unknown.
-func (c *console) columns() int {
-	if w := columnsOf(c.out); w > 0 {
+// Columns is the width of stdout's terminal, 80 when unknown.
+func (c *Console) Columns() int {
+	if w := ColumnsOf(c.out); w > 0 {
 		return w
 	}
 	return 80
 }
 
-// columnsOf is the width of the terminal w writes to, 0 when w is not a
+// ColumnsOf is the width of the terminal w writes to, 0 when w is not a
 // terminal or its width is not known. It reaches the descriptor through
 // SyscallConn, not Fd: Fd would put a file in blocking mode, and a read of
-// /dev/tty could then no longer be cut short (ttyAsker.readLine).
-func columnsOf(w io.Writer) int {
+// /dev/tty could then no longer be cut short (Asker.ReadLine).
+func ColumnsOf(w io.Writer) int {
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0
@@ -206,13 +208,13 @@ var spinFrames = []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
 
 const spinTick = 100 * time.Millisecond
 
-// startSpinner shows that the chat is alive while it waits: a frame, what
+// StartSpinner shows that the chat is alive while it waits: a frame, what
 // is awaited and the time since the turn began, redrawn in place on
 // stderr (a terminal) every spinTick, and cleared before anything else is
 // written. It is not drawn while the answer's last line is open on the
 // same terminal, nor while held. stop clears it and returns once it is
 // gone.
-func (c *console) startSpinner() (stop func()) {
+func (c *Console) StartSpinner() (stop func()) {
 	c.mu.Lock()
 	c.spinW, c.spinLabel = c.errW, "thinking"
 	c.mu.Unlock()
@@ -248,28 +250,30 @@ func (c *console) startSpinner() (stop func()) {
 }
 
 // clearSpinLocked removes the spinner's line; c.mu is held.
-func (c *console) clearSpinLocked() {
+func (c *Console) clearSpinLocked() {
 	if c.spinOn {
 		io.WriteString(c.spinW, "\r\x1b[K")
 		c.spinOn = false
 	}
 }
 
-// setSpinLabel says what the spinner shows as awaited; label is escaped.
-// It is cut so that the spinner's line fits on the narrowest terminal.
-func (c *console) setSpinLabel(label string) {
+// SetSpinLabel says what the spinner shows as awaited; label is escaped.
+// It is cut to SpinLabelMax runes by the caller.
+func (c *Console) SetSpinLabel(label string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.spinLabel = cutText(label, spinLabelMax)
+	c.spinLabel = label
 }
 
-// spinLabelMax keeps the spinner's line (frame, label, time) within 70
-// columns: a line that wrapped would not be cleared by the next frame.
-const spinLabelMax = 56
+// SpinLabelMax is the most runes a spinner's label may have: it keeps the
+// spinner's line (frame, label, time) within 70 columns, as a line that
+// wrapped would not be cleared by the next frame. The caller cuts the
+// label to it.
+const SpinLabelMax = 56
 
-// holdSpinner clears the spinner and keeps it off until release: the
+// HoldSpinner clears the spinner and keeps it off until release: the
 // terminal is someone else's (a question to the user).
-func (c *console) holdSpinner() (release func()) {
+func (c *Console) HoldSpinner() (release func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.clearSpinLocked()
