@@ -231,10 +231,6 @@ func printMessage(e *env, ev loop.Event) {
 	}
 }
 
-// clip is textcut.Clip, kept for elicit.go (which the move of the
-// terminal code out of package main changes) until then.
-func clip(s string, n int) string { return textcut.Clip(s, n) }
-
 // The terminal's Markdown and progress lines share the report's text
 // helpers.
 var (
