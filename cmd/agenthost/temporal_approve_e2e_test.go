@@ -102,6 +102,23 @@ func (w *lineWaiter) wait(t *testing.T, re *regexp.Regexp) []string {
 	return waitLineOrExit(t, w, re, nil)
 }
 
+// startClient starts `agenthost run --temporal addr --json args...` in dir,
+// a client that only waits for the run (the workers call the model): its
+// stdout, and its stderr's lines. The caller stops and waits for it.
+func startClient(t *testing.T, dir, addr string, args ...string) (*exec.Cmd, *bytes.Buffer, *lineWaiter) {
+	t.Helper()
+	cmd := exec.Command("agenthost", append([]string{"run", "--temporal", addr, "--json"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	w := newLineWaiter(t, cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &stdout, w
+}
+
 var waitsLine = regexp.MustCompile(`^agenthost: run (\S+) waits for a decision about (\S+) \(call (\S+)\)`)
 
 // TestTemporalApproval: a durable run's call that needs approval waits in
@@ -115,17 +132,9 @@ func TestTemporalApproval(t *testing.T) {
 	victim := startWorker(t, dir, addr, srv.URL(), "a")
 
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer, *lineWaiter) {
-		cmd := exec.Command("agenthost", append([]string{"run", "--temporal", addr, "--json"}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		w := newLineWaiter(t, cmd)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, w := startClient(t, dir, addr, args...)
 		t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-		return cmd, &stdout, w
+		return cmd, stdout, w
 	}
 
 	// 1. Approve after the worker that ran the workflow died.
@@ -237,15 +246,7 @@ func TestTemporalApprovePrintedCommand(t *testing.T) {
 		{"c1;touch${IFS}pwned;#", "approved: call c1;touch${IFS}pwned;# (read_file)"},
 		{"--always", "approved: call --always (read_file)"},
 	} {
-		cmd := exec.Command("agenthost", "run", "--json", "-a", "main", "--temporal", addr, "id "+tc.call)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		w := newLineWaiter(t, cmd)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, w := startClient(t, dir, addr, "-a", "main", "id "+tc.call)
 		t.Cleanup(func() {
 			cmd.Process.Signal(syscall.SIGTERM)
 			cmd.Wait()

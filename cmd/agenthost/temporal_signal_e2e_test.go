@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -130,15 +129,7 @@ func TestTemporalApprovalSignalNotBuffered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entered, gate := model.reset()
-			cmd := exec.Command("agenthost", "run", "--temporal", addr, "--json", "-a", "main", "Read it.")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-			var stdout bytes.Buffer
-			cmd.Stdout = &stdout
-			w := newLineWaiter(t, cmd)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stdout, w := startClient(t, dir, addr, "-a", "main", "Read it.")
 			exited := make(chan struct{})
 			var waitErr error
 			go func() { waitErr = cmd.Wait(); close(exited) }()
