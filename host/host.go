@@ -152,18 +152,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 			})
 		}
 	}
-	owner := map[string]*config.Plugin{}
+	taken := map[string]toolBlock{}
 	for i, p := range plugins {
 		if p == nil {
 			continue
 		}
 		h.Plugins = append(h.Plugins, p)
-		diags = append(diags, h.addTools(cfg.Plugins[i], p, owner)...)
+		diags = append(diags, h.addTools(cfg.Plugins[i], p, taken)...)
 		diags = append(diags, grantWarnings(cfg.Plugins[i], p.Grants())...)
-	}
-	taken := map[string]string{}
-	for name, p := range owner {
-		taken[name] = fmt.Sprintf("plugin %q", p.Name)
 	}
 	diags = append(diags, h.loadMCPServers(ctx, cfg, taken)...)
 	// A plugin that failed to load is reported once; the tools it would

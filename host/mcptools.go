@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -15,7 +14,6 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpuse"
 	"github.com/agenthost/agenthost/host/plugin"
-	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -36,7 +34,7 @@ type mcpTool struct {
 // server that does not start, or lacks an allowlisted tool, is a
 // diagnostic at its block. taken holds the names of the plugins' tools; the
 // servers' tools are added to h.tools as SERVER__TOOL.
-func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map[string]string) hcl.Diagnostics {
+func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map[string]toolBlock) hcl.Diagnostics {
 	if len(cfg.MCPServers) == 0 {
 		return nil
 	}
@@ -66,37 +64,15 @@ func (h *Host) loadMCPServers(ctx context.Context, cfg *config.Config, taken map
 			})
 			continue
 		}
-		diags = append(diags, unknownRenames(fmt.Sprintf("mcp_server %q", s.Name), &s.ToolNames, specs[i])...)
+		b := toolBlock{kind: "mcp_server", name: s.Name, def: s.DefRange, names: &s.ToolNames}
+		diags = append(diags, unknownRenames(b.String(), &s.ToolNames, specs[i])...)
 		for _, spec := range specs[i] {
 			tool := spec.Name
 			spec.Name = s.ToolName(tool)
-			if !toolname.Valid(spec.Name) {
-				r := s.DefRange
-				switch {
-				case s.Rename[tool] != "":
-					r = s.RenameRange
-				case s.ToolPrefix != "":
-					r = s.ToolPrefixRange
-				}
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Invalid tool name",
-					Detail: fmt.Sprintf("mcp_server %q's tool %q would be called %q, which does not match %s (letters, digits, _ and -, at most %d); leave it out with tools = [...], shorten tool_prefix, or rename it, e.g. rename = { %s = %q }.",
-						s.Name, tool, spec.Name, toolname.Pattern, toolname.MaxLen, tool, toolname.Fix(tool)),
-					Subject: r.Ptr(),
-				})
+			if d := nameTool(b, tool, spec.Name, taken); d != nil {
+				diags = append(diags, d)
 				continue
 			}
-			if prev, dup := taken[spec.Name]; dup {
-				diags = append(diags, &hcl.Diagnostic{
-					Severity: hcl.DiagError,
-					Summary:  "Duplicate tool name",
-					Detail:   fmt.Sprintf("mcp_server %q offers tool %q, which %s provides too; tool names must be unique: set tool_prefix on one of the blocks, or rename the tool with rename = { %s = \"...\" }.", s.Name, spec.Name, prev, tool),
-					Subject:  s.DefRange.Ptr(),
-				})
-				continue
-			}
-			taken[spec.Name] = fmt.Sprintf("mcp_server %q", s.Name)
 			h.tools[spec.Name] = toolRef{spec: spec, mcp: &mcpTool{server: servers[i], tool: tool, timeout: s.Timeout}}
 			h.mcpTools = append(h.mcpTools, Tool{Name: spec.Name, Plugin: s.Name, Kind: KindMCP, Description: spec.Description, InputSchema: spec.InputSchema,
 				Annotations: spec.Annotations, OutputSchema: spec.OutputSchema})
@@ -155,17 +131,7 @@ func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog
 	// at the next step, so that mcp serve tells its clients.
 	spec.ToolsListed = func() { h.refreshTools(slog.WithContext(context.Background())) }
 	if o := s.OAuth; o != nil {
-		spec.OAuth = &mcpuse.OAuth{
-			Grant:             o.Grant,
-			ClientID:          o.ClientID,
-			ClientSecret:      o.ClientSecret,
-			PrivateKey:        o.PrivateKey,
-			SigningAlg:        o.SigningAlg,
-			ClientMetadataURL: o.ClientMetadataURL,
-			Scopes:            o.Scopes,
-			RedirectPort:      o.RedirectPort,
-			User:              h.mcpOpts.MCPLogin,
-		}
+		spec.OAuth = &mcpuse.OAuth{MCPOAuth: *o, User: h.mcpOpts.MCPLogin}
 		if store, err := MCPLoginStore(h.mcpOpts); err != nil {
 			slog.Warn().Str("error", err.Error()).Msg("MCP logins kept in memory only")
 		} else {

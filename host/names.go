@@ -16,42 +16,69 @@ import (
 // addTools puts the tools of the loaded plugin p (block cp) in the host's
 // tool map under the names the agents know them by (tool_prefix, rename),
 // once, at load: a call then only swaps the name back. It reports a rename
-// of a tool p does not have, a name that breaks the tool-name rule and a
-// name another plugin already uses.
-func (h *Host) addTools(cp *config.Plugin, p *plugin.Plugin, owner map[string]*config.Plugin) hcl.Diagnostics {
+// of a tool p does not have, and what nameTool reports.
+func (h *Host) addTools(cp *config.Plugin, p *plugin.Plugin, taken map[string]toolBlock) hcl.Diagnostics {
 	specs := p.Tools()
-	diags := unknownRenames(fmt.Sprintf("plugin %q", cp.Name), &cp.ToolNames, specs)
+	b := toolBlock{kind: "plugin", name: cp.Name, def: cp.DefRange, names: &cp.ToolNames}
+	diags := unknownRenames(b.String(), &cp.ToolNames, specs)
 	for _, spec := range specs {
 		own := spec.Name
 		spec.Name = cp.ToolName(own)
-		if spec.Name != own && !toolname.Valid(spec.Name) {
-			r := cp.ToolPrefixRange
-			if _, ok := cp.Rename[own]; ok {
-				r = cp.RenameRange
-			}
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Invalid tool name",
-				Detail: fmt.Sprintf("Plugin %q's tool %q would be called %q, which does not match %s (letters, digits, _ and -, at most %d); shorten tool_prefix or rename the tool, e.g. rename = { %s = %q }.",
-					cp.Name, own, spec.Name, toolname.Pattern, toolname.MaxLen, own, toolname.Fix(spec.Name)),
-				Subject: r.Ptr(),
-			})
+		if d := nameTool(b, own, spec.Name, taken); d != nil {
+			diags = append(diags, d)
 			continue
 		}
-		if prev, dup := owner[spec.Name]; dup {
-			diags = append(diags, &hcl.Diagnostic{
-				Severity: hcl.DiagError,
-				Summary:  "Duplicate tool name",
-				Detail: fmt.Sprintf("plugin %q provides tool %q, which plugin %q (%s) provides too; tool names must be unique across plugins: set tool_prefix = %q on this plugin block (the model then sees %q), rename the tool with rename = { %s = \"...\" }, or drop one plugin.",
-					cp.Name, spec.Name, prev.Name, prev.DefRange.String(), prefixFor(cp.Name), prefixFor(cp.Name)+own, own),
-				Subject: cp.DefRange.Ptr(),
-			})
-			continue
-		}
-		owner[spec.Name] = cp
 		h.tools[spec.Name] = toolRef{plugin: p, spec: spec, own: own}
 	}
 	return diags
+}
+
+// toolBlock is a config block that offers tools: its kind ("plugin",
+// "mcp_server"), name, range, and the tool_prefix and rename that name its
+// tools.
+type toolBlock struct {
+	kind, name string
+	def        hcl.Range
+	names      *config.ToolNames
+}
+
+func (b toolBlock) String() string { return fmt.Sprintf("%s %q", b.kind, b.name) }
+
+// nameTool takes name, the name block b's tool own is known by, for it,
+// or reports why it cannot: a name that breaks the tool-name rule (at the
+// rename or tool_prefix that made it, else at the block), or one a block
+// before it took (taken, which nameTool fills).
+func nameTool(b toolBlock, own, name string, taken map[string]toolBlock) *hcl.Diagnostic {
+	if !toolname.Valid(name) {
+		r, fix := b.def, "shorten tool_prefix or rename the tool"
+		if b.kind == "mcp_server" {
+			fix = "leave it out with tools = [...], shorten tool_prefix, or rename it"
+		}
+		if _, ok := b.names.Rename[own]; ok {
+			r = b.names.RenameRange
+		} else if b.names.ToolPrefix != "" {
+			r = b.names.ToolPrefixRange
+		}
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Invalid tool name",
+			Detail: fmt.Sprintf("%s's tool %q would be called %q, which does not match %s (letters, digits, _ and -, at most %d); %s, e.g. rename = { %s = %q }.",
+				b, own, name, toolname.Pattern, toolname.MaxLen, fix, own, toolname.Fix(name)),
+			Subject: r.Ptr(),
+		}
+	}
+	if prev, dup := taken[name]; dup {
+		prefix := toolname.Fix(b.name) + "_"
+		return &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Duplicate tool name",
+			Detail: fmt.Sprintf("%s provides tool %q, which %s (%s) provides too; tool names must be unique: set tool_prefix = %q on this %s block (the model then sees %q), rename the tool with rename = { %s = \"...\" }, or drop one of the blocks.",
+				b, name, prev, prev.def, prefix, b.kind, prefix+own, own),
+			Subject: b.def.Ptr(),
+		}
+	}
+	taken[name] = b
+	return nil
 }
 
 // unknownRenames reports each key of a block's rename map that is not
@@ -80,11 +107,6 @@ func unknownRenames(block string, n *config.ToolNames, specs []loop.ToolSpec) hc
 		})
 	}
 	return diags
-}
-
-// prefixFor suggests a tool_prefix from a plugin name.
-func prefixFor(plugin string) string {
-	return toolname.Fix(plugin) + "_"
 }
 
 func didYouMean(name string, candidates []string) string {

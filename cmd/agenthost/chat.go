@@ -19,6 +19,7 @@ import (
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -231,7 +232,7 @@ func (c *chat) tools() {
 	for _, t := range a.Tools {
 		n := outText(c.e, t)
 		d, _, _ := strings.Cut(desc[t], "\n")
-		d = cutText(outText(c.e, strings.TrimSpace(d)), toolDescMax)
+		d = textcut.Runes(outText(c.e, strings.TrimSpace(d)), toolDescMax)
 		fmt.Fprintf(c.e.stdout, "  %s%s  %s\n", n, strings.Repeat(" ", max(0, width-utf8.RuneCountInString(n))), d)
 	}
 }
@@ -241,14 +242,9 @@ const (
 	toolDescMax   = 80
 )
 
-// cutText is s cut to n runes, with an ellipsis when cut.
-func cutText(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+// cutText is textcut.Runes, kept for output.go (which this change leaves
+// alone); call textcut.Runes there.
+func cutText(s string, n int) string { return textcut.Runes(s, n) }
 
 // usage prints the session's turns, tokens and cost so far, summed over
 // its finished runs the way `sessions list` does.
@@ -380,6 +376,5 @@ func (c *chat) keyArg(tool, args string) string {
 	if !ok {
 		return ""
 	}
-	v = strings.Join(strings.Fields(v), " ")
-	return termtext.Escape(cutText(v, keyArgMax))
+	return termtext.Escape(textcut.Line(v, keyArgMax))
 }

@@ -59,23 +59,15 @@ func openHistory(e *env) (*chatHistory, error) {
 		return h, err
 	}
 	h.path = filepath.Join(dir, historyFile)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return h, err
-	}
-	r, err := os.OpenRoot(dir)
+	r, err := private.OpenDir(dir, true, func(p *private.Problem) error {
+		return fmt.Errorf("%s %s; fix: %s", dir, p.What, p.Fix)
+	})
 	if err != nil {
 		return h, err
 	}
 	fail := func(err error) (*chatHistory, error) {
 		r.Close()
 		return h, err
-	}
-	st, err := r.Stat(".")
-	if err != nil {
-		return fail(err)
-	}
-	if p := private.Check(st); p != nil {
-		return fail(fmt.Errorf("%s %s; fix: %s", dir, p.What, p.Fix))
 	}
 	fi, err := r.Lstat(historyFile)
 	switch {
@@ -88,10 +80,8 @@ func openHistory(e *env) (*chatHistory, error) {
 		if p := private.Check(fi); p != nil {
 			return fail(fmt.Errorf("%s %s; fix: %s", h.path, p.What, p.Fix))
 		}
-		if fi.Mode().Perm()&0o077 != 0 {
-			if err := r.Chmod(historyFile, 0o600); err != nil {
-				return fail(err)
-			}
+		if err := private.Tighten(h.path, fi, func(m fs.FileMode) error { return r.Chmod(historyFile, m) }); err != nil {
+			return fail(err)
 		}
 		cut, err := h.load(r, fi.Size())
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // Bounds of what an MCP server's question (elicitation) may make agenthost
@@ -59,7 +60,7 @@ func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitP
 	defer a.Close()
 	if p.Mode == "url" {
 		fmt.Fprintf(a.Out, "\nMCP server %s asks you to open a page: %s\n  %s\nDone? [y] yes  [n] no, decline (default)  [c] cancel: ",
-			termtext.Escape(server), termtext.Escape(clip(p.Message, maxElicitText)), termtext.Escape(clip(p.URL, maxElicitText)))
+			termtext.Escape(server), termtext.Escape(textcut.Clip(p.Message, maxElicitText)), termtext.Escape(textcut.Clip(p.URL, maxElicitText)))
 		return t.confirm(ctx, a), nil
 	}
 	fields, err := formFields(p.RequestedSchema)
@@ -68,7 +69,7 @@ func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitP
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
 	fmt.Fprintf(a.Out, "\nMCP server %s asks: %s\nAnswer? [y] yes  [n] no, decline (default)  [c] cancel: ",
-		termtext.Escape(server), termtext.Escape(clip(p.Message, maxElicitText)))
+		termtext.Escape(server), termtext.Escape(textcut.Clip(p.Message, maxElicitText)))
 	if r := t.confirm(ctx, a); r.Action != "accept" {
 		return r, nil
 	}
@@ -106,7 +107,7 @@ func (t *termElicitor) confirm(ctx context.Context, a *term.Asker) *mcp.ElicitRe
 func (t *termElicitor) askField(ctx context.Context, a *term.Asker, f elicitField) (any, bool, error) {
 	label := f.name
 	if f.Title != "" {
-		label += " (" + clip(f.Title, maxElicitLabel) + ")"
+		label += " (" + textcut.Clip(f.Title, maxElicitLabel) + ")"
 	}
 	kind := f.Type
 	if len(f.Enum) > 0 {
@@ -119,12 +120,12 @@ func (t *termElicitor) askField(ctx context.Context, a *term.Asker, f elicitFiel
 	}
 	hint := ""
 	if f.Desc != "" {
-		hint = ": " + clip(f.Desc, maxElicitLabel)
+		hint = ": " + textcut.Clip(f.Desc, maxElicitLabel)
 	}
 	def := ""
 	if f.Default != nil {
 		b, _ := json.Marshal(f.Default)
-		def = " [" + clip(string(b), maxElicitLabel) + "]"
+		def = " [" + textcut.Clip(string(b), maxElicitLabel) + "]"
 	} else if f.required {
 		def = " (required)"
 	}
@@ -217,13 +218,13 @@ func formFields(schema any) ([]elicitField, error) {
 	for _, n := range names {
 		var f elicitField
 		if err := json.Unmarshal(props[n], &f); err != nil {
-			return nil, fmt.Errorf("field %q is not a property the form may have", clip(n, maxElicitLabel))
+			return nil, fmt.Errorf("field %q is not a property the form may have", textcut.Clip(n, maxElicitLabel))
 		}
 		switch f.Type {
 		case "string", "integer", "number", "boolean":
 		default:
 			if len(f.Enum) == 0 {
-				return nil, fmt.Errorf("field %q has type %q, not string, number, integer or boolean", clip(n, maxElicitLabel), clip(f.Type, 40))
+				return nil, fmt.Errorf("field %q has type %q, not string, number, integer or boolean", textcut.Clip(n, maxElicitLabel), textcut.Clip(f.Type, 40))
 			}
 		}
 		f.name = n

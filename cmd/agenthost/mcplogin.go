@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // loginUser shows the login URL of an MCP server (on stderr, escaped: it
@@ -35,7 +36,7 @@ func (u *loginUser) OpenLogin(ctx context.Context, server, authURL string) error
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	fmt.Fprintf(u.out, "MCP server %s wants you to log in; open this URL in a browser (agenthost waits for it):\n  %s\n",
-		termtext.Escape(server), termtext.Escape(clip(authURL, maxLoginURL)))
+		termtext.Escape(server), termtext.Escape(textcut.Clip(authURL, maxLoginURL)))
 	argv := browserCommand(u.getenv)
 	if argv == nil {
 		return nil

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -189,10 +189,7 @@ func summaryTexts(s session.Summary) summaryText {
 	if s.Finished {
 		t.stop, t.steps = string(s.Stop), fmt.Sprintf("%d/%d", s.Steps, s.StepsMax)
 	}
-	t.prompt = strings.Join(strings.Fields(s.Prompt), " ")
-	if r := []rune(t.prompt); len(r) > 60 {
-		t.prompt = string(r[:60]) + "…"
-	}
+	t.prompt = textcut.Line(s.Prompt, 61)
 	if s.Runs > 0 {
 		t.tokens = fmt.Sprint(s.Usage.TotalTokens)
 		if s.Usage.Estimated {
@@ -223,26 +220,15 @@ func printMessage(e *env, ev loop.Event) {
 		if m.IsError {
 			status = " error"
 		}
-		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, outText(e, m.Name), outText(e, m.ToolCallID), status, outText(e, clip(m.Content, 400)))
+		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, outText(e, m.Name), outText(e, m.ToolCallID), status, outText(e, textcut.Clip(m.Content, 400)))
 		return
 	}
 	if m.Content != "" {
 		fmt.Fprintf(e.stdout, "%s[%s] %s\n", indent, who, outText(e, m.Content))
 	}
 	for _, c := range m.ToolCalls {
-		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, outText(e, c.ID), outText(e, c.Name), outText(e, clip(c.Arguments, 400)))
+		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, outText(e, c.ID), outText(e, c.Name), outText(e, textcut.Clip(c.Arguments, 400)))
 	}
-}
-
-// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // The terminal's Markdown and progress lines share the report's text

@@ -16,40 +16,14 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/agenthost/agenthost/internal/fakemodel"
-	"github.com/agenthost/agenthost/internal/temporaltest"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// approveConfig is likeLocalConfig's shape with read_file needing
-// approval, and an agent with an output schema.
-const approveConfig = `host {
-  data_dir = "./data"
-}
-provider "fake" {
-  base_url = env("OPENAI_BASE_URL")
-  headers  = { "X-Worker" = env("WORKER") }
-  retry {
-    attempts  = 3
-    initial   = "10ms"
-    max_delay = "1s"
-  }
-}
-model "m" {
-  provider = "fake"
-  name     = "fake-model"
-}
-plugin "core" {
-  source = "builtin:core"
-  mount "workspace" {
-    host  = "."
-    guest = "/workspace"
-    mode  = "ro"
-  }
-}
-agent "main" {
+// approveConfig is e2eHead with read_file needing approval, and an agent
+// with an output schema.
+const approveConfig = e2eHead + `agent "main" {
   prompt  = "You are a test agent."
   tools   = ["read_file"]
   approve = ["read_*"]
@@ -125,24 +99,24 @@ func newLineWaiter(t *testing.T, cmd *exec.Cmd) *lineWaiter {
 
 func (w *lineWaiter) wait(t *testing.T, re *regexp.Regexp) []string {
 	t.Helper()
-	deadline := time.After(90 * time.Second)
-	seen := 0
-	for {
-		w.mu.Lock()
-		for ; seen < len(w.lines); seen++ {
-			if m := re.FindStringSubmatch(w.lines[seen]); m != nil {
-				w.mu.Unlock()
-				return m
-			}
-		}
-		all := strings.Join(w.lines, "\n")
-		w.mu.Unlock()
-		select {
-		case <-w.more:
-		case <-deadline:
-			t.Fatalf("no line matching %s in 90s; stderr so far:\n%s", re, all)
-		}
+	return waitLineOrExit(t, w, re, nil)
+}
+
+// startClient starts `agenthost run --temporal addr --json args...` in dir,
+// a client that only waits for the run (the workers call the model): its
+// stdout, and its stderr's lines. The caller stops and waits for it.
+func startClient(t *testing.T, dir, addr string, args ...string) (*exec.Cmd, *bytes.Buffer, *lineWaiter) {
+	t.Helper()
+	cmd := exec.Command("agenthost", append([]string{"run", "--temporal", addr, "--json"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	w := newLineWaiter(t, cmd)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	return cmd, &stdout, w
 }
 
 var waitsLine = regexp.MustCompile(`^agenthost: run (\S+) waits for a decision about (\S+) \(call (\S+)\)`)
@@ -154,35 +128,13 @@ var waitsLine = regexp.MustCompile(`^agenthost: run (\S+) waits for a decision a
 // child workflow) with the reason reaching the model, and the lead's
 // output schema gives output_json.
 func TestTemporalApproval(t *testing.T) {
-	if _, err := exec.LookPath("agenthost"); err != nil {
-		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
-	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	for name, content := range map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, err := fakemodel.StartFunc(approvalModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	addr, dir, srv := temporalE2E(t, map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"}, approvalModel)
 	victim := startWorker(t, dir, addr, srv.URL(), "a")
 
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer, *lineWaiter) {
-		cmd := exec.Command("agenthost", append([]string{"run", "--temporal", addr, "--json"}, args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		w := newLineWaiter(t, cmd)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, w := startClient(t, dir, addr, args...)
 		t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-		return cmd, &stdout, w
+		return cmd, stdout, w
 	}
 
 	// 1. Approve after the worker that ran the workflow died.
@@ -256,24 +208,11 @@ func TestTemporalApproval(t *testing.T) {
 // call and creates no file; that of a call whose id is "--always"
 // approves the call once, not every later call of the tool.
 func TestTemporalApprovePrintedCommand(t *testing.T) {
-	if _, err := exec.LookPath("agenthost"); err != nil {
-		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
-	}
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip("no sh")
 	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	// The temporal block names the server, so the printed command needs
-	// nothing more.
-	cfg := strings.Replace(approveConfig, `task_queue = "e2e"`, fmt.Sprintf("task_queue = \"e2e\"\n  address = %q", addr), 1)
-	for name, content := range map[string]string{"agents.hcl": cfg, "f0.txt": "alpha\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, err := fakemodel.StartFunc(func(body []byte, _ http.Header) fakemodel.Reply {
+	addr, dir, srv := temporalE2E(t, map[string]string{"f0.txt": "alpha\n"}, func(body []byte, _ http.Header) fakemodel.Reply {
 		var req struct {
 			Messages []loop.Message `json:"messages"`
 		}
@@ -287,10 +226,12 @@ func TestTemporalApprovePrintedCommand(t *testing.T) {
 		// The prompt names the call id the model uses.
 		return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: strings.TrimPrefix(last.Content, "id "), Name: "read_file", Arguments: json.RawMessage(`{"path":"f0.txt"}`)}}}
 	})
-	if err != nil {
+	// The temporal block names the server, so the printed command needs
+	// nothing more.
+	cfg := strings.Replace(approveConfig, `task_queue = "e2e"`, fmt.Sprintf("task_queue = \"e2e\"\n  address = %q", addr), 1)
+	if err := os.WriteFile(filepath.Join(dir, "agents.hcl"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(srv.Close)
 	startWorker(t, dir, addr, srv.URL(), "a")
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -305,15 +246,7 @@ func TestTemporalApprovePrintedCommand(t *testing.T) {
 		{"c1;touch${IFS}pwned;#", "approved: call c1;touch${IFS}pwned;# (read_file)"},
 		{"--always", "approved: call --always (read_file)"},
 	} {
-		cmd := exec.Command("agenthost", "run", "--json", "-a", "main", "--temporal", addr, "id "+tc.call)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		w := newLineWaiter(t, cmd)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, w := startClient(t, dir, addr, "-a", "main", "id "+tc.call)
 		t.Cleanup(func() {
 			cmd.Process.Signal(syscall.SIGTERM)
 			cmd.Wait()

@@ -32,10 +32,10 @@ import (
 // real runs of the builtin core plugin, and the fake model server. These
 // tests skip when the temporal command is missing.
 
-// e2eConfig is the agents.hcl of the end-to-end tests: the fake model
-// (each worker names itself in a header), the core plugin reading the
-// test's directory.
-const e2eConfig = `host {
+// e2eHead is the start of the agents.hcl of the end-to-end tests: the
+// fake model (each worker names itself in a header), the core plugin
+// reading the test's directory.
+const e2eHead = `host {
   data_dir = "./data"
 }
 provider "fake" {
@@ -59,7 +59,10 @@ plugin "core" {
     mode  = "ro"
   }
 }
-agent "main" {
+`
+
+// e2eConfig is e2eHead with one agent.
+const e2eConfig = e2eHead + `agent "main" {
   prompt = "You are a test agent."
   tools  = ["read_file"]
 }
@@ -143,32 +146,42 @@ func startWorker(t *testing.T, dir, addr, modelURL, name string) *exec.Cmd {
 	return cmd
 }
 
-// TestTemporalWorkerKilled: two workers, 20 concurrent runs, one worker
-// killed (SIGKILL) mid-run: every run completes on the other worker with
-// the right result, each step counted once, and any request sent twice is
-// the same request (an activity of the dead worker, retried).
-func TestTemporalWorkerKilled(t *testing.T) {
+// temporalE2E sets up an end-to-end test of the distributed mode: it skips
+// when agenthost is not on $PATH, starts the Temporal dev server (addr),
+// writes files (name → content) into a new directory (dir) and starts the
+// fake model answering with choose.
+func temporalE2E(t *testing.T, files map[string]string, choose fakemodel.Chooser) (addr, dir string, srv *fakemodel.Server) {
+	t.Helper()
 	if _, err := exec.LookPath("agenthost"); err != nil {
 		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
 	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	files := map[string]string{"agents.hcl": e2eConfig}
-	for i, c := range e2eFiles {
-		files["f"+strconv.Itoa(i)+".txt"] = c
-	}
+	addr = temporaltest.Start(t)
+	dir = t.TempDir()
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	const runs = 20
-	m := &e2eModel{seen: map[reqKey][]string{}, byWorker: map[string]int{}, from: make(chan string, 4*runs*4)}
-	srv, err := fakemodel.StartFunc(m.choose)
+	srv, err := fakemodel.StartFunc(choose)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
+	return addr, dir, srv
+}
+
+// TestTemporalWorkerKilled: two workers, 20 concurrent runs, one worker
+// killed (SIGKILL) mid-run: every run completes on the other worker with
+// the right result, each step counted once, and any request sent twice is
+// the same request (an activity of the dead worker, retried).
+func TestTemporalWorkerKilled(t *testing.T) {
+	files := map[string]string{"agents.hcl": e2eConfig}
+	for i, c := range e2eFiles {
+		files["f"+strconv.Itoa(i)+".txt"] = c
+	}
+	const runs = 20
+	m := &e2eModel{seen: map[reqKey][]string{}, byWorker: map[string]int{}, from: make(chan string, 4*runs*4)}
+	addr, dir, srv := temporalE2E(t, files, m.choose)
 
 	victim := startWorker(t, dir, addr, srv.URL(), "a")
 	startWorker(t, dir, addr, srv.URL(), "b")
@@ -414,22 +427,8 @@ func normalise(t *testing.T, out string, jsonObject bool) string {
 // as text, --json and --events, and exits with the same code; Ctrl-C and
 // runs cancel abort a run (exit 130); runs list and show find it.
 func TestTemporalRunLikeLocal(t *testing.T) {
-	if _, err := exec.LookPath("agenthost"); err != nil {
-		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
-	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	for name, content := range map[string]string{"agents.hcl": likeLocalConfig, "f0.txt": "alpha", "f1.txt": "beta"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	sc := &scripted{arrived: make(chan struct{}, 1)}
-	srv, err := fakemodel.StartFunc(sc.choose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	addr, dir, srv := temporalE2E(t, map[string]string{"agents.hcl": likeLocalConfig, "f0.txt": "alpha", "f1.txt": "beta"}, sc.choose)
 	startWorker(t, dir, addr, srv.URL(), "a")
 
 	// Tool calls carry their ids: the ones the server makes up count its

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -69,8 +68,8 @@ func (m *gatedModel) choose(body []byte, _ http.Header) fakemodel.Reply {
 var startedLine = regexp.MustCompile(`"run":"(run-[0-9a-f]+)".*run started on Temporal`)
 
 // waitLineOrExit waits for a line of w matching re, or for the process to
-// exit (exited): it returns the match, or nil when the process exited
-// first (a run waiting for a decision does not exit).
+// exit (exited; nil: never): it returns the match, or nil when the process
+// exited first (a run waiting for a decision does not exit).
 func waitLineOrExit(t *testing.T, w *lineWaiter, re *regexp.Regexp, exited <-chan struct{}) []string {
 	t.Helper()
 	deadline := time.After(90 * time.Second)
@@ -105,23 +104,9 @@ func waitLineOrExit(t *testing.T, w *lineWaiter, re *regexp.Regexp, exited <-cha
 // approve then decides it, and the decision records who sent it
 // (user@host).
 func TestTemporalApprovalSignalNotBuffered(t *testing.T) {
-	if _, err := exec.LookPath("agenthost"); err != nil {
-		t.Skip("agenthost is not on $PATH (run through go test, which puts it there)")
-	}
-	addr := temporaltest.Start(t)
-	dir := t.TempDir()
-	for name, content := range map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	model := &gatedModel{}
 	model.reset()
-	srv, err := fakemodel.StartFunc(model.choose)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	addr, dir, srv := temporalE2E(t, map[string]string{"agents.hcl": approveConfig, "f0.txt": "alpha\n"}, model.choose)
 	startWorker(t, dir, addr, srv.URL(), "a")
 	c, err := temporaltest.Dial(context.Background(), addr)
 	if err != nil {
@@ -144,15 +129,7 @@ func TestTemporalApprovalSignalNotBuffered(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			entered, gate := model.reset()
-			cmd := exec.Command("agenthost", "run", "--temporal", addr, "--json", "-a", "main", "Read it.")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "WORKER=client", "OPENAI_BASE_URL=http://127.0.0.1:1/v1", "AGENTHOST_CONFIG=")
-			var stdout bytes.Buffer
-			cmd.Stdout = &stdout
-			w := newLineWaiter(t, cmd)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			cmd, stdout, w := startClient(t, dir, addr, "-a", "main", "Read it.")
 			exited := make(chan struct{})
 			var waitErr error
 			go func() { waitErr = cmd.Wait(); close(exited) }()

@@ -16,18 +16,27 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
+// argsContext is the context the tool's expressions are evaluated in:
+// args bound to the call's arguments, and the functions a call may use.
+func (t *CLITool) argsContext(args json.RawMessage) (*hcl.EvalContext, error) {
+	argsVal, err := argsValue(args)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return &hcl.EvalContext{
+		Variables: map[string]cty.Value{"args": argsVal},
+		Functions: callFunctions(),
+	}, nil
+}
+
 // Eval evaluates the tool's argv and stdin with args bound to the call's
 // arguments (a JSON object; empty or null means {}). Numbers and bools in
 // argv and stdin become strings; stdin is nil when the tool has none or it
 // evaluates to null. It is safe for concurrent use.
 func (t *CLITool) Eval(args json.RawMessage) (argv []string, stdin []byte, err error) {
-	argsVal, err := argsValue(args)
+	ctx, err := t.argsContext(args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	ctx := &hcl.EvalContext{
-		Variables: map[string]cty.Value{"args": argsVal},
-		Functions: callFunctions(),
+		return nil, nil, err
 	}
 	if t.Argv == nil {
 		return nil, nil, fmt.Errorf("tool %q: no argv", t.Name)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/zclconf/go-cty/cty"
 
 	"github.com/agenthost/agenthost/internal/toolname"
 )
@@ -34,15 +33,7 @@ func extismTools(rp *rawPlugin) bool {
 func (b *builder) extism(p *Plugin, rp *rawPlugin, seen map[string]hcl.Range) {
 	p.Config = rp.Config
 	p.Reuse = rp.Reuse
-	if h := rp.HTTP; h != nil && b.set(h.AllowRange) {
-		for _, a := range h.Allow {
-			if err := checkOrigin(a); err != "" {
-				b.errorf(h.AllowRange, "Invalid http allow entry", "%s", err)
-				continue
-			}
-			p.HTTPAllow = append(p.HTTPAllow, a)
-		}
-	}
+	b.httpAllow(p, rp)
 	for _, rt := range rp.Tools {
 		if !b.declaredTool(p, rt, seen) {
 			continue
@@ -140,13 +131,9 @@ func (t *CLITool) EvalInput(args json.RawMessage) (argv []string, input []byte, 
 // evalInput is EvalInput's general path: the expression evaluated with
 // args bound to the arguments as a cty object.
 func (t *CLITool) evalInput(args json.RawMessage) (argv []string, input []byte, err error) {
-	argsVal, err := argsValue(args)
+	ctx, err := t.argsContext(args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool %q: %w", t.Name, err)
-	}
-	ctx := &hcl.EvalContext{
-		Variables: map[string]cty.Value{"args": argsVal},
-		Functions: callFunctions(),
+		return nil, nil, err
 	}
 	v, diags := t.Input.Value(ctx)
 	if diags.HasErrors() {
@@ -162,19 +149,27 @@ func (t *CLITool) evalInput(args json.RawMessage) (argv []string, input []byte, 
 	return nil, []byte(s), nil
 }
 
+// httpAllow reads the http block's allow list (Extism plugins and
+// components) into p.HTTPAllow, reporting each entry that is not an origin.
+func (b *builder) httpAllow(p *Plugin, rp *rawPlugin) {
+	h := rp.HTTP
+	if h == nil || !b.set(h.AllowRange) {
+		return
+	}
+	for _, a := range h.Allow {
+		if err := checkOrigin(a); err != "" {
+			b.errorf(h.AllowRange, "Invalid http allow entry", "%s", err)
+			continue
+		}
+		p.HTTPAllow = append(p.HTTPAllow, a)
+	}
+}
+
 // component checks a component's block: config (wasi:config/store) and
 // http (wasi:http/outgoing-handler) apply; tool blocks and reuse do not.
 func (b *builder) component(p *Plugin, rp *rawPlugin) {
 	p.Config = rp.Config
-	if h := rp.HTTP; h != nil && b.set(h.AllowRange) {
-		for _, a := range h.Allow {
-			if err := checkOrigin(a); err != "" {
-				b.errorf(h.AllowRange, "Invalid http allow entry", "%s", err)
-				continue
-			}
-			p.HTTPAllow = append(p.HTTPAllow, a)
-		}
-	}
+	b.httpAllow(p, rp)
 	if present(rp.ReuseRange) {
 		b.errorf(rp.ReuseRange, "reuse on a component plugin", "reuse = true is for Extism plugins (kind = \"extism\"); a component runs every call in fresh instances. Remove reuse.")
 	}

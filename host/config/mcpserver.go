@@ -63,17 +63,30 @@ type MCPServer struct {
 }
 
 // MCPOAuth is the oauth block of a url mcp_server (docs/mcp.md, "Logging
-// in to servers").
+// in to servers"); host/mcpuse's OAuth client takes it as it is.'s OAuth client takes it as it is.
 type MCPOAuth struct {
-	// Grant is "authorization_code" (default) or "client_credentials".
-	Grant             string
-	ClientID          string
-	ClientSecret      string
-	PrivateKey        string
-	SigningAlg        string
+	// Grant is "authorization_code" (the default) or "client_credentials".
+	Grant string
+	// ClientID and ClientSecret are a client registered beforehand with
+	// the authorization server. With the client credentials grant,
+	// ClientSecret or PrivateKey authenticates it.
+	ClientID     string
+	ClientSecret string
+	// PrivateKey is a PEM private key (EC or RSA) that signs the JWT that
+	// authenticates the client (private_key_jwt), for the client
+	// credentials grant; SigningAlg is its algorithm (default ES256 for
+	// an EC key, RS256 for RSA).
+	PrivateKey string
+	SigningAlg string
+	// ClientMetadataURL is an https URL where a client ID metadata
+	// document of agenthost is published: it is the client ID at an
+	// authorization server that supports them.
 	ClientMetadataURL string
-	Scopes            []string
-	RedirectPort      int
+	// Scopes are asked for when the server names none.
+	Scopes []string
+	// RedirectPort is the loopback port of the redirect URI (0: any free
+	// port, http://127.0.0.1:PORT/callback).
+	RedirectPort int
 }
 
 // OAuth grants of an mcp_server's oauth block.

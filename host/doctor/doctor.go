@@ -23,6 +23,7 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/provider"
 	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -283,7 +284,7 @@ func (pr *probe) complete(ctx context.Context) {
 		pr.add(Check{Name: "auth", Status: OK, Detail: "request accepted"})
 	}
 	pr.add(Check{Name: "completion", Status: OK, MS: ms,
-		Detail: fmt.Sprintf("%q, finish %s, %d tokens", clip(resp.Message.Content, 40), orDash(resp.FinishReason), resp.Usage.TotalTokens)})
+		Detail: fmt.Sprintf("%q, finish %s, %d tokens", textcut.Line(resp.Message.Content, 41), orDash(resp.FinishReason), resp.Usage.TotalTokens)})
 	if first > 0 {
 		pr.add(Check{Name: "streaming", Status: OK, Detail: fmt.Sprintf("first text after %.0f ms", first), MS: first})
 	} else {
@@ -308,7 +309,7 @@ func (pr *probe) complete(ctx context.Context) {
 		}
 	}
 	pr.add(Check{Name: "tool call", Status: Fail, MS: ms,
-		Detail: fmt.Sprintf("the model answered %q without calling the tool", clip(resp.Message.Content, 60)),
+		Detail: fmt.Sprintf("the model answered %q without calling the tool", textcut.Line(resp.Message.Content, 61)),
 		Hint:   toolHint})
 }
 
@@ -337,14 +338,6 @@ func hasCheck(cs []Check, name string) bool {
 		}
 	}
 	return false
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "..."
-	}
-	return s
 }
 
 func orDash(s string) string {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
@@ -341,7 +342,7 @@ func (c *cutReader) room() int64 {
 func (c *cutReader) emit(b []byte) error {
 	c.kept += int64(len(b))
 	if c.kept > c.limit {
-		return fmt.Errorf("%w: the server sent more than %s in one message, its long strings cut to max_output (a message may hold 8 × max_output, at least 16MiB)", errMessageTooBig, sizeText(c.limit))
+		return fmt.Errorf("%w: the server sent more than %s in one message, its long strings cut to max_output (a message may hold 8 × max_output, at least 16MiB)", errMessageTooBig, config.FormatSize(uint64(c.limit)))
 	}
 	c.out = append(c.out, b...)
 	return nil
@@ -353,20 +354,6 @@ func isHex(b byte) bool {
 
 func isBase64(b byte) bool {
 	return 'A' <= b && b <= 'Z' || 'a' <= b && b <= 'z' || '0' <= b && b <= '9' || b == '+' || b == '/' || b == '='
-}
-
-// sizeText writes a byte count with the largest binary unit that divides
-// it ("1MiB", "1536KiB", "100B").
-func sizeText(n int64) string {
-	for _, u := range []struct {
-		s string
-		m int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.m && n%u.m == 0 {
-			return strconv.FormatInt(n/u.m, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 // capResult joins the texts of a result with newlines and cuts the whole

@@ -30,6 +30,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
@@ -48,28 +49,10 @@ import (
 // insufficient_scope asks again with the scopes the server names
 // (step-up).
 type OAuth struct {
-	// Grant is "authorization_code" (the default) or "client_credentials".
-	Grant string
-	// ClientID and ClientSecret are a client registered beforehand with
-	// the authorization server. With the client credentials grant,
-	// ClientSecret or PrivateKey authenticates it.
-	ClientID     string
-	ClientSecret string
-	// PrivateKey is a PEM private key (EC or RSA) that signs the JWT that
-	// authenticates the client (private_key_jwt), for the client
-	// credentials grant; SigningAlg is its algorithm (default ES256 for
-	// an EC key, RS256 for RSA).
-	PrivateKey string
-	SigningAlg string
-	// ClientMetadataURL is an https URL where a client ID metadata
-	// document of agenthost is published: it is the client ID at an
-	// authorization server that supports them.
-	ClientMetadataURL string
-	// Scopes are asked for when the server names none.
-	Scopes []string
-	// RedirectPort is the loopback port of the redirect URI (0: any free
-	// port, http://127.0.0.1:PORT/callback).
-	RedirectPort int
+	// MCPOAuth is the mcp_server's oauth block: the grant, the client
+	// (registered, by metadata document or dynamic), its key, the scopes
+	// and the redirect port.
+	config.MCPOAuth
 	// Store keeps the logins (authorization code grant); nil keeps them in
 	// memory only.
 	Store *TokenStore
@@ -121,7 +104,7 @@ type oauthHandler struct {
 func newOAuthHandler(s *Server, cfg *OAuth) *oauthHandler {
 	h := &oauthHandler{s: s, cfg: cfg}
 	h.hc = &http.Client{Timeout: s.spec.Timeout, CheckRedirect: sameOriginRedirect}
-	if cfg.Store != nil && cfg.Grant != "client_credentials" {
+	if cfg.Store != nil && cfg.Grant != config.GrantClientCredentials {
 		l, err := cfg.Store.Load(s.spec.Name, s.spec.URL)
 		if err != nil {
 			s.log.Warn().Str("error", err.Error()).Msg("MCP login not read")
@@ -151,7 +134,7 @@ func sameOriginRedirect(req *http.Request, via []*http.Request) error {
 func (h *oauthHandler) mayLogin() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.cfg.User != nil && h.cfg.Grant != "client_credentials" && h.ts == nil
+	return h.cfg.User != nil && h.cfg.Grant != config.GrantClientCredentials && h.ts == nil
 }
 
 // forget drops the login in memory (the stored one stays until replaced).
@@ -174,7 +157,7 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 
 // Authorize gets a token after a 401 or 403 of the server.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	if h.cfg.Grant == "client_credentials" {
+	if h.cfg.Grant == config.GrantClientCredentials {
 		return h.clientCredentials(ctx, req, resp)
 	}
 	h.mu.Lock()
@@ -694,11 +677,9 @@ func (s *Server) Login(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("MCP server %q is not a url server with OAuth", s.spec.Name)
 	}
 	s.oauth.forget()
-	cs, _, err := s.session(ctx)
-	if err != nil {
+	if _, _, err := s.session(ctx); err != nil {
 		return false, err
 	}
-	_ = cs
 	s.oauth.mu.Lock()
 	n, keepErr := s.oauth.logins, s.oauth.keepErr
 	s.oauth.mu.Unlock()

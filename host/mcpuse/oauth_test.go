@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/agenthost/agenthost/host/config"
 )
 
 // TestOAuthTokenRedirectElsewhereRefused: an authorization server whose
@@ -58,7 +60,7 @@ func TestOAuthTokenRedirectElsewhereRefused(t *testing.T) {
 	mcpURL = rs.URL + "/mcp"
 
 	s := New(Spec{Name: "o", URL: mcpURL, Timeout: 10 * time.Second,
-		OAuth: &OAuth{Grant: "client_credentials", ClientID: "bot", ClientSecret: "very-secret-value"}}, zerolog.Nop())
+		OAuth: &OAuth{MCPOAuth: config.MCPOAuth{Grant: "client_credentials", ClientID: "bot", ClientSecret: "very-secret-value"}}}, zerolog.Nop())
 	defer s.Close()
 	_, err := s.Tools(context.Background())
 	if err == nil {

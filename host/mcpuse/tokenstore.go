@@ -121,22 +121,15 @@ func (s TokenStore) open(create bool) (*os.Root, error) {
 	if s.Dir == "" {
 		return nil, errors.New("no directory for MCP logins")
 	}
-	if create {
-		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
-			return nil, fmt.Errorf("MCP logins: %w", err)
-		}
-	}
-	r, err := os.OpenRoot(s.Dir)
+	r, err := private.OpenDir(s.Dir, create, func(p *private.Problem) error {
+		return fmt.Errorf("the directory of MCP logins %s %s; it holds your tokens, which another user could then read or replace. Fix: %s", s.Dir, p.What, p.Fix)
+	})
 	if err != nil {
 		return nil, err
 	}
 	st, err := r.Stat(".")
 	if err == nil {
-		if p := private.Check(st); p != nil {
-			err = fmt.Errorf("the directory of MCP logins %s %s; it holds your tokens, which another user could then read or replace. Fix: %s", s.Dir, p.What, p.Fix)
-		} else if st.Mode().Perm()&0o077 != 0 {
-			err = r.Chmod(".", st.Mode().Perm()&0o700)
-		}
+		err = private.Tighten(s.Dir, st, func(m fs.FileMode) error { return r.Chmod(".", m) })
 	}
 	if err != nil {
 		r.Close()

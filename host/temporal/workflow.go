@@ -269,15 +269,7 @@ func (m *model) Stream(c context.Context, req loop.Request, _ func(string)) (loo
 		m.st.pending[in.Seq] = req
 		defer delete(m.st.pending, in.Seq)
 	}
-	timeout := m.spec.ModelTimeout
-	if timeout <= 0 {
-		timeout = defaultModelTimeout
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout + activityMargin,
-		HeartbeatTimeout:    m.st.opts.heartbeat(),
-		RetryPolicy:         infraRetry,
-	})
+	actx := m.st.activity(ctx, m.spec.ModelTimeout, defaultModelTimeout)
 	var out ModelOutput
 	if err := workflow.ExecuteActivity(actx, ActivityModel, in).Get(ctx, &out); err != nil {
 		return loop.Response{}, activityError(err)
@@ -289,6 +281,20 @@ func (m *model) Stream(c context.Context, req loop.Request, _ func(string)) (loo
 		return loop.Response{}, errors.New(out.Failure)
 	}
 	return out.Response, nil
+}
+
+// activity is ctx with the options of a model or tool activity: its
+// timeout (def when not set) plus activityMargin to start and close, the
+// heartbeat, and retries of infrastructure failures only.
+func (st *state) activity(ctx workflow.Context, timeout, def time.Duration) workflow.Context {
+	if timeout <= 0 {
+		timeout = def
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: timeout + activityMargin,
+		HeartbeatTimeout:    st.opts.heartbeat(),
+		RetryPolicy:         infraRetry,
+	})
 }
 
 // toolset is the loop.Toolset of a workflow: each call is one ActivityTool.
@@ -304,15 +310,7 @@ func (t *toolset) Call(c context.Context, call loop.ToolCall) (loop.ToolResult, 
 	if err := historyFull(ctx); err != nil {
 		return loop.ToolResult{}, err
 	}
-	timeout := t.spec.ToolTimeouts[call.Name]
-	if timeout <= 0 {
-		timeout = defaultToolTimeout
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: timeout + activityMargin,
-		HeartbeatTimeout:    t.st.opts.heartbeat(),
-		RetryPolicy:         infraRetry,
-	})
+	actx := t.st.activity(ctx, t.spec.ToolTimeouts[call.Name], defaultToolTimeout)
 	var out ToolOutput
 	if err := workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Agent: t.spec.Name, Call: call}).Get(ctx, &out); err != nil {
 		return loop.ToolResult{}, activityError(err)

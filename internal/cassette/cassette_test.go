@@ -293,7 +293,7 @@ func TestMissMessageIsCapped(t *testing.T) {
 	if len(msg) > messageSize+10 {
 		t.Errorf("miss message is %d bytes, want at most %d", len(msg), messageSize+10)
 	}
-	if !strings.Contains(msg, "more lines]") || !strings.Contains(msg, "x...") {
+	if !strings.Contains(msg, "more lines]") || !strings.Contains(msg, "x…") {
 		t.Errorf("long diff not capped:\n%s", msg)
 	}
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -58,7 +58,7 @@ func (p *Player) missMessage(got Request) (string, string) {
 	}
 	s := b.String()
 	if len(s) > messageSize {
-		s = truncateBytes(s, messageSize) + "\n[...]"
+		s = textcut.Prefix(s, messageSize) + "\n[...]"
 	}
 	return s, want.Model
 }
@@ -205,18 +205,5 @@ func toolsDiff(want, got []loop.ToolSpec) string {
 	return strings.Join(diffs, "\n")
 }
 
-// clip caps a line at lineWidth runes.
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= lineWidth {
-		return s
-	}
-	return string([]rune(s)[:lineWidth]) + "..."
-}
-
-// truncateBytes cuts s to at most n bytes on a rune boundary.
-func truncateBytes(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// clip caps a line at lineWidth runes, "…" included.
+func clip(s string) string { return textcut.Runes(s, lineWidth+1) }

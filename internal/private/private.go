@@ -1,7 +1,8 @@
 // Package private tells whether a file or directory is the user's own:
 // owned by the user running agenthost and writable by nobody else. The
-// compilation cache (host) and data_dir (internal/session) refuse what is
-// not, wording the refusal with a Problem.
+// compilation cache (host), data_dir (internal/session), the MCP logins
+// (host/mcpuse) and the chat history (cmd/agenthost) refuse what is not,
+// each wording the refusal with a Problem; OpenDir opens such a directory.
 package private
 
 // Problem is why a file or directory is not private, in words that follow

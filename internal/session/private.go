@@ -69,19 +69,6 @@ func checkEntry(path string, fi fs.FileInfo, dir bool) error {
 	return nil
 }
 
-// tighten takes group's and others' permissions away from an entry that
-// has any (chmod changes it; fi is its stat).
-func tighten(path string, fi fs.FileInfo, chmod func(fs.FileMode) error) error {
-	perm := fi.Mode().Perm()
-	if perm&0o077 == 0 {
-		return nil
-	}
-	if err := chmod(perm & 0o700); err != nil {
-		return fmt.Errorf("make %s private: %w", path, err)
-	}
-	return nil
-}
-
 // errChanged is an entry replaced between its check and its opening.
 func errChanged(path string) error {
 	return fmt.Errorf("%w: %s changed while it was being opened; try again, and if it happens again, look at who else writes in data_dir", ErrNotPrivate, path)
@@ -90,24 +77,11 @@ func errChanged(path string) error {
 // openSessions opens data_dir/sessions, creating both (0700) when create;
 // a missing one is fs.ErrNotExist otherwise.
 func openSessions(dataDir string, create bool) (*os.Root, error) {
-	if create {
-		if err := os.MkdirAll(dataDir, 0o700); err != nil {
-			return nil, err
-		}
-	}
-	data, err := os.OpenRoot(dataDir)
+	data, err := private.OpenDir(dataDir, create, func(p *private.Problem) error { return notPrivate(dataDir, p) })
 	if err != nil {
 		return nil, err
 	}
 	defer data.Close()
-	// Checked through the handle: the directory checked is the one used.
-	st, err := data.Stat(".")
-	if err != nil {
-		return nil, err
-	}
-	if p := private.Check(st); p != nil {
-		return nil, notPrivate(dataDir, p)
-	}
 	if create {
 		if err := data.Mkdir("sessions", 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, err
@@ -135,7 +109,7 @@ func openDir(parent *os.Root, path, name string) (*os.Root, error) {
 		err = errChanged(path)
 	}
 	if err == nil {
-		err = tighten(path, st, func(m fs.FileMode) error { return d.Chmod(".", m) })
+		err = private.Tighten(path, st, func(m fs.FileMode) error { return d.Chmod(".", m) })
 	}
 	if err != nil {
 		d.Close()
@@ -171,7 +145,7 @@ func openFile(dir *os.Root, path, name string, flag int) (*os.File, error) {
 		err = errChanged(path)
 	}
 	if err == nil {
-		err = tighten(path, st, f.Chmod)
+		err = private.Tighten(path, st, f.Chmod)
 	}
 	if err != nil {
 		f.Close()
@@ -190,5 +164,5 @@ func checkFile(dir *os.Root, path, name string) error {
 	if err := checkEntry(path, fi, false); err != nil {
 		return err
 	}
-	return tighten(path, fi, func(m fs.FileMode) error { return dir.Chmod(name, m) })
+	return private.Tighten(path, fi, func(m fs.FileMode) error { return dir.Chmod(name, m) })
 }

@@ -25,3 +25,28 @@ func TestPrefixAndClip(t *testing.T) {
 		}
 	}
 }
+
+func TestRunesAndLine(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		n     int
+		runes string
+		line  string
+	}{
+		{"hello", 10, "hello", "hello"},
+		{"hello", 5, "hello", "hello"},
+		{"hello", 3, "he…", "he…"},
+		{"héllo", 3, "hé…", "hé…"}, // runes, not bytes
+		{"€€€", 1, "…", "…"},
+		{"ab", 0, "", ""},
+		{" a \n  b\t", 10, " a \n  b\t", "a b"},
+		{"a\nbcdef", 4, "a\nb…", "a b…"},
+	} {
+		if got := Runes(c.s, c.n); got != c.runes {
+			t.Errorf("Runes(%q, %d) = %q, want %q", c.s, c.n, got, c.runes)
+		}
+		if got := Line(c.s, c.n); got != c.line {
+			t.Errorf("Line(%q, %d) = %q, want %q", c.s, c.n, got, c.line)
+		}
+	}
+}
