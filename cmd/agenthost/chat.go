@@ -242,10 +242,6 @@ const (
 	toolDescMax   = 80
 )
 
-// cutText is textcut.Runes, kept for output.go (which this change leaves
-// alone); call textcut.Runes there.
-func cutText(s string, n int) string { return textcut.Runes(s, n) }
-
 // usage prints the session's turns, tokens and cost so far, summed over
 // its finished runs the way `sessions list` does.
 func (c *chat) usage() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
+	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -213,7 +214,7 @@ func (o *output) event(ev loop.Event) {
 			o.callArg[ev.CallID] = o.keyArg(ev.Tool, ev.Arguments)
 		}
 		if o.spin {
-			o.con.SetSpinLabel(cutText(strings.TrimSpace("running "+termtext.Escape(ev.Tool)+" "+o.callArg[ev.CallID]), term.SpinLabelMax))
+			o.con.SetSpinLabel(textcut.Runes(strings.TrimSpace("running "+termtext.Escape(ev.Tool)+" "+o.callArg[ev.CallID]), term.SpinLabelMax))
 		}
 	case loop.EventStepStart:
 		if o.spin {

@@ -230,12 +230,3 @@ func printMessage(e *env, ev loop.Event) {
 		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, outText(e, c.ID), outText(e, c.Name), outText(e, textcut.Clip(c.Arguments, 400)))
 	}
 }
-
-// The terminal's Markdown and progress lines share the report's text
-// helpers.
-var (
-	nodeText     = report.NodeText
-	durationText = report.Duration
-)
-
-const markdownMax = report.MarkdownMax
