@@ -13,7 +13,7 @@ import (
 // scenario runner of 'agenthost test' is internal/scenario); the scenario
 // runner drives the agenthost executable from outside and never links the
 // host, the loop or the sandbox; plugins is a leaf; prompts, defaults,
-// toolname, redact, termtext, textcut and hostmem, imported from several
+// toolname, redact, termtext, textcut, hostmem and bytesize, imported from several
 // layers, depend on the standard library alone; the Temporal SDK is linked by host/temporal and
 // the command line only; the HTML report (internal/report) reads events
 // and never links the host, the sandbox or the provider client; the MCP
@@ -58,6 +58,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../internal/termtext", false, nil, true},
 		{"../../internal/textcut", false, nil, true},
 		{"../../internal/hostmem", false, nil, true},
+		{"../../internal/bytesize", false, nil, true},
 		{"../../internal/wasmbin", false, nil, true},
 		{"../../internal/sandbox", false, nil, true},
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpserve"
 	"github.com/agenthost/agenthost/host/mcpserve/httpserve"
+	"github.com/agenthost/agenthost/internal/bytesize"
 )
 
 // newMCPCmd is `agenthost mcp`: serve (agenthost as an MCP server), call,
@@ -198,15 +199,7 @@ func (s *sizeFlag) Set(v string) error {
 
 func (s *sizeFlag) Type() string { return "size" }
 
-func (s sizeFlag) String() string {
-	switch {
-	case s != 0 && s%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", s>>20)
-	case s != 0 && s%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", s>>10)
-	}
-	return fmt.Sprintf("%d", int64(s))
-}
+func (s sizeFlag) String() string { return bytesize.Exact(uint64(s)) }
 
 // checkListenAddr refuses an address that is not host:port, and one that
 // is not loopback when no token protects it.

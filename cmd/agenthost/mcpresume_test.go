@@ -301,7 +301,7 @@ func TestMCPHTTPResumeBufferBound(t *testing.T) {
 	resp.Body.Close()
 
 	out, err := runAgenthost(t, "mcp", "serve", "--http", "127.0.0.1:0", "--resume-buffer", "100")
-	if err == nil || !strings.Contains(out, "--resume-buffer 100: must be 0 (no resumable streams) or at least 1KiB") {
+	if err == nil || !strings.Contains(out, "--resume-buffer 100B: must be 0 (no resumable streams) or at least 1KiB") {
 		t.Errorf("--resume-buffer 100: %v\n%s", err, out)
 	}
 }

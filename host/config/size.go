@@ -44,20 +44,6 @@ func parseSize(s string) (uint64, error) {
 // (parseSize), for command-line flags.
 func ParseSize(s string) (uint64, error) { return parseSize(s) }
 
-// FormatSize writes a byte size as ParseSize reads it, with the largest
-// binary unit that divides it: "1MiB", "1536KiB", "100B", "0B".
-func FormatSize(n uint64) string {
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if n >= u.mult && n%u.mult == 0 {
-			return strconv.FormatUint(n/u.mult, 10) + u.suffix
-		}
-	}
-	return strconv.FormatUint(n, 10) + "B"
-}
-
 // parseDuration reads a positive Go duration ("250ms", "1s", "1m30s").
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))

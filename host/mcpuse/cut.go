@@ -10,7 +10,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agenthost/agenthost/host/config"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
@@ -342,7 +342,7 @@ func (c *cutReader) room() int64 {
 func (c *cutReader) emit(b []byte) error {
 	c.kept += int64(len(b))
 	if c.kept > c.limit {
-		return fmt.Errorf("%w: the server sent more than %s in one message, its long strings cut to max_output (a message may hold 8 × max_output, at least 16MiB)", errMessageTooBig, config.FormatSize(uint64(c.limit)))
+		return fmt.Errorf("%w: the server sent more than %s in one message, its long strings cut to max_output (a message may hold 8 × max_output, at least 16MiB)", errMessageTooBig, bytesize.Exact(uint64(c.limit)))
 	}
 	c.out = append(c.out, b...)
 	return nil

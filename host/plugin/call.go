@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 	"time"
@@ -339,20 +340,9 @@ func capItems(res loop.ToolResult, max int64) loop.ToolResult {
 		return res
 	}
 	res.Content += fmt.Sprintf("\n[the result's %d content items (%s of JSON) exceed the limits (%d items, max_output %s): only this text is passed on]",
-		len(items), sizeText(int64(len(res.MCP))), maxItems, sizeText(max))
+		len(items), bytesize.About(int64(len(res.MCP))), maxItems, bytesize.About(max))
 	res.MCP = nil
 	return res
-}
-
-// sizeText is n bytes for a message.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 func errResult(format string, args ...any) loop.ToolResult {

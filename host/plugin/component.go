@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"net/url"
 	"sort"
@@ -214,20 +215,20 @@ func (p *Plugin) componentFailure(ctx context.Context, t *tool, err error) error
 		f.Err = context.Cause(ctx)
 	case sandbox.FailureMemory:
 		if he := (*hostmem.Error)(nil); errors.As(cause, &he) {
-			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, sandbox.SizeString(p.limits.Memory))
+			f.Err = fmt.Errorf("%s would make the host hold more than limits.memory (%s) for the call (the host holds no more for a plugin than the plugin may hold itself; raise limits.memory if values this large are expected)", he.What, bytesize.Exact(p.limits.Memory))
 			break
 		}
 		if inner := errors.Unwrap(cause); inner != nil {
 			cause = inner // without the component's own words for the limit
 		}
-		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", sandbox.SizeString(p.limits.Memory), trimStack(cause))
+		f.Err = fmt.Errorf("failed with its memory at limits.memory (%s): %w", bytesize.Exact(p.limits.Memory), trimStack(cause))
 	case sandbox.FailureOutput:
-		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", sandbox.SizeString(uint64(p.limits.MaxOutput)))
+		f.Err = fmt.Errorf("wrote more than twice limits.max_output (%s) to stdout or stderr and was stopped", bytesize.Exact(uint64(p.limits.MaxOutput)))
 	case sandbox.FailureResult:
 		f.Kind = sandbox.FailureOutput
-		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", sandbox.SizeString(uint64(p.limits.MaxOutput)))
+		f.Err = fmt.Errorf("its result is larger than limits.max_output (%s)", bytesize.Exact(uint64(p.limits.MaxOutput)))
 	case sandbox.FailureQuota:
-		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", sandbox.SizeString(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
+		f.Err = fmt.Errorf("the call wrote more than limits.max_write (%s) or created more than limits.max_files (%d) entries in its mounts; the excess was refused (raise limits in the plugin block if this is expected)", bytesize.Exact(uint64(p.limits.MaxWrite)), p.limits.MaxFiles)
 	}
 	return f
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"io"
 	"strings"
@@ -253,7 +254,7 @@ func (i *instance) quotaFailure() *sandbox.Failure {
 	}
 	var what []string
 	if bytes {
-		what = append(what, fmt.Sprintf("wrote more than max_write (%s)", sandbox.SizeString(uint64(i.limits.MaxWrite))))
+		what = append(what, fmt.Sprintf("wrote more than max_write (%s)", bytesize.Exact(uint64(i.limits.MaxWrite))))
 	}
 	if entries {
 		what = append(what, fmt.Sprintf("created more than max_files (%d) files, directories and links", i.limits.MaxFiles))
@@ -348,7 +349,7 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *san
 			return code, nil
 		}
 		if i.nearMemoryLimit() {
-			return 0, fail(sandbox.FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, sandbox.SizeString(i.limits.Memory)))
+			return 0, fail(sandbox.FailureMemory, code, fmt.Errorf("exit code %d with memory at its limit of %s", code, bytesize.Exact(i.limits.Memory)))
 		}
 		if anyCode {
 			return code, nil
@@ -359,7 +360,7 @@ func (i *instance) exitCode(callCtx context.Context, anyCode bool) (uint32, *san
 		return 0, f
 	}
 	if i.nearMemoryLimit() {
-		return 0, fail(sandbox.FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", sandbox.SizeString(i.limits.Memory), i.err))
+		return 0, fail(sandbox.FailureMemory, 0, fmt.Errorf("trap with memory at its limit of %s: %w", bytesize.Exact(i.limits.Memory), i.err))
 	}
 	return 0, fail(sandbox.FailureTrap, 0, i.err)
 }
@@ -374,7 +375,7 @@ func (i *instance) causeFailure(callCtx context.Context, fail func(sandbox.Failu
 	case cause == errTimeout || cause == errStartTimeout:
 		return fail(sandbox.FailureTimeout, 0, fmt.Errorf("no result within %s: %w", i.limits.Timeout, context.DeadlineExceeded))
 	case cause == errFlood:
-		return fail(sandbox.FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", sandbox.SizeString(uint64(2*i.limits.MaxOutput)), sandbox.SizeString(uint64(i.limits.MaxOutput))))
+		return fail(sandbox.FailureOutput, 0, fmt.Errorf("output flood: more than %s written to stdout or stderr (max_output is %s)", bytesize.Exact(uint64(2*i.limits.MaxOutput)), bytesize.Exact(uint64(i.limits.MaxOutput))))
 	case callCtx != nil && callCtx.Err() != nil:
 		return fail(sandbox.FailureCanceled, 0, context.Cause(callCtx))
 	default:

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agenthost/agenthost/internal/sandbox"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"os"
 	"path/filepath"
 	"strings"
@@ -352,7 +352,7 @@ func (r *Runtime) describeRaw(ctx context.Context, mod *module, name string, lim
 		return nil, nil, errors.New(msg)
 	}
 	if i.stdout.Truncated() {
-		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", sandbox.SizeString(uint64(limits.MaxOutput)))
+		return nil, nil, fmt.Errorf("describe output exceeds max_output (%s)", bytesize.Exact(uint64(limits.MaxOutput)))
 	}
 	m, err := ParseManifest(i.stdout.Head())
 	if err != nil {

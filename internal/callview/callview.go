@@ -30,6 +30,7 @@ import (
 	"github.com/rogpeppe/go-internal/diff"
 	"golang.org/x/text/width"
 
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
@@ -156,7 +157,7 @@ func (v *view) value(key, s string) {
 	}
 	v.sb.WriteString(head + sizeOf(s) + "\n")
 	v.block(s, MaxValueLines, func(shown, all int) string {
-		return fmt.Sprintf("(%s in all; %d of %d lines shown)", sizeBytes(len(s)), shown, all)
+		return fmt.Sprintf("(%s in all; %d of %d lines shown)", bytesize.About(int64(len(s))), shown, all)
 	})
 }
 
@@ -222,18 +223,7 @@ func sizeOf(s string) string {
 	if n == 1 {
 		unit = "line"
 	}
-	return fmt.Sprintf("%d %s, %s", n, unit, sizeBytes(len(s)))
-}
-
-// sizeBytes is n bytes for a person: "40 B", "12.3 KiB", "1.5 MiB".
-func sizeBytes(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	return fmt.Sprintf("%d %s, %s", n, unit, bytesize.About(int64(len(s))))
 }
 
 // expandTabs replaces each tab with the spaces to the next multiple of 4.

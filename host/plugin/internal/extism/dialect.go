@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"strings"
 )
@@ -161,11 +162,11 @@ func ContentText(raw []json.RawMessage) (text string, rich bool) {
 		case c.Type == "resource" && c.Resource != nil:
 			r := c.Resource
 			n := len(r.Text) + len(r.Blob)
-			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), sandbox.SizeString(uint64(n))))
+			parts = append(parts, fmt.Sprintf("[resource %s (%s, %s) omitted]", r.URI, orUnknown(r.MimeType), bytesize.Exact(uint64(n))))
 		case c.Type == "resource_link":
 			parts = append(parts, fmt.Sprintf("[resource link %s (%s)]", c.URI, orUnknown(c.MimeType)))
 		default:
-			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), sandbox.SizeString(uint64(len(c.Data)))))
+			parts = append(parts, fmt.Sprintf("[%s content (%s, %s of base64) omitted]", c.Type, orUnknown(c.MimeType), bytesize.Exact(uint64(len(c.Data)))))
 		}
 		rich = true
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/redact"
 	"github.com/agenthost/agenthost/internal/sandbox"
@@ -132,7 +133,7 @@ func (c *Call) httpRequest(reqOff, bodyOff uint64) uint64 {
 		c.fail(fmt.Errorf("http_request to %s: reading the response: %v", shown, err))
 	}
 	if len(data) > maxHTTPResponse {
-		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", shown, sandbox.SizeString(maxHTTPResponse)))
+		c.fail(fmt.Errorf("http_request to %s: the response body exceeds %s", shown, bytesize.Exact(maxHTTPResponse)))
 	}
 	c.lastStatus = int32(resp.StatusCode)
 	c.lastHeaders = map[string]string{}

@@ -5,6 +5,7 @@ import (
 	enc "encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/internal/bytesize"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"maps"
 	"slices"
@@ -184,7 +185,7 @@ func (c *Call) alloc(n uint64) uint64 {
 	off := (uint64(len(c.mem)) + 7) &^ 7
 	end := off + n
 	if end < off || c.budget.Charge(end-uint64(len(c.mem)), "extism memory") != nil {
-		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, sandbox.SizeString(c.budget.Limit()), n))
+		c.fail(fmt.Errorf("%w (%s): allocating %d bytes", ErrMemory, bytesize.Exact(c.budget.Limit()), n))
 	}
 	if end > uint64(cap(c.mem)) {
 		grown := make([]byte, end, min(max(end, 2*uint64(cap(c.mem))), c.budget.Limit()))
@@ -383,7 +384,7 @@ func (c *Call) varSet(name string, valOff uint64) {
 		}
 	}
 	if size > maxVarBytes {
-		c.fail(fmt.Errorf("extism: var_set %q refused: the plugin's vars would exceed %s", name, sandbox.SizeString(maxVarBytes)))
+		c.fail(fmt.Errorf("extism: var_set %q refused: the plugin's vars would exceed %s", name, bytesize.Exact(maxVarBytes)))
 	}
 	c.p.vars[name] = append([]byte(nil), val...)
 }
