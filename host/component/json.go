@@ -647,27 +647,7 @@ func (k *Component) describe() error {
 			t.Description = fmt.Sprintf("Auto-generated schema for function '%s'", f.Name)
 		}
 		start := len(w.b)
-		w.put(`{"properties":{`)
-		// As encoding/json writes a map: keys sorted, the last of equal
-		// keys (parameter names are unique: the parser checks).
-		params := slices.Clone(f.Type.Params)
-		slices.SortStableFunc(params, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
-		for i, p := range params {
-			if i > 0 {
-				w.put(",")
-			}
-			w.str(p.Name)
-			w.put(":")
-			w.schema(p.Type)
-		}
-		w.put(`},"required":[`)
-		for i, p := range f.Type.Params {
-			if i > 0 {
-				w.put(",")
-			}
-			w.str(p.Name)
-		}
-		w.put(`],"type":"object"}`)
+		w.object(f.Type.Params)
 		t.InputSchema = w.b[start:len(w.b):len(w.b)]
 		if f.Type.Result != nil {
 			start = len(w.b)
@@ -741,25 +721,7 @@ func (w *schemaWriter) schema(t *Type) {
 		w.schema(t.Elem)
 		w.put(`,"type":"array"}`)
 	case Record:
-		fields := slices.Clone(t.Fields)
-		slices.SortStableFunc(fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
-		w.put(`{"properties":{`)
-		for i, f := range fields {
-			if i > 0 {
-				w.put(",")
-			}
-			w.str(f.Name)
-			w.put(":")
-			w.schema(f.Type)
-		}
-		w.put(`},"required":[`)
-		for i, f := range t.Fields {
-			if i > 0 {
-				w.put(",")
-			}
-			w.str(f.Name)
-		}
-		w.put(`],"type":"object"}`)
+		w.object(t.Fields)
 	case Tuple:
 		n := strconv.Itoa(len(t.Items))
 		w.put(`{"maxItems":` + n + `,"minItems":` + n + `,"prefixItems":[`)
@@ -832,4 +794,30 @@ func schema(t *Type) json.RawMessage {
 		return nil
 	}
 	return w.b
+}
+
+// object writes the schema of an object with fields (a record's, a
+// function's parameters): properties as encoding/json writes a map, keys
+// sorted (names are unique: the parser checks), and every field required,
+// in declaration order.
+func (w *schemaWriter) object(fields []Field) {
+	sorted := slices.Clone(fields)
+	slices.SortStableFunc(sorted, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	w.put(`{"properties":{`)
+	for i, f := range sorted {
+		if i > 0 {
+			w.put(",")
+		}
+		w.str(f.Name)
+		w.put(":")
+		w.schema(f.Type)
+	}
+	w.put(`},"required":[`)
+	for i, f := range fields {
+		if i > 0 {
+			w.put(",")
+		}
+		w.str(f.Name)
+	}
+	w.put(`],"type":"object"}`)
 }
