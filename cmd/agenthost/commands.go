@@ -136,20 +136,24 @@ func group(name, short string, subs ...*cobra.Command) *cobra.Command {
 	return g
 }
 
-// listGroup makes g, a group whose commands include list, run list when
-// it is given no command (agenthost sessions, agenthost runs), and refuse
-// an unknown one.
-func (c *cli) listGroup(g *cobra.Command, list func(ctx context.Context, pos []string, e *env) int) *cobra.Command {
-	c.action(g, list)
+// listGroup gives g, a group (agenthost sessions, agenthost runs), its
+// command list (short and example its help's), which g also runs when it
+// is given no command; both take --json, and list(asJSON) makes what they
+// run. An unknown command is refused.
+func (c *cli) listGroup(g *cobra.Command, short, example string, list func(asJSON *bool) func(ctx context.Context, pos []string, e *env) int) {
+	listCmd := &cobra.Command{Use: "list", Short: short, Example: example, ValidArgsFunction: noFiles}
+	c.action(listCmd, list(jsonFlag(listCmd.Flags(), "print JSON")))
+	run := list(jsonFlag(g.Flags(), "print JSON (as "+g.Name()+" list --json)"))
+	c.action(g, run)
 	g.SuggestionsMinimumDistance = 2
 	g.RunE = func(cmd *cobra.Command, pos []string) error {
 		if len(pos) > 0 {
 			return unknownCommand(cmd, pos)
 		}
-		c.code = list(c.ctx, pos, c.e)
+		c.code = run(c.ctx, pos, c.e)
 		return nil
 	}
-	return g
+	g.AddCommand(listCmd)
 }
 
 // unknownCommand is the error of a group run without one of its commands.

@@ -64,14 +64,7 @@ func newInitCmd(c *cli) *cobra.Command {
 				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
 				return exitError
 			}
-			f, err := os.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err == nil {
-				_, err = f.Write(files[n])
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
+			if err := writeNew(n, files[n], 0o644); err != nil {
 				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
 				return exitError
 			}
@@ -109,15 +102,9 @@ func initDataDir(e *env) int {
 		return exitError
 	}
 	ignore := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err := writeNew(ignore, []byte("# agenthost's data (sessions, recordings): not for version control.\n*\n"), 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return exitOK
-	}
-	if err == nil {
-		_, err = f.WriteString("# agenthost's data (sessions, recordings): not for version control.\n*\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
@@ -125,4 +112,18 @@ func initDataDir(e *env) int {
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (the sessions stay out of git)\n", ignore)
 	return exitOK
+}
+
+// writeNew writes data to the file name, which it makes: one that exists
+// is left alone (os.ErrExist).
+func writeNew(name string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

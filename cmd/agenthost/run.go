@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/doctor"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
@@ -20,7 +21,7 @@ import (
 
 // newRunCmd is `agenthost run`: it declares the flags; the run reads the
 // prompt, builds the host, runs the agent with host.Run, renders the run
-// (output.go, events.go) and maps its end to the exit code.
+// (term.Output) and maps its end to the exit code.
 func newRunCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT | -]",
@@ -84,12 +85,12 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		}
 
 		out := newOutput(e, *asJSON, *events)
-		out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
+		out.Hint = func(res *loop.Result) string { return doctor.FailureHint(h.Config, res, e.getenv) }
 		// What the load touched of the executable leaves the resident set
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
 		policy := newRunPolicy()
-		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
+		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
 		approver, release := newApprover(e, af, h)
 		defer release()
 		req.Approver = approver
@@ -97,7 +98,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		if err != nil {
 			return runError(e, err, path)
 		}
-		out.finish(res)
+		out.Finish(res)
 		return exitCode(res.StopReason)
 	})
 }
