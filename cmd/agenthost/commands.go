@@ -120,6 +120,19 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 	return cmd
 }
 
+// noArgs is action for a command that takes no arguments: given some,
+// it is a usage error ("tools takes no arguments (got [...])"), and the
+// shell completes none.
+func (c *cli) noArgs(cmd *cobra.Command, f func(ctx context.Context, e *env) int) *cobra.Command {
+	cmd.ValidArgsFunction = noFiles
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "%s takes no arguments (got %q)", strings.TrimPrefix(cmd.CommandPath(), "agenthost "), pos)
+		}
+		return f(ctx, e)
+	})
+}
+
 // group is a command that only holds others (mcp, plugin): without a
 // command it prints its usage and exits 2.
 func group(name, short string, subs ...*cobra.Command) *cobra.Command {

@@ -21,17 +21,13 @@ func newDoctorCmd(c *cli) *cobra.Command {
 		Long: `Check what the agents (or -a AGENT and its subagents) need before a run: for each model,
 its server (dns, tcp, tls), the key, the model, a completion, streaming and a tool call; for
 each plugin, that it loads and what it is granted. Exit 1 when a check failed.`,
-		Example:           "  agenthost doctor\n  agenthost doctor -a main --json",
-		ValidArgsFunction: noFiles,
+		Example: "  agenthost doctor\n  agenthost doctor -a main --json",
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
 	agentFlag := agentFlag(fs, "check only what this `agent` (and its subagents) use")
 	asJSON := jsonFlag(fs, "print JSON")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "doctor takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		cfg, code := loadConfig(configPath(*cfgFlag, e), e)
 		if code != exitOK {
 			return code

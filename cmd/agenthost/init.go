@@ -30,12 +30,8 @@ func newInitCmd(c *cli) *cobra.Command {
 		Example: `  agenthost init
   export AGENTHOST_MODEL=qwen3:8b
   agenthost doctor`,
-		ValidArgsFunction: noFiles,
 	}
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "init takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		files := config.Starter()
 		names := make([]string, 0, len(files))
 		for n := range files {

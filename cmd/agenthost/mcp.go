@@ -39,8 +39,7 @@ func newMCPServeCmd(c *cli, cfgFlag *string) *cobra.Command {
 		Short: "Serve plugin tools (--tools) or agents (--agents) to MCP clients",
 		Long: `Serve plugin tools (--tools, the default) or agents (--agents) to MCP clients, over stdio
 or streamable HTTP (--http ADDR).`,
-		Example:           "  agenthost mcp serve\n  agenthost mcp serve --agents --http 127.0.0.1:8080",
-		ValidArgsFunction: noFiles,
+		Example: "  agenthost mcp serve\n  agenthost mcp serve --agents --http 127.0.0.1:8080",
 	}
 	fs := cmd.Flags()
 	agentFlag := agentFlag(fs, "serve only this `agent`'s tools (--tools) or this agent (--agents)")
@@ -57,10 +56,7 @@ or streamable HTTP (--http ADDR).`,
 	fs.Var((*sizeFlag)(&limits.ResumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
 	logLevel := logLevelFlag(fs, "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "mcp serve takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		if !*tools && !*agents {
 			*tools = true
 		}

@@ -23,15 +23,11 @@ func newValidateCmd(c *cli) *cobra.Command {
 agents printed. Exit 2 when something is wrong, with where and what to do.`,
 		Example: `  agenthost validate
   agenthost validate -c other/agents.hcl --json`,
-		ValidArgsFunction: noFiles,
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
 	asJSON := jsonFlag(fs, "print the summary as JSON")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "validate takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		path := configPath(*cfgFlag, e)
 		h, code := loadHost(ctx, path, hostOptions(e), e)
 		if code != exitOK {
