@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -20,7 +19,6 @@ import (
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/temporal"
-	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -146,10 +144,6 @@ worker needs the same agents.hcl and plugin files.`,
 	})
 }
 
-// noWorkerHint is how long run --temporal waits for the run's first event
-// before it says that no worker seems to serve the task queue.
-const noWorkerHint = 5 * time.Second
-
 // temporalRun is what run --temporal was asked.
 type temporalRun struct {
 	agent, prompt, session string
@@ -193,30 +187,7 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	}
 	zerolog.Ctx(ctx).Info().Str("run", id).Str("task_queue", queue).Str("session", sess.ID).Msg("run started on Temporal")
 	out := newOutput(e, req.json, req.events)
-	started := make(chan struct{})
-	var once sync.Once
-	defer once.Do(func() { close(started) })
-	go func() {
-		select {
-		case <-started:
-		case <-time.After(noWorkerHint):
-			fmt.Fprintf(e.stderr, "agenthost: run %s is waiting for a worker on task queue %q (start one: %s)\n", id, queue,
-				errText(e, "agenthost worker --temporal "+shquote.Quote(addr)+" --task-queue "+shquote.Quote(queue)))
-		}
-	}()
-	res, err := temporal.Follow(ctx, c, run.GetID(), run.GetRunID(), func(ev loop.Event) {
-		once.Do(func() { close(started) })
-		sess.Emit(ev)
-		if ev.Type == loop.EventApprovalRequest {
-			fmt.Fprintf(e.stderr, "agenthost: run %s waits for a decision about %s (call %s):\n%s",
-				id, errText(e, ev.Tool), errText(e, ev.CallID), errText(e, runs.DecideCommands(id, ev.CallID)))
-		}
-		// The text of an answer arrives with its message, not streamed.
-		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
-			out.Text(ev.Agent, 0, ev.Msg.Content)
-		}
-		out.Event(ev)
-	})
+	res, err := runs.Follow(ctx, c, run, addr, queue, sess.Emit, out)
 	if cerr := sess.Close(); cerr != nil && res != nil {
 		res.Errors = append(res.Errors, cerr.Error())
 	}

@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -275,4 +276,41 @@ func runErr(id string, err error) error {
 		return usage("no run %s on this server (list them with 'agenthost runs list')", strconv.Quote(id))
 	}
 	return fmt.Errorf("run %s: %w", id, err)
+}
+
+// noWorkerHint is how long run --temporal waits for the run's first event
+// before it says that no worker seems to serve the task queue.
+const noWorkerHint = 5 * time.Second
+
+// Follow is run --temporal once run is started on queue of the server at
+// addr: every event of the run goes to emit (its session) and is shown on
+// out, as a local run's; a call waiting for a decision is announced on
+// stderr with the commands that decide it, and when no event came within
+// noWorkerHint, that no worker seems to serve the task queue.
+func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, addr, queue string, emit func(loop.Event), out *term.Output) (*loop.Result, error) {
+	id, stderr := run.GetID(), Out{W: out.Con.Err(), TTY: out.ErrTTY}
+	started := make(chan struct{})
+	var once sync.Once
+	defer once.Do(func() { close(started) })
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(noWorkerHint):
+			fmt.Fprintf(stderr.W, "agenthost: run %s is waiting for a worker on task queue %q (start one: %s)\n", id, queue,
+				stderr.text("agenthost worker --temporal "+shquote.Quote(addr)+" --task-queue "+shquote.Quote(queue)))
+		}
+	}()
+	return temporal.Follow(ctx, c, id, run.GetRunID(), func(ev loop.Event) {
+		once.Do(func() { close(started) })
+		emit(ev)
+		if ev.Type == loop.EventApprovalRequest {
+			fmt.Fprintf(stderr.W, "agenthost: run %s waits for a decision about %s (call %s):\n%s",
+				id, stderr.text(ev.Tool), stderr.text(ev.CallID), stderr.text(DecideCommands(id, ev.CallID)))
+		}
+		// The text of an answer arrives with its message, not streamed.
+		if ev.Type == loop.EventMessage && ev.Depth == 0 && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
+			out.Text(ev.Agent, 0, ev.Msg.Content)
+		}
+		out.Event(ev)
+	})
 }
