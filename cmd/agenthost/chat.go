@@ -238,17 +238,7 @@ func (c *chat) usage() {
 		fmt.Fprintf(c.e.stderr, "agenthost: session %s: %v\n", outText(c.e, c.session), err)
 		return
 	}
-	sum := session.Summarize(evs)
-	turns, u, t := sum.Runs, sum.Usage, report.Texts(sum)
-	split := ""
-	if turns > 0 {
-		est := ""
-		if u.Estimated {
-			est = "~"
-		}
-		split = fmt.Sprintf(" (%s%d prompt, %s%d completion)", est, u.PromptTokens, est, u.CompletionTokens)
-	}
-	fmt.Fprintf(c.e.stdout, "session %s: %d %s, tokens %s%s, cost %s\n", outText(c.e, c.session), turns, term.Plural(turns, "turn", "turns"), t.Tokens, split, t.Cost)
+	fmt.Fprintf(c.e.stdout, "session %s: %s\n", outText(c.e, c.session), report.Usage(session.Summarize(evs)))
 }
 
 // turn runs one line as a run of the session. A SIGINT during the turn

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,9 +45,7 @@ each plugin, that it loads and what it is granted. Exit 1 when a check failed.`,
 			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
 		}
 		if *asJSON {
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(rep)
+			writeJSON(e, rep)
 		} else {
 			doctor.WriteTable(e.stdout, rep, func(s string) string { return outText(e, s) })
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -169,39 +168,11 @@ func readPrompt(pos []string, e *env) (string, int) {
 	return p, exitOK
 }
 
-// newLogger makes the zerolog logger on stderr: human format on a terminal,
-// JSON lines otherwise. With progress (the progress display of a run is on
-// stderr), the records about failed model requests are left out: the
-// display shows each retry, and the run's last lines the error that
-// stopped it.
+// newLogger makes the logger of a command on stderr (term.NewLogger).
 func newLogger(level string, e *env, progress bool) (zerolog.Logger, int) {
-	if level == "" {
-		level = "info"
-		if e.stderrTTY {
-			level = "warn" // the progress display says what info logs would
-		}
-	}
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
-		return zerolog.Nop(), usageErr(e, "--log-level %q: use debug, info, warn or error", level)
-	}
-	var w io.Writer = e.stderr
-	if e.stderrTTY {
-		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: term.EscapeLogEvent}
-	}
-	l := zerolog.New(w).Level(lvl).With().Timestamp().Logger()
-	if progress {
-		l = l.Hook(shownElsewhere{})
+	l, err := term.NewLogger(e.stderr, level, e.stderrTTY, useColor(e), progress)
+	if err != nil {
+		return l, usageErr(e, "%v", err)
 	}
 	return l, exitOK
-}
-
-// shownElsewhere drops the log records that the progress display and the
-// last lines of a run show already (loop.LogRequestFailed).
-type shownElsewhere struct{}
-
-func (shownElsewhere) Run(ev *zerolog.Event, _ zerolog.Level, msg string) {
-	if strings.HasPrefix(msg, loop.LogRequestFailed) {
-		ev.Discard()
-	}
 }

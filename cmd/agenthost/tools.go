@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -52,10 +51,7 @@ func newToolsCmd(c *cli) *cobra.Command {
 			if tools == nil {
 				tools = []host.Tool{}
 			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(tools)
-			return exitOK
+			return writeJSON(e, tools)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TOOL\tPLUGIN\tKIND\tDESCRIPTION")

@@ -53,6 +53,23 @@ func Texts(s session.Summary) SummaryText {
 	return t
 }
 
+// Usage is a session's turns (runs), tokens (the prompt's and the
+// completions' too) and cost, as the chat's /usage prints them: "3 turns,
+// tokens 1285 (1000 prompt, 285 completion), cost $0.0016"; summed over
+// the finished runs as `sessions list` sums them.
+func Usage(s session.Summary) string {
+	turns, u, t := s.Runs, s.Usage, Texts(s)
+	split := ""
+	if turns > 0 {
+		est := ""
+		if u.Estimated {
+			est = "~"
+		}
+		split = fmt.Sprintf(" (%s%d prompt, %s%d completion)", est, u.PromptTokens, est, u.CompletionTokens)
+	}
+	return fmt.Sprintf("%d %s, tokens %s%s, cost %s", turns, plural(turns, "turn", "turns"), t.Tokens, split, t.Cost)
+}
+
 // WriteTable writes the table of `sessions list`: a line per session of
 // ms, sums[i] being the summary of ms[i].
 func WriteTable(w io.Writer, ms []session.Meta, sums []session.Summary, escape bool) {
