@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-
 	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
-	"strconv"
-	"strings"
 )
 
 // newValidateCmd is `agenthost validate`: the config loaded with its
