@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
@@ -44,24 +44,12 @@ func newMCPLoginCmd(c *cli, cfgFlag *string) *cobra.Command {
 	return oauthCmd(c, cmd, cfgFlag, func(ctx context.Context, cfg *config.Config, block *config.MCPServer, e *env) int {
 		opts := hostOptions(e)
 		opts.MCPLogin = &mcpuse.BrowserUser{Out: e.stderr, Getenv: e.getenv}
-		kept := block.OAuth.Grant != config.GrantClientCredentials
-		where := ""
-		if kept {
-			// Where the login will be kept is checked before anyone logs in
-			// for nothing; a login that then cannot be written is an error
-			// too (Login's).
-			store, err := host.MCPLoginStore(opts)
-			if err == nil {
-				where, err = store.Path(block.Name, block.URL), store.Check()
-			}
-			if err != nil {
-				fmt.Fprintf(e.stderr, "agenthost: mcp login %s: the login could not be kept: %v\n", block.Name, err)
-				return exitUsage
-			}
+		got, kept, err := host.MCPLogin(ctx, cfg, block, opts)
+		var se *host.MCPLoginStoreError
+		if errors.As(err, &se) {
+			fmt.Fprintf(e.stderr, "agenthost: mcp login %s: %v\n", block.Name, err)
+			return exitUsage
 		}
-		s := host.MCPServer(cfg, block.Name, opts, zerolog.Nop())
-		defer s.Close()
-		got, err := s.Login(ctx)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: %s\n", errText(e, err.Error()))
 			return exitError
@@ -69,10 +57,10 @@ func newMCPLoginCmd(c *cli, cfgFlag *string) *cobra.Command {
 		switch {
 		case !got:
 			fmt.Fprintf(e.stderr, "agenthost: MCP server %s asked for no login: it answered without a token\n", block.Name)
-		case !kept:
+		case kept == "":
 			fmt.Fprintf(e.stderr, "agenthost: MCP server %s: the client credentials got a token (it is kept in memory only, and got again at each start)\n", block.Name)
 		default:
-			fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, where)
+			fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, kept)
 		}
 		return exitOK
 	})
