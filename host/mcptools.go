@@ -107,6 +107,36 @@ func MCPLoginStore(opts Options) (*mcpuse.TokenStore, error) {
 	return &mcpuse.TokenStore{Dir: d}, nil
 }
 
+// MCPLoginStoreError is the error of MCPLogin when the login could not be
+// kept: found before anyone logs in for nothing.
+type MCPLoginStoreError struct{ Err error }
+
+func (e *MCPLoginStoreError) Error() string { return "the login could not be kept: " + e.Err.Error() }
+func (e *MCPLoginStoreError) Unwrap() error { return e.Err }
+
+// MCPLogin logs in to the url mcp_server block of cfg anew, opts.MCPLogin
+// showing the login page. With the authorization code grant the login is
+// kept in MCPLoginStore, which is checked first (*MCPLoginStoreError); a
+// login that then cannot be written is an error too (Login's). With client
+// credentials it checks that they get a token, kept in memory only. got
+// is false when the server asked for no login; kept is where the login is
+// kept ("" for client credentials).
+func MCPLogin(ctx context.Context, cfg *config.Config, block *config.MCPServer, opts Options) (got bool, kept string, err error) {
+	if block.OAuth.Grant != config.GrantClientCredentials {
+		store, err := MCPLoginStore(opts)
+		if err == nil {
+			kept, err = store.Path(block.Name, block.URL), store.Check()
+		}
+		if err != nil {
+			return false, "", &MCPLoginStoreError{err}
+		}
+	}
+	s := MCPServer(cfg, block.Name, opts, zerolog.Nop())
+	defer s.Close()
+	got, err = s.Login(ctx)
+	return got, kept, err
+}
+
 // newMCPServer makes the client of block s.
 func (h *Host) newMCPServer(cfg *config.Config, s *config.MCPServer, log zerolog.Logger) *mcpuse.Server {
 	slog := log.With().Str("mcp_server", s.Name).Logger()

@@ -9,17 +9,17 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	xterm "golang.org/x/term"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/doctor"
+	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/internal/termtext"
-	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -40,7 +40,7 @@ text is one message (its line breaks show as ⏎); Enter sends.
 
 // newChatCmd is `agenthost chat`: an interactive loop on a terminal. Each line
 // is one run (host.Run) continuing the same session, rendered as `run`
-// renders it (output.go); every limit applies per turn, as for
+// renders it (term.Output); every limit applies per turn, as for
 // `run --session`. The input line is read with golang.org/x/term's
 // Terminal (line editing, history) on the controlling terminal; during a
 // turn the terminal is back in its normal mode, so Ctrl-C is a SIGINT and
@@ -94,9 +94,13 @@ chat's commands.`,
 			defer f.Close()
 		}
 		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
-		c.keyArgs = chatKeyArgs(h.Tools())
+		schemas := map[string]json.RawMessage{}
+		for _, t := range h.Tools() {
+			schemas[t.Name] = t.InputSchema
+		}
+		c.keyArgs = term.NewKeyArgs(schemas)
 		c.line = term.NewLineEditor(tty, chatPrompt)
-		hist, err := openHistory(e)
+		hist, err := term.OpenHistory(e.getenv)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "agenthost chat: the input history is kept for this chat only: %s\n", errText(e, err.Error()))
 		}
@@ -117,7 +121,7 @@ type chat struct {
 	line    *term.LineEditor
 	approve *approveFlags
 	policy  *runPolicy // processors and memory for each turn's run (process.go)
-	keyArgs map[string]string
+	keyArgs term.KeyArgs
 }
 
 func (c *chat) loop(ctx context.Context) int {
@@ -219,28 +223,8 @@ func (c *chat) tools() {
 	for _, t := range c.h.Tools() {
 		desc[t.Name] = t.Description
 	}
-	if len(a.Tools) == 0 {
-		fmt.Fprintf(c.e.stdout, "%s has no tools\n", outText(c.e, name))
-	}
-	// Names in a column as wide as the longest (up to toolColumnMax), the
-	// first line of each description after it, cut to fit a line.
-	width := 0
-	for _, t := range a.Tools {
-		width = max(width, utf8.RuneCountInString(outText(c.e, t)))
-	}
-	width = min(width, toolColumnMax)
-	for _, t := range a.Tools {
-		n := outText(c.e, t)
-		d, _, _ := strings.Cut(desc[t], "\n")
-		d = textcut.Runes(outText(c.e, strings.TrimSpace(d)), toolDescMax)
-		fmt.Fprintf(c.e.stdout, "  %s%s  %s\n", n, strings.Repeat(" ", max(0, width-utf8.RuneCountInString(n))), d)
-	}
+	term.WriteTools(c.e.stdout, name, a.Tools, desc, c.e.stdoutTTY)
 }
-
-const (
-	toolColumnMax = 32 // a longer name pushes its own description only
-	toolDescMax   = 80
-)
 
 // usage prints the session's turns, tokens and cost so far, summed over
 // its finished runs the way `sessions list` does.
@@ -254,17 +238,7 @@ func (c *chat) usage() {
 		fmt.Fprintf(c.e.stderr, "agenthost: session %s: %v\n", outText(c.e, c.session), err)
 		return
 	}
-	sum := session.Summarize(evs)
-	turns, u, t := sum.Runs, sum.Usage, summaryTexts(sum)
-	split := ""
-	if turns > 0 {
-		est := ""
-		if u.Estimated {
-			est = "~"
-		}
-		split = fmt.Sprintf(" (%s%d prompt, %s%d completion)", est, u.PromptTokens, est, u.CompletionTokens)
-	}
-	fmt.Fprintf(c.e.stdout, "session %s: %d %s, tokens %s%s, cost %s\n", outText(c.e, c.session), turns, plural(turns, "turn", "turns"), t.tokens, split, t.cost)
+	fmt.Fprintf(c.e.stdout, "session %s: %s\n", outText(c.e, c.session), report.Usage(session.Summarize(evs)))
 }
 
 // turn runs one line as a run of the session. A SIGINT during the turn
@@ -287,22 +261,22 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 		}
 	}()
 	out := newOutput(c.e, false, false)
-	out.hint = func(res *loop.Result) string { return failureHint(c.e, c.h.Config, res) }
-	out.keyArg = c.keyArg
+	out.Hint = func(res *loop.Result) string { return doctor.FailureHint(c.h.Config, res, c.e.getenv) }
+	out.KeyArg = c.keyArgs.Of
 	if c.e.stdoutTTY {
-		out.md = term.NewMarkdownStream(out.con, c.e.getenv("NO_COLOR") == "")
+		out.MD = term.NewMarkdownStream(out.Con, c.e.getenv("NO_COLOR") == "")
 	}
-	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.event), OnText: out.text}
+	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
 	req.Approver = approver
 	stopSpinner := func() {}
 	if c.e.stderrTTY {
 		// Alive while waiting: a spinner, off while a question is asked.
-		stopSpinner = out.con.StartSpinner()
-		out.spin = true
+		stopSpinner = out.Con.StartSpinner()
+		out.Spin = true
 		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
-			defer out.con.HoldSpinner()()
+			defer out.Con.HoldSpinner()()
 			return approver.Decide(ctx, q)
 		})
 	}
@@ -312,7 +286,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 }
 
 // turnEnd prints how a turn ended.
-func (c *chat) turnEnd(out *output, res *loop.Result, err error) int {
+func (c *chat) turnEnd(out *term.Output, res *loop.Result, err error) int {
 	if err != nil {
 		code := runError(c.e, err, c.path)
 		var ue *host.UsageError
@@ -321,56 +295,10 @@ func (c *chat) turnEnd(out *output, res *loop.Result, err error) int {
 		}
 		return code
 	}
-	out.finish(res)
+	out.Finish(res)
 	if c.session == "" && res.Session != "" {
 		c.session = res.Session
 		fmt.Fprintf(c.e.stderr, "agenthost chat: session %s\n", outText(c.e, c.session))
 	}
 	return exitOK
-}
-
-// keyArgMax is the most of a key argument the progress line shows.
-const keyArgMax = 40
-
-// chatKeyArgs maps each tool to its key argument: the first property in
-// its schema's "required" list that is a string ("path" of read_file).
-func chatKeyArgs(tools []host.Tool) map[string]string {
-	keys := map[string]string{}
-	for _, t := range tools {
-		var s struct {
-			Required   []string `json:"required"`
-			Properties map[string]struct {
-				Type any `json:"type"`
-			} `json:"properties"`
-		}
-		if json.Unmarshal(t.InputSchema, &s) != nil {
-			continue
-		}
-		for _, r := range s.Required {
-			if p, ok := s.Properties[r]; ok && p.Type == "string" {
-				keys[t.Name] = r
-				break
-			}
-		}
-	}
-	return keys
-}
-
-// keyArg is what the call of tool with these arguments is about, for the
-// progress line: its key argument's value on one line, cut to
-// keyArgMax runes and escaped; "" when there is none.
-func (c *chat) keyArg(tool, args string) string {
-	k := c.keyArgs[tool]
-	if k == "" {
-		return ""
-	}
-	var m map[string]any
-	if json.Unmarshal([]byte(args), &m) != nil {
-		return ""
-	}
-	v, ok := m[k].(string)
-	if !ok {
-		return ""
-	}
-	return termtext.Escape(textcut.Line(v, keyArgMax))
 }

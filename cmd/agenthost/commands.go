@@ -120,6 +120,19 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 	return cmd
 }
 
+// noArgs is action for a command that takes no arguments: given some,
+// it is a usage error ("tools takes no arguments (got [...])"), and the
+// shell completes none.
+func (c *cli) noArgs(cmd *cobra.Command, f func(ctx context.Context, e *env) int) *cobra.Command {
+	cmd.ValidArgsFunction = noFiles
+	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
+		if len(pos) > 0 {
+			return usageErr(e, "%s takes no arguments (got %q)", strings.TrimPrefix(cmd.CommandPath(), "agenthost "), pos)
+		}
+		return f(ctx, e)
+	})
+}
+
 // group is a command that only holds others (mcp, plugin): without a
 // command it prints its usage and exits 2.
 func group(name, short string, subs ...*cobra.Command) *cobra.Command {
@@ -136,20 +149,24 @@ func group(name, short string, subs ...*cobra.Command) *cobra.Command {
 	return g
 }
 
-// listGroup makes g, a group whose commands include list, run list when
-// it is given no command (agenthost sessions, agenthost runs), and refuse
-// an unknown one.
-func (c *cli) listGroup(g *cobra.Command, list func(ctx context.Context, pos []string, e *env) int) *cobra.Command {
-	c.action(g, list)
+// listGroup gives g, a group (agenthost sessions, agenthost runs), its
+// command list (short and example its help's), which g also runs when it
+// is given no command; both take --json, and list(asJSON) makes what they
+// run. An unknown command is refused.
+func (c *cli) listGroup(g *cobra.Command, short, example string, list func(asJSON *bool) func(ctx context.Context, pos []string, e *env) int) {
+	listCmd := &cobra.Command{Use: "list", Short: short, Example: example, ValidArgsFunction: noFiles}
+	c.action(listCmd, list(jsonFlag(listCmd.Flags(), "print JSON")))
+	run := list(jsonFlag(g.Flags(), "print JSON (as "+g.Name()+" list --json)"))
+	c.action(g, run)
 	g.SuggestionsMinimumDistance = 2
 	g.RunE = func(cmd *cobra.Command, pos []string) error {
 		if len(pos) > 0 {
 			return unknownCommand(cmd, pos)
 		}
-		c.code = list(c.ctx, pos, c.e)
+		c.code = run(c.ctx, pos, c.e)
 		return nil
 	}
-	return g
+	g.AddCommand(listCmd)
 }
 
 // unknownCommand is the error of a group run without one of its commands.

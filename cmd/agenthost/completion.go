@@ -23,11 +23,10 @@ import (
 // newVersionCmd is `agenthost version`.
 func newVersionCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "version",
-		Short:             "Print the version, commit and build date",
-		ValidArgsFunction: noFiles,
+		Use:   "version",
+		Short: "Print the version, commit and build date",
 	}
-	return c.action(cmd, cmdVersion)
+	return c.noArgs(cmd, cmdVersion)
 }
 
 // newManCmd is `agenthost man DIR`.
@@ -44,10 +43,7 @@ pages of this version are in docs/man.`,
 
 // cmdVersion prints the module version, and the commit and its date when
 // the build recorded them.
-func cmdVersion(_ context.Context, args []string, e *env) int {
-	if len(args) > 0 {
-		return usageErr(e, "version takes no arguments (got %q)", args)
-	}
+func cmdVersion(_ context.Context, e *env) int {
 	fmt.Fprintf(e.stdout, "agenthost %s\n", version())
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, at, modified string

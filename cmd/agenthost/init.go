@@ -30,12 +30,8 @@ func newInitCmd(c *cli) *cobra.Command {
 		Example: `  agenthost init
   export AGENTHOST_MODEL=qwen3:8b
   agenthost doctor`,
-		ValidArgsFunction: noFiles,
 	}
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "init takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		files := config.Starter()
 		names := make([]string, 0, len(files))
 		for n := range files {
@@ -64,14 +60,7 @@ func newInitCmd(c *cli) *cobra.Command {
 				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
 				return exitError
 			}
-			f, err := os.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if err == nil {
-				_, err = f.Write(files[n])
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
+			if err := writeNew(n, files[n], 0o644); err != nil {
 				fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
 				return exitError
 			}
@@ -109,15 +98,9 @@ func initDataDir(e *env) int {
 		return exitError
 	}
 	ignore := filepath.Join(dir, ".gitignore")
-	f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	err := writeNew(ignore, []byte("# agenthost's data (sessions, recordings): not for version control.\n*\n"), 0o600)
 	if errors.Is(err, os.ErrExist) {
 		return exitOK
-	}
-	if err == nil {
-		_, err = f.WriteString("# agenthost's data (sessions, recordings): not for version control.\n*\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
 	}
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: init: %v\n", err)
@@ -125,4 +108,18 @@ func initDataDir(e *env) int {
 	}
 	fmt.Fprintf(e.stdout, "wrote %s (the sessions stay out of git)\n", ignore)
 	return exitOK
+}
+
+// writeNew writes data to the file name, which it makes: one that exists
+// is left alone (os.ErrExist).
+func writeNew(name string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

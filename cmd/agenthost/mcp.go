@@ -20,26 +20,28 @@ import (
 )
 
 // newMCPCmd is `agenthost mcp`: serve (agenthost as an MCP server), call,
-// login and logout (the mcp_server blocks it uses).
+// login and logout (the mcp_server blocks it uses). -c/--config is the
+// group's, for all four.
 func newMCPCmd(c *cli) *cobra.Command {
-	return group("mcp", "Serve agents and tools over MCP, and use MCP servers",
-		newMCPServeCmd(c), newMCPCallCmd(c), newMCPLoginCmd(c), newMCPLogoutCmd(c))
+	g := group("mcp", "Serve agents and tools over MCP, and use MCP servers")
+	cfgFlag := configFlag(g.PersistentFlags())
+	c.addCompletions(g)
+	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag), newMCPLoginCmd(c, cfgFlag), newMCPLogoutCmd(c, cfgFlag))
+	return g
 }
 
 // newMCPServeCmd serves plugin tools and agents over MCP: on stdin/stdout by plugin tools and agents over MCP: on stdin/stdout by
 // default, over streamable HTTP with --http. Nothing but the protocol is
 // written to stdout; logs go to stderr or --log-file.
-func newMCPServeCmd(c *cli) *cobra.Command {
+func newMCPServeCmd(c *cli, cfgFlag *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve plugin tools (--tools) or agents (--agents) to MCP clients",
 		Long: `Serve plugin tools (--tools, the default) or agents (--agents) to MCP clients, over stdio
 or streamable HTTP (--http ADDR).`,
-		Example:           "  agenthost mcp serve\n  agenthost mcp serve --agents --http 127.0.0.1:8080",
-		ValidArgsFunction: noFiles,
+		Example: "  agenthost mcp serve\n  agenthost mcp serve --agents --http 127.0.0.1:8080",
 	}
 	fs := cmd.Flags()
-	cfgFlag := configFlag(fs)
 	agentFlag := agentFlag(fs, "serve only this `agent`'s tools (--tools) or this agent (--agents)")
 	tools := fs.Bool("tools", false, "serve plugin tools (the default when --agents is not given)")
 	agents := fs.Bool("agents", false, "serve agents as tools taking {\"prompt\": string}")
@@ -54,10 +56,7 @@ or streamable HTTP (--http ADDR).`,
 	fs.Var((*sizeFlag)(&limits.ResumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
 	logLevel := logLevelFlag(fs, "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "mcp serve takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		if !*tools && !*agents {
 			*tools = true
 		}
@@ -72,7 +71,7 @@ or streamable HTTP (--http ADDR).`,
 			}
 		}
 		if *httpAddr != "" {
-			if err := checkListenAddr(*httpAddr, token != ""); err != nil {
+			if err := httpserve.CheckListenAddr(*httpAddr, token != ""); err != nil {
 				return usageErr(e, "--http %s: %v", *httpAddr, err)
 			}
 		}
@@ -200,16 +199,3 @@ func (s *sizeFlag) Set(v string) error {
 func (s *sizeFlag) Type() string { return "size" }
 
 func (s sizeFlag) String() string { return bytesize.Exact(uint64(s)) }
-
-// checkListenAddr refuses an address that is not host:port, and one that
-// is not loopback when no token protects it.
-func checkListenAddr(addr string, withToken bool) error {
-	hostPart, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("not host:port (%v); for example 127.0.0.1:8808", err)
-	}
-	if withToken || httpserve.IsLoopbackHost(hostPart) {
-		return nil
-	}
-	return errors.New("not a loopback address and no token: listen on 127.0.0.1 or [::1], or pass --token-env VAR so clients must send the token in VAR")
-}

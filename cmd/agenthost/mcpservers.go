@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/internal/redact"
 )
@@ -28,6 +29,6 @@ func writeMCPServers(w io.Writer, h *host.Host, e *env) {
 			as += " (some renamed)"
 		}
 		fmt.Fprintf(w, "  mcp_server %s: %s, %d %s as %s; NOT sandboxed (it runs with your rights, outside every plugin limit)\n",
-			s.Name, outText(e, how), count[s.Name], plural(count[s.Name], "tool", "tools"), as)
+			s.Name, outText(e, how), count[s.Name], term.Plural(count[s.Name], "tool", "tools"), as)
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
@@ -41,19 +41,15 @@ object).`,
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
-	asJSON := jsonFlag(fs, "print the result as JSON: {\"content\": ..., \"is_error\": ...}")
+	asJSON := toolResultJSONFlag(fs)
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
 		const usage = "usage: agenthost plugin call [-c FILE] [--json] FILE.wasm|NAME TOOL [ARGS-JSON]"
 		if len(pos) < 2 || len(pos) > 3 {
 			return usageErr(e, usage)
 		}
-		arguments := "{}"
-		if len(pos) == 3 {
-			arguments = pos[2]
-			var obj map[string]any
-			if json.Unmarshal([]byte(arguments), &obj) != nil {
-				return usageErr(e, "plugin call: ARGS-JSON must be a JSON object, like '{\"path\": \"README.md\"}'")
-			}
+		arguments, ok := toolArguments(pos)
+		if !ok {
+			return usageErr(e, "plugin call: ARGS-JSON must be a JSON object, like '{\"path\": \"README.md\"}'")
 		}
 		target, tool := pos[0], pos[1]
 		var h *host.Host
@@ -97,12 +93,7 @@ object).`,
 			// A trap, timeout or crash: what the model would read of it.
 			res = loop.ToolResult{Content: "plugin failure: " + err.Error(), IsError: true}
 		}
-		if *asJSON {
-			_ = json.NewEncoder(e.stdout).Encode(map[string]any{"content": res.Content, "is_error": res.IsError})
-		} else {
-			// The result is the plugin's: escaped on a terminal.
-			fmt.Fprintln(e.stdout, outText(e, res.Content))
-		}
+		printToolResult(e, res, *asJSON)
 		if res.IsError {
 			if !*asJSON {
 				fmt.Fprintf(e.stderr, "agenthost: plugin call: %s returned an error result\n", tool)
@@ -119,9 +110,7 @@ func isPluginFile(s string) bool {
 }
 
 // loadPluginFile builds a host with one plugin block for the module src
-// and nothing granted: no mounts, network, clock, randomness or
-// environment, the default limits. The model and agent it declares are
-// never used.
+// and nothing granted (config.ForModule).
 func loadPluginFile(ctx context.Context, src string, e *env) (*host.Host, string, int) {
 	if !strings.HasPrefix(src, "builtin:") {
 		abs, err := filepath.Abs(src)
@@ -130,28 +119,9 @@ func loadPluginFile(ctx context.Context, src string, e *env) (*host.Host, string
 		}
 		src = abs
 	}
-	const block = "plugin"
-	hcl := fmt.Sprintf(`provider "none" {
-  base_url = "http://127.0.0.1:1/v1"
-}
-
-model "none" {
-  provider = "none"
-  name     = "none"
-}
-
-plugin %q {
-  source = %s
-}
-
-agent "plugin-call" {
-  model  = "none"
-  prompt = "unused"
-}
-`, block, strconv.Quote(src))
-	cfg, diags := config.Parse([]byte(hcl), "plugin-call.hcl", config.Options{LookupEnv: e.lookupEnv})
-	if diags.HasErrors() {
-		return nil, "", usageErr(e, "plugin call: %s: %s", src, diags.Error())
+	cfg, err := config.ForModule(src, config.Options{LookupEnv: e.lookupEnv})
+	if err != nil {
+		return nil, "", usageErr(e, "plugin call: %s: %s", src, err)
 	}
 	if ctx.Err() != nil {
 		return nil, "", loadInterrupted(e)
@@ -169,7 +139,32 @@ agent "plugin-call" {
 	for _, d := range diags {
 		fmt.Fprintf(e.stderr, "agenthost: warning: %s: %s\n", d.Summary, d.Detail)
 	}
-	return h, block, exitOK
+	return h, config.ModulePlugin, exitOK
+}
+
+// toolResultJSONFlag is --json of plugin call and mcp call.
+func toolResultJSONFlag(fs *pflag.FlagSet) *bool {
+	return jsonFlag(fs, "print the result as JSON: {\"content\": ..., \"is_error\": ...}")
+}
+
+// toolArguments is the ARGS-JSON of plugin call and mcp call, pos[2]
+// ({} without one); ok is false when it is not a JSON object.
+func toolArguments(pos []string) (args string, ok bool) {
+	if len(pos) < 3 {
+		return "{}", true
+	}
+	var obj map[string]any
+	return pos[2], json.Unmarshal([]byte(pos[2]), &obj) == nil
+}
+
+// printToolResult prints the result of plugin call and mcp call: as JSON,
+// or its content (the tool's text: escaped on a terminal).
+func printToolResult(e *env, res loop.ToolResult, asJSON bool) {
+	if asJSON {
+		_ = json.NewEncoder(e.stdout).Encode(map[string]any{"content": res.Content, "is_error": res.IsError})
+	} else {
+		fmt.Fprintln(e.stdout, outText(e, res.Content))
+	}
 }
 
 // orNone joins names, or says none.

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/doctor"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
@@ -20,7 +20,7 @@ import (
 
 // newRunCmd is `agenthost run`: it declares the flags; the run reads the
 // prompt, builds the host, runs the agent with host.Run, renders the run
-// (output.go, events.go) and maps its end to the exit code.
+// (term.Output) and maps its end to the exit code.
 func newRunCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT | -]",
@@ -84,12 +84,12 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		}
 
 		out := newOutput(e, *asJSON, *events)
-		out.hint = func(res *loop.Result) string { return failureHint(e, h.Config, res) }
+		out.Hint = func(res *loop.Result) string { return doctor.FailureHint(h.Config, res, e.getenv) }
 		// What the load touched of the executable leaves the resident set
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
 		policy := newRunPolicy()
-		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.event), OnText: out.text}
+		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
 		approver, release := newApprover(e, af, h)
 		defer release()
 		req.Approver = approver
@@ -97,7 +97,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		if err != nil {
 			return runError(e, err, path)
 		}
-		out.finish(res)
+		out.Finish(res)
 		return exitCode(res.StopReason)
 	})
 }
@@ -168,39 +168,11 @@ func readPrompt(pos []string, e *env) (string, int) {
 	return p, exitOK
 }
 
-// newLogger makes the zerolog logger on stderr: human format on a terminal,
-// JSON lines otherwise. With progress (the progress display of a run is on
-// stderr), the records about failed model requests are left out: the
-// display shows each retry, and the run's last lines the error that
-// stopped it.
+// newLogger makes the logger of a command on stderr (term.NewLogger).
 func newLogger(level string, e *env, progress bool) (zerolog.Logger, int) {
-	if level == "" {
-		level = "info"
-		if e.stderrTTY {
-			level = "warn" // the progress display says what info logs would
-		}
-	}
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil || level == "" {
-		return zerolog.Nop(), usageErr(e, "--log-level %q: use debug, info, warn or error", level)
-	}
-	var w io.Writer = e.stderr
-	if e.stderrTTY {
-		w = zerolog.ConsoleWriter{Out: e.stderr, NoColor: !useColor(e), TimeFormat: time.TimeOnly, FormatPrepare: term.EscapeLogEvent}
-	}
-	l := zerolog.New(w).Level(lvl).With().Timestamp().Logger()
-	if progress {
-		l = l.Hook(shownElsewhere{})
+	l, err := term.NewLogger(e.stderr, level, e.stderrTTY, useColor(e), progress)
+	if err != nil {
+		return l, usageErr(e, "%v", err)
 	}
 	return l, exitOK
-}
-
-// shownElsewhere drops the log records that the progress display and the
-// last lines of a run show already (loop.LogRequestFailed).
-type shownElsewhere struct{}
-
-func (shownElsewhere) Run(ev *zerolog.Event, _ zerolog.Level, msg string) {
-	if strings.HasPrefix(msg, loop.LogRequestFailed) {
-		ev.Discard()
-	}
 }

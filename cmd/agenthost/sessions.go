@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
-	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -46,13 +43,7 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 			return sessionsList(dir, *asJSON, e)
 		}
 	}
-	listCmd := &cobra.Command{
-		Use:               "list",
-		Short:             "List the sessions, newest first",
-		Example:           "  agenthost sessions list --json",
-		ValidArgsFunction: noFiles,
-	}
-	c.action(listCmd, list(jsonFlag(listCmd.Flags(), "print JSON")))
+	c.listGroup(g, "List the sessions, newest first", "  agenthost sessions list --json", list)
 
 	show := &cobra.Command{
 		Use:               "show ID",
@@ -105,8 +96,7 @@ session a run holds is kept.`,
 		return sessionsRemove(dir, append([]string{"prune"}, pos...), *olderThan, e)
 	})
 
-	c.listGroup(g, list(jsonFlag(g.Flags(), "print JSON (as sessions list --json)")))
-	g.AddCommand(listCmd, show, rm, prune)
+	g.AddCommand(show, rm, prune)
 	return g
 }
 
@@ -117,21 +107,19 @@ func sessionsList(dataDir string, asJSON bool, e *env) int {
 		fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
 		return exitError
 	}
-	if asJSON {
-		return sessionsListJSON(dataDir, ms, e)
-	}
-	if len(ms) == 0 {
-		fmt.Fprintf(e.stderr, "no sessions in %s\n", session.Dir(dataDir))
-		return exitOK
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tAGENT\tCREATED\tSTOP\tSTEPS\tTOKENS\tCOST\tPROMPT")
-	for _, m := range ms {
+	sums := make([]session.Summary, len(ms))
+	for i, m := range ms {
 		_, evs, _ := session.Events(dataDir, m.ID)
-		t := summaryTexts(session.Summarize(evs))
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", outText(e, m.ID), outText(e, m.Agent), m.Created.Format("2006-01-02 15:04:05"), t.stop, t.steps, t.tokens, t.cost, outText(e, t.prompt))
+		sums[i] = session.Summarize(evs)
 	}
-	tw.Flush()
+	switch {
+	case asJSON:
+		return writeJSON(e, report.List(ms, sums))
+	case len(ms) == 0:
+		fmt.Fprintf(e.stderr, "no sessions in %s\n", session.Dir(dataDir))
+	default:
+		report.WriteTable(e.stdout, ms, sums, e.stdoutTTY)
+	}
 	return exitOK
 }
 
@@ -146,7 +134,8 @@ func sessionsShow(dataDir, ref string, asJSON, asHTML bool, e *env) int {
 	if err != nil {
 		return usageErr(e, "sessions show: %v", err)
 	}
-	if asJSON {
+	switch {
+	case asJSON:
 		if evs == nil {
 			evs = []loop.Event{}
 		}
@@ -154,79 +143,13 @@ func sessionsShow(dataDir, ref string, asJSON, asHTML bool, e *env) int {
 			session.Meta
 			Events []loop.Event `json:"events"`
 		}{meta, evs})
-	}
-	if asHTML {
+	case asHTML:
 		if err := report.WriteHTML(e.stdout, meta, evs); err != nil {
 			fmt.Fprintf(e.stderr, "agenthost: sessions show: %v\n", err)
 			return exitError
 		}
-		return exitOK
+	default:
+		report.WriteTranscript(e.stdout, evs, e.stdoutTTY)
 	}
-	for _, ev := range evs {
-		if ev.Type != loop.EventMessage || ev.Msg == nil {
-			continue
-		}
-		printMessage(e, ev)
-	}
-	t := summaryTexts(session.Summarize(evs))
-	fmt.Fprintf(e.stdout, "-- stop: %s, steps %s\n", t.stop, t.steps)
 	return exitOK
-}
-
-// summaryText is a session's summary (session.Summarize) as `sessions
-// list` shows it: the last run's stop reason and steps ("unfinished" and
-// "-" when that run has no run.end: it is still running, or its process
-// was killed), the first prompt on one line and cut to 60 runes, the
-// tokens of the finished runs with a "~" in front when a figure was
-// estimated, their cost in USD or "-" when any run's cost is unknown (no
-// price); tokens and cost are "-" without a finished run.
-type summaryText struct {
-	stop, steps, prompt, tokens, cost string
-}
-
-func summaryTexts(s session.Summary) summaryText {
-	t := summaryText{stop: "unfinished", steps: "-", tokens: "-", cost: "-"}
-	if s.Finished {
-		t.stop, t.steps = string(s.Stop), fmt.Sprintf("%d/%d", s.Steps, s.StepsMax)
-	}
-	t.prompt = textcut.Line(s.Prompt, 61)
-	if s.Runs > 0 {
-		t.tokens = fmt.Sprint(s.Usage.TotalTokens)
-		if s.Usage.Estimated {
-			t.tokens = "~" + t.tokens
-		}
-		if s.CostKnown {
-			t.cost = "$" + loop.USD(s.Cost)
-		}
-	}
-	return t
-}
-
-// printMessage prints one message of a transcript. Everything in it may
-// come from the model or a tool: on a terminal it is escaped.
-func printMessage(e *env, ev loop.Event) {
-	m := ev.Msg
-	indent := strings.Repeat("  ", ev.Depth)
-	who := outText(e, string(m.Role))
-	if ev.Depth > 0 {
-		who = outText(e, ev.Agent) + "/" + who
-	}
-	switch m.Role {
-	case loop.RoleSystem:
-		fmt.Fprintf(e.stdout, "%s[%s] %d chars\n", indent, who, len(m.Content))
-		return
-	case loop.RoleTool:
-		status := ""
-		if m.IsError {
-			status = " error"
-		}
-		fmt.Fprintf(e.stdout, "%s[%s %s %s%s] %s\n", indent, who, outText(e, m.Name), outText(e, m.ToolCallID), status, outText(e, textcut.Clip(m.Content, 400)))
-		return
-	}
-	if m.Content != "" {
-		fmt.Fprintf(e.stdout, "%s[%s] %s\n", indent, who, outText(e, m.Content))
-	}
-	for _, c := range m.ToolCalls {
-		fmt.Fprintf(e.stdout, "%s[%s call %s] %s(%s)\n", indent, who, outText(e, c.ID), outText(e, c.Name), outText(e, textcut.Clip(c.Arguments, 400)))
-	}
 }

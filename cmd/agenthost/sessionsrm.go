@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/session"
-	"github.com/agenthost/agenthost/loop"
 )
 
 // sessionsRemove is `sessions rm ID...` and `sessions prune --older-than D`.
@@ -33,7 +31,7 @@ func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int 
 		if len(pos) != 1 || olderThan == "" {
 			return usageErr(e, "usage: agenthost sessions prune --older-than DURATION (such as 720h, 30d, 2w)")
 		}
-		age, err := parseAge(olderThan)
+		age, err := session.ParseAge(olderThan)
 		if err != nil {
 			return usageErr(e, "sessions prune: --older-than %q: %v", olderThan, err)
 		}
@@ -63,55 +61,9 @@ func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int 
 		fmt.Fprintf(e.stdout, "removed %s\n", id)
 	}
 	if pos[0] == "prune" {
-		fmt.Fprintf(e.stderr, "%d %s removed\n", len(ids), plural(len(ids), "session", "sessions"))
+		fmt.Fprintf(e.stderr, "%d %s removed\n", len(ids), term.Plural(len(ids), "session", "sessions"))
 	}
 	return code
-}
-
-// parseAge parses a duration as time.ParseDuration does, with days (d)
-// and weeks (w) too: 30d, 2w, 36h.
-func parseAge(s string) (time.Duration, error) {
-	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(s, unit); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
-			}
-			return time.Duration(v * float64(d)), nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
-	}
-	return d, nil
-}
-
-// sessionJSON is one session of `sessions list --json`.
-type sessionJSON struct {
-	session.Meta
-	StopReason string     `json:"stop_reason"` // of its last run; "unfinished" while none ended
-	Runs       int        `json:"runs"`
-	Usage      loop.Usage `json:"usage"`
-	Cost       *float64   `json:"cost"` // USD; null when a run's cost is unknown
-	Prompt     string     `json:"prompt"`
-}
-
-func sessionsListJSON(dataDir string, ms []session.Meta, e *env) int {
-	out := []sessionJSON{}
-	for _, m := range ms {
-		_, evs, _ := session.Events(dataDir, m.ID)
-		sum := session.Summarize(evs)
-		s := sessionJSON{Meta: m, StopReason: "unfinished", Runs: sum.Runs, Usage: sum.Usage, Prompt: sum.Prompt}
-		if sum.Finished {
-			s.StopReason = string(sum.Stop)
-		}
-		if sum.CostKnown && sum.Runs > 0 {
-			s.Cost = &sum.Cost
-		}
-		out = append(out, s)
-	}
-	return writeJSON(e, out)
 }
 
 // writeJSON prints v as indented JSON: what every --json of a command that

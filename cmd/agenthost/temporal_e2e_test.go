@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/runs"
 	"github.com/agenthost/agenthost/internal/fakemodel"
 	"github.com/agenthost/agenthost/internal/temporaltest"
 	"github.com/agenthost/agenthost/loop"
@@ -636,7 +637,7 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 		t.Errorf("runs list: exit %d, %q does not list %s (agent main, completed)\n%s", code, out, id, errOut)
 	}
 	code, out, errOut = agenthostIn(t, dir, srv.URL(), "runs", "--temporal", addr, "show", id, "--json")
-	var shown runInfo
+	var shown runs.Info
 	if err := json.Unmarshal([]byte(out), &shown); code != 0 || err != nil || shown.Agent != "main" || shown.Result == nil || shown.Result.StopReason != loop.StopAborted {
 		t.Errorf("runs show: exit %d, %s\n%s", code, out, errOut)
 	}

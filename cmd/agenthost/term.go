@@ -60,3 +60,17 @@ func (e *env) guardLines() *term.Console {
 	}
 	return e.con
 }
+
+// newOutput is what renders a run (run, chat, run --temporal) on e's
+// console: as --json, as --events, or for a person.
+func newOutput(e *env, asJSON, events bool) *term.Output {
+	o := &term.Output{Con: e.guardLines(), JSON: asJSON, Events: events, Progress: showsProgress(e, asJSON, events), Live: e.stdoutTTY, ErrTTY: e.stderrTTY}
+	o.Color = o.Progress && useColor(e)
+	return o
+}
+
+// showsProgress tells whether a run shows the progress display on stderr:
+// on a terminal, unless stdout is --json or --events.
+func showsProgress(e *env, asJSON, events bool) bool {
+	return e.stderrTTY && !events && !asJSON
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -16,19 +15,15 @@ import (
 // or one agent's.
 func newToolsCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "tools",
-		Short:             "List the tools the plugins give (all, or one agent's)",
-		Example:           "  agenthost tools\n  agenthost tools -a main --json",
-		ValidArgsFunction: noFiles,
+		Use:     "tools",
+		Short:   "List the tools the plugins give (all, or one agent's)",
+		Example: "  agenthost tools\n  agenthost tools -a main --json",
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
 	agentFlag := agentFlag(fs, "list only the tools of this `agent`")
 	asJSON := jsonFlag(fs, "print JSON")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "tools takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		h, code := loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
 		if code != exitOK {
 			return code
@@ -56,10 +51,7 @@ func newToolsCmd(c *cli) *cobra.Command {
 			if tools == nil {
 				tools = []host.Tool{}
 			}
-			enc := json.NewEncoder(e.stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(tools)
-			return exitOK
+			return writeJSON(e, tools)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "TOOL\tPLUGIN\tKIND\tDESCRIPTION")

@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/spf13/cobra"
-
-	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/config"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
+	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
 )
 
 // newValidateCmd is `agenthost validate`: the config loaded with its
@@ -22,15 +23,11 @@ func newValidateCmd(c *cli) *cobra.Command {
 agents printed. Exit 2 when something is wrong, with where and what to do.`,
 		Example: `  agenthost validate
   agenthost validate -c other/agents.hcl --json`,
-		ValidArgsFunction: noFiles,
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
 	asJSON := jsonFlag(fs, "print the summary as JSON")
-	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		if len(pos) > 0 {
-			return usageErr(e, "validate takes no arguments (got %q)", pos)
-		}
+	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		path := configPath(*cfgFlag, e)
 		h, code := loadHost(ctx, path, hostOptions(e), e)
 		if code != exitOK {
@@ -43,9 +40,9 @@ agents printed. Exit 2 when something is wrong, with where and what to do.`,
 			return validateJSON(path, def, h, e)
 		}
 		fmt.Fprintf(e.stdout, "%s: ok (%d %s, %d %s, %d %s)\n", path,
-			len(cfg.Agents), plural(len(cfg.Agents), "agent", "agents"),
-			len(h.Plugins), plural(len(h.Plugins), "plugin", "plugins"),
-			len(h.Tools()), plural(len(h.Tools()), "tool", "tools"))
+			len(cfg.Agents), term.Plural(len(cfg.Agents), "agent", "agents"),
+			len(h.Plugins), term.Plural(len(h.Plugins), "plugin", "plugins"),
+			len(h.Tools()), term.Plural(len(h.Tools()), "tool", "tools"))
 		for _, a := range cfg.Agents {
 			budget := "unlimited"
 			if a.Budget != nil {
@@ -79,16 +76,11 @@ agents printed. Exit 2 when something is wrong, with where and what to do.`,
 	})
 }
 
-// defaultAgent is the agent run picks without -a: the one with default =
-// true, else the only one; "" when there is none.
+// defaultAgent is the agent run picks without -a (config.DefaultAgent);
+// "" when there is none.
 func defaultAgent(cfg *config.Config) string {
-	for _, a := range cfg.Agents {
-		if a.Default {
-			return a.Name
-		}
-	}
-	if len(cfg.Agents) == 1 {
-		return cfg.Agents[0].Name
+	if a, err := cfg.DefaultAgent(); err == nil {
+		return a.Name
 	}
 	return ""
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Last is the session reference that names the newest session.
@@ -80,4 +82,23 @@ func Remove(dataDir, id string) error {
 	// Through the handle of sessions/: a symbolic link planted in place of
 	// the directory is removed, not followed.
 	return sessions.RemoveAll(id)
+}
+
+// ParseAge parses a duration as time.ParseDuration does, with days (d)
+// and weeks (w) too: 30d, 2w, 36h.
+func ParseAge(s string) (time.Duration, error) {
+	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(s, unit); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+			}
+			return time.Duration(v * float64(d)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+	}
+	return d, nil
 }

@@ -447,3 +447,16 @@ func (c *limitedConn) CloseWrite() error {
 	}
 	return nil
 }
+
+// CheckListenAddr refuses an address that is not host:port, and one that
+// is not loopback when no token protects it.
+func CheckListenAddr(addr string, withToken bool) error {
+	hostPart, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("not host:port (%v); for example 127.0.0.1:8808", err)
+	}
+	if withToken || IsLoopbackHost(hostPart) {
+		return nil
+	}
+	return errors.New("not a loopback address and no token: listen on 127.0.0.1 or [::1], or pass --token-env VAR so clients must send the token in VAR")
+}

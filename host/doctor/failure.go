@@ -1,24 +1,23 @@
-package main
+package doctor
 
 import (
 	"errors"
 	"fmt"
 
 	"github.com/agenthost/agenthost/host/config"
-	"github.com/agenthost/agenthost/host/doctor"
 	"github.com/agenthost/agenthost/internal/cassette"
 	"github.com/agenthost/agenthost/internal/shquote"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// failureHint is the line printed under the error that stopped a run
+// FailureHint is the line printed under the error that stopped a run
 // (run, chat), saying what to do when the cause is known; "" otherwise.
 // A failed model request gets the advice doctor gives for the same cause
-// (doctor.Hint) and a pointer to doctor; a replay that missed because the
+// (Hint) and a pointer to doctor; a replay that missed because the
 // model's name comes from a variable says which. The model and provider
 // are those of the run's agent: an error of a subagent does not stop the
-// run.
-func failureHint(e *env, cfg *config.Config, res *loop.Result) string {
+// run. getenv reads the variables that name models.
+func FailureHint(cfg *config.Config, res *loop.Result, getenv func(string) string) string {
 	if res == nil || res.Err == nil || cfg == nil {
 		return ""
 	}
@@ -32,9 +31,9 @@ func failureHint(e *env, cfg *config.Config, res *loop.Result) string {
 	}
 	var miss *cassette.MissError
 	if errors.As(res.Err, &miss) {
-		return replayHint(e, m, miss)
+		return replayHint(m, miss, getenv)
 	}
-	if h := doctor.Hint(cfg.Provider(m.Provider), m, res.Err); h != "" {
+	if h := Hint(cfg.Provider(m.Provider), m, res.Err); h != "" {
 		return h + "; check with 'agenthost doctor'"
 	}
 	return ""
@@ -43,12 +42,12 @@ func failureHint(e *env, cfg *config.Config, res *loop.Result) string {
 // replayHint explains a cassette miss that comes from the model's name,
 // when the name is read from a variable: set, it names another model than
 // the recording's; unset, the recording was made with it set.
-func replayHint(e *env, m *config.Model, miss *cassette.MissError) string {
+func replayHint(m *config.Model, miss *cassette.MissError, getenv func(string) string) string {
 	if miss.Recorded == "" || miss.Recorded == miss.Model || len(m.IDEnv) == 0 {
 		return ""
 	}
 	for _, name := range m.IDEnv {
-		if v := e.getenv(name); v != "" {
+		if v := getenv(name); v != "" {
 			return fmt.Sprintf("model %q is named %q by $%s, but the cassette was recorded with %q: unset %s (or set it to %q) to replay it",
 				m.Name, miss.Model, name, miss.Recorded, name, miss.Recorded)
 		}

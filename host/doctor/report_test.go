@@ -1,25 +1,23 @@
-package main
+package doctor
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/agenthost/agenthost/host/doctor"
 )
 
 // The table gives a row per check, the time when measured, the fix under a
 // failed check, and a last line saying whether all passed; text from
 // servers goes through the escaper.
 func TestWriteDoctorTable(t *testing.T) {
-	rep := doctorReport{
-		Models: []doctor.Model{{Model: "m", BaseURL: "http://REDACTED@h/v1", Checks: []doctor.Check{
-			{Name: "tcp", Status: doctor.OK, Detail: "connected", MS: 1.4},
-			{Name: "auth", Status: doctor.Fail, Detail: "GET /models answered 401\x1b[2J", Hint: "check api_key"},
+	rep := Report{
+		Models: []Model{{Model: "m", BaseURL: "http://REDACTED@h/v1", Checks: []Check{
+			{Name: "tcp", Status: OK, Detail: "connected", MS: 1.4},
+			{Name: "auth", Status: Fail, Detail: "GET /models answered 401\x1b[2J", Hint: "check api_key"},
 		}}},
-		Plugins: []doctor.Plugin{{Plugin: "core", Checks: []doctor.Check{{Name: "kind", Status: doctor.OK, Detail: "agenthost"}}}},
+		Plugins: []Plugin{{Plugin: "core", Checks: []Check{{Name: "kind", Status: OK, Detail: "agenthost"}}}},
 	}
 	var sb strings.Builder
-	writeDoctorTable(&sb, rep, func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) })
+	WriteTable(&sb, rep, func(s string) string { return strings.ReplaceAll(s, "\x1b", `\x1b`) })
 	out := sb.String()
 	for _, want := range []string{
 		"WHAT", "model m (http://REDACTED@h/v1)  tcp", "ok", "1ms", "connected",
@@ -35,7 +33,7 @@ func TestWriteDoctorTable(t *testing.T) {
 	}
 	rep.OK = true
 	sb.Reset()
-	writeDoctorTable(&sb, rep, func(s string) string { return s })
+	WriteTable(&sb, rep, func(s string) string { return s })
 	if !strings.HasSuffix(sb.String(), "all checks passed\n") {
 		t.Errorf("passing report:\n%s", sb.String())
 	}

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bufio"
@@ -31,30 +31,31 @@ const (
 )
 
 // historyDir is $XDG_STATE_HOME/agenthost, or ~/.local/state/agenthost.
-func historyDir(e *env) (string, error) {
-	if d := e.getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+func historyDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "agenthost"), nil
 	}
-	home := e.getenv("HOME")
+	home := getenv("HOME")
 	if home == "" {
 		return "", errors.New("neither $XDG_STATE_HOME nor $HOME is set")
 	}
 	return filepath.Join(home, ".local", "state", "agenthost"), nil
 }
 
-// chatHistory is the line editor's history (golang.org/x/term's History):
+// ChatHistory is the line editor's history (golang.org/x/term's History):
 // At(0) is the newest line. Add also appends the line to the file.
-type chatHistory struct {
+type ChatHistory struct {
 	lines []string // oldest first
 	root  *os.Root // the state directory; nil when the history is not saved
 	path  string
 }
 
-// openHistory loads the history file. A problem with it (not private, not
-// readable) is returned with a history that is kept in memory only.
-func openHistory(e *env) (*chatHistory, error) {
-	h := &chatHistory{}
-	dir, err := historyDir(e)
+// OpenHistory loads the history file of the state directory getenv
+// names. A problem with it (not private, not readable) is returned with a
+// history that is kept in memory only.
+func OpenHistory(getenv func(string) string) (*ChatHistory, error) {
+	h := &ChatHistory{}
+	dir, err := historyDir(getenv)
 	if err != nil {
 		return h, err
 	}
@@ -65,7 +66,7 @@ func openHistory(e *env) (*chatHistory, error) {
 	if err != nil {
 		return h, err
 	}
-	fail := func(err error) (*chatHistory, error) {
+	fail := func(err error) (*ChatHistory, error) {
 		r.Close()
 		return h, err
 	}
@@ -100,7 +101,7 @@ func openHistory(e *env) (*chatHistory, error) {
 
 // load reads the last historyMaxBytes of the file; cut tells whether
 // there was more. Lines that are not JSON strings are skipped.
-func (h *chatHistory) load(r *os.Root, size int64) (cut bool, err error) {
+func (h *ChatHistory) load(r *os.Root, size int64) (cut bool, err error) {
 	f, err := r.OpenFile(historyFile, os.O_RDONLY, 0)
 	if err != nil {
 		return false, err
@@ -133,7 +134,7 @@ func (h *chatHistory) load(r *os.Root, size int64) (cut bool, err error) {
 }
 
 // rewrite replaces the file with h.lines: a new file renamed into place.
-func (h *chatHistory) rewrite(r *os.Root) error {
+func (h *ChatHistory) rewrite(r *os.Root) error {
 	tmp := historyFile + ".new"
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -152,7 +153,7 @@ func (h *chatHistory) rewrite(r *os.Root) error {
 }
 
 // Add records a line the user entered; a repeat of the newest is not.
-func (h *chatHistory) Add(line string) {
+func (h *ChatHistory) Add(line string) {
 	if line == "" || len(line) > historyMaxLine || len(h.lines) > 0 && h.lines[len(h.lines)-1] == line {
 		return
 	}
@@ -172,12 +173,14 @@ func (h *chatHistory) Add(line string) {
 	f.Close()
 }
 
-func (h *chatHistory) Len() int { return len(h.lines) }
+// Len is the number of lines.
+func (h *ChatHistory) Len() int { return len(h.lines) }
 
-func (h *chatHistory) At(i int) string { return h.lines[len(h.lines)-1-i] }
+// At is the line i back from the newest (0).
+func (h *ChatHistory) At(i int) string { return h.lines[len(h.lines)-1-i] }
 
 // Close closes the state directory.
-func (h *chatHistory) Close() {
+func (h *ChatHistory) Close() {
 	if h.root != nil {
 		h.root.Close()
 	}

@@ -1,4 +1,4 @@
-package main
+package httpserve
 
 import "testing"
 
@@ -25,9 +25,9 @@ func TestCheckListenAddr(t *testing.T) {
 		{"127.0.0.1", false, false},
 		{"127.0.0.1", true, false},
 	} {
-		err := checkListenAddr(c.addr, c.token)
+		err := CheckListenAddr(c.addr, c.token)
 		if (err == nil) != c.ok {
-			t.Errorf("checkListenAddr(%q, token=%v) = %v, want ok=%v", c.addr, c.token, err, c.ok)
+			t.Errorf("CheckListenAddr(%q, token=%v) = %v, want ok=%v", c.addr, c.token, err, c.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agenthost/agenthost/host"
 )
 
 // The history file is bounded: at start the last MiB is read and, past
@@ -29,8 +27,7 @@ func TestChatHistoryBounded(t *testing.T) {
 	}
 	path := filepath.Join(dir, historyFile)
 	os.WriteFile(path, b.Bytes(), 0o644)
-	e := &env{getenv: func(k string) string { return map[string]string{"XDG_STATE_HOME": state}[k] }}
-	h, err := openHistory(e)
+	h, err := OpenHistory(func(k string) string { return map[string]string{"XDG_STATE_HOME": state}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,27 +50,5 @@ func TestChatHistoryBounded(t *testing.T) {
 	}
 	if h.At(0) != "new line" || h.At(1) == "new line" {
 		t.Errorf("history order: %q, %q", h.At(0), h.At(1)[:10])
-	}
-}
-
-// The key argument is the first required string property, on one line,
-// cut and escaped; a tool without one shows none.
-func TestChatKeyArg(t *testing.T) {
-	c := &chat{keyArgs: chatKeyArgs([]host.Tool{
-		{Name: "read_file", InputSchema: []byte(`{"type":"object","properties":{"limit":{"type":"integer"},"path":{"type":"string"}},"required":["limit","path"]}`)},
-		{Name: "count", InputSchema: []byte(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
-	})}
-	for _, tc := range []struct{ tool, args, want string }{
-		{"read_file", `{"path":"notes.md","limit":3}`, "notes.md"},
-		{"read_file", `{"path":"a\nb\u001b[2Jc"}`, `a b\x1b[2Jc`},
-		{"read_file", `{"path":"` + strings.Repeat("d", 60) + `"}`, strings.Repeat("d", keyArgMax-1) + "…"},
-		{"read_file", `{"path":3}`, ""},
-		{"read_file", `not json`, ""},
-		{"count", `{"n":3}`, ""},
-		{"other", `{"path":"x"}`, ""},
-	} {
-		if got := c.keyArg(tc.tool, tc.args); got != tc.want {
-			t.Errorf("keyArg(%s, %s) = %q, want %q", tc.tool, tc.args, got, tc.want)
-		}
 	}
 }

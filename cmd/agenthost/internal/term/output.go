@@ -1,18 +1,19 @@
-package main
+package term
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/internal/textcut"
 	"github.com/agenthost/agenthost/loop"
 )
 
-// output renders a run to the terminal, as --json, or as --events.
+// Output renders a run to the terminal, as --json (JSON), or as --events
+// (Events).
 //
 // The top-level agent's text goes to stdout. On a terminal it streams as it
 // arrives, with control characters escaped (termtext); when a request that
@@ -25,24 +26,25 @@ import (
 // cannot wait), and dropped when the request is retried or fails, so a
 // retried stream never prints twice. Whatever ends the answer, its last
 // line is ended before anything else is printed (console).
-type output struct {
-	e        *env
-	con      *term.Console
-	json     bool
-	events   bool
-	progress bool
-	live     bool // stdout is a terminal: stream text as it arrives
-	// hint, when set, says what to do about the error that stopped a run
-	// (failureHint); "" when nothing is known.
-	hint func(*loop.Result) string
-	// keyArg, when set, picks the argument that says what a tool call is
-	// about (chatKeyArgs); the progress line shows it after the tool.
-	keyArg func(tool, args string) string
-	// md, when set, renders the answer's Markdown (the chat on a
-	// terminal); spin updates the chat's spinner.
-	md    *term.MarkdownStream
-	spin  bool
-	color bool // the progress display is in colour
+type Output struct {
+	// Con is what the run writes through: stdout and stderr.
+	Con      *Console
+	JSON     bool
+	Events   bool
+	Progress bool // the progress display on stderr
+	Live     bool // stdout is a terminal: stream text as it arrives
+	ErrTTY   bool // stderr is a terminal: errors are escaped
+	// Hint, when set, says what to do about the error that stopped a run;
+	// "" when nothing is known.
+	Hint func(*loop.Result) string
+	// KeyArg, when set, picks the argument that says what a tool call is
+	// about; the progress line shows it after the tool.
+	KeyArg func(tool, args string) string
+	// MD, when set, renders the answer's Markdown (the chat on a
+	// terminal); Spin updates the chat's spinner.
+	MD    *MarkdownStream
+	Spin  bool
+	Color bool // the progress display is in colour
 
 	mu       sync.Mutex
 	callArg  map[string]string // key argument of each call in flight, by call id
@@ -63,25 +65,14 @@ type output struct {
 // differently from the text already shown: its answer starts again below.
 const streamRetried = "[agenthost] stream interrupted; the answer starts again\n"
 
-func newOutput(e *env, asJSON, events bool) *output {
-	o := &output{e: e, con: e.guardLines(), json: asJSON, events: events, progress: showsProgress(e, asJSON, events), live: e.stdoutTTY}
-	o.color = o.progress && useColor(e)
-	return o
-}
-
-// showsProgress tells whether a run shows the progress display on stderr:
-// on a terminal, unless stdout is --json or --events.
-func showsProgress(e *env, asJSON, events bool) bool {
-	return e.stderrTTY && !events && !asJSON
-}
-
-func (o *output) text(agent string, depth int, s string) {
-	if depth != 0 || o.json || o.events || s == "" {
+// Text is the text of agent's response at depth, as it streams.
+func (o *Output) Text(agent string, depth int, s string) {
+	if depth != 0 || o.JSON || o.Events || s == "" {
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if !o.live {
+	if !o.Live {
 		o.pending.WriteString(s)
 		return
 	}
@@ -93,10 +84,10 @@ func (o *output) text(agent string, depth int, s string) {
 			return // still the text on the screen
 		case strings.HasPrefix(a, o.replay):
 			s = a[len(o.replay):] // it goes on where the screen stops
-			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.con.LineOpen() {
+			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.Con.LineOpen() {
 				// A line (the retry's progress) was written below the
 				// cut line: it is shown again whole.
-				o.con.Stream(cut)
+				o.Con.Stream(cut)
 			}
 		default:
 			o.restart()
@@ -104,9 +95,9 @@ func (o *output) text(agent string, depth int, s string) {
 		}
 		o.replaying = false
 	}
-	if o.md != nil {
+	if o.MD != nil {
 		o.streamed.WriteString(s)
-		o.md.Write(s)
+		o.MD.Write(s)
 		o.partial = true
 		return
 	}
@@ -116,45 +107,46 @@ func (o *output) text(agent string, depth int, s string) {
 
 // mdFlush ends the response's Markdown: a line left open is drawn
 // rendered.
-func (o *output) mdFlush() {
-	if o.md != nil {
-		o.md.Flush()
+func (o *Output) mdFlush() {
+	if o.MD != nil {
+		o.MD.Flush()
 	}
 }
 
 // restart marks on stdout that the answer starts again: the retried
 // request's text differs from what is on the screen.
-func (o *output) restart() {
+func (o *Output) restart() {
 	o.endLine()
-	io.WriteString(o.e.stdout, streamRetried)
+	io.WriteString(o.Con.Out(), streamRetried)
 	o.streamed.Reset()
 }
 
 // print writes model text to stdout, escaped on a terminal. Not on a
 // terminal, s is a whole response's text: it is written with the newline
 // that ends it.
-func (o *output) print(s string) {
+func (o *Output) print(s string) {
 	o.streamed.WriteString(s)
-	if o.md != nil {
+	if o.MD != nil {
 		if !strings.HasSuffix(s, "\n") {
 			s += "\n"
 		}
-		o.md.Write(s)
+		o.MD.Write(s)
 		return
 	}
-	if !o.live && !strings.HasSuffix(s, "\n") {
+	if !o.Live && !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	o.con.Stream(s)
+	o.Con.Stream(s)
 }
 
 // endLine ends the text on stdout with a newline if it has none.
-func (o *output) endLine() { o.con.EndLine() }
+func (o *Output) endLine() { o.Con.EndLine() }
 
-func (o *output) event(ev loop.Event) {
+// Event shows ev.
+func (o *Output) Event(ev loop.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if ev.Depth == 0 && !o.json && !o.events {
+	if ev.Depth == 0 && !o.JSON && !o.Events {
 		switch ev.Type {
 		case loop.EventStepStart:
 			o.mdFlush()
@@ -165,11 +157,11 @@ func (o *output) event(ev loop.Event) {
 			o.replaying = false
 		case loop.EventRetry:
 			o.pending.Reset()
-			if o.md != nil {
-				o.md.Reset()
+			if o.MD != nil {
+				o.MD.Reset()
 			}
 			if o.partial {
-				if o.md != nil {
+				if o.MD != nil {
 					// Rendered lines are not the text streamed: the
 					// answer starts again below them.
 					o.restart()
@@ -196,7 +188,7 @@ func (o *output) event(ev loop.Event) {
 					o.pending.Reset()
 				}
 				o.mdFlush()
-				o.con.Flush()
+				o.Con.Flush()
 				o.partial = false
 			}
 		case loop.EventStepEnd:
@@ -207,39 +199,39 @@ func (o *output) event(ev loop.Event) {
 	}
 	switch ev.Type {
 	case loop.EventToolStart:
-		if o.keyArg != nil {
+		if o.KeyArg != nil {
 			if o.callArg == nil {
 				o.callArg = map[string]string{}
 			}
-			o.callArg[ev.CallID] = o.keyArg(ev.Tool, ev.Arguments)
+			o.callArg[ev.CallID] = o.KeyArg(ev.Tool, ev.Arguments)
 		}
-		if o.spin {
-			o.con.SetSpinLabel(textcut.Runes(strings.TrimSpace("running "+termtext.Escape(ev.Tool)+" "+o.callArg[ev.CallID]), term.SpinLabelMax))
+		if o.Spin {
+			o.Con.SetSpinLabel(textcut.Runes(strings.TrimSpace("running "+termtext.Escape(ev.Tool)+" "+o.callArg[ev.CallID]), SpinLabelMax))
 		}
 	case loop.EventStepStart:
-		if o.spin {
-			o.con.SetSpinLabel("thinking")
+		if o.Spin {
+			o.Con.SetSpinLabel("thinking")
 		}
 	}
-	if o.events && ev.Type != loop.EventMessage {
-		o.evBuf = writeEvent(o.e.stdout, o.evBuf, ev)
+	if o.Events && ev.Type != loop.EventMessage {
+		o.evBuf = writeEvent(o.Con.Out(), o.evBuf, ev)
 	}
-	if o.progress {
-		term.ProgressLine(o.e.stderr, ev, o.callArg[ev.CallID], o.color)
+	if o.Progress {
+		ProgressLine(o.Con.Err(), ev, o.callArg[ev.CallID], o.Color)
 	}
 	if ev.Type == loop.EventToolEnd {
 		delete(o.callArg, ev.CallID)
 	}
 }
 
-// finish prints the end of the run.
-func (o *output) finish(res *loop.Result) {
+// Finish prints the end of the run.
+func (o *Output) Finish(res *loop.Result) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
-	case o.json:
-		writeResult(o.e.stdout, res)
-	case o.events:
+	case o.JSON:
+		writeResult(o.Con.Out(), res)
+	case o.Events:
 		// run.end was printed as an event.
 	default:
 		// The final text is normally streamed already; a host-written
@@ -251,29 +243,37 @@ func (o *output) finish(res *loop.Result) {
 		o.endLine()
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
-			fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, err))
+			fmt.Fprintf(o.Con.Err(), "agenthost: %s\n", o.errText(err))
 		}
-		if o.hint != nil {
-			if h := o.hint(res); h != "" {
-				fmt.Fprintf(o.e.stderr, "agenthost: %s\n", errText(o.e, h))
+		if o.Hint != nil {
+			if h := o.Hint(res); h != "" {
+				fmt.Fprintf(o.Con.Err(), "agenthost: %s\n", o.errText(h))
 			}
 		}
 		switch {
 		case res.StopReason != loop.StopCompleted:
-			fmt.Fprintf(o.e.stderr, "agenthost: stopped: %s after %d of %d steps, %s%s (session %s)\n",
-				res.StopReason, res.Steps, res.StepsMax, toolCalls(res.ToolCalls), spendText(res), res.Session)
-		case o.progress:
-			fmt.Fprintf(o.e.stderr, "agenthost: done: %d %s, %s%s (session %s)\n",
-				res.Steps, plural(res.Steps, "step", "steps"), toolCalls(res.ToolCalls), spendText(res), res.Session)
+			fmt.Fprintf(o.Con.Err(), "agenthost: stopped: %s after %d of %d steps, %s%s (session %s)\n",
+				res.StopReason, res.Steps, res.StepsMax, ToolCalls(res.ToolCalls), SpendText(res), res.Session)
+		case o.Progress:
+			fmt.Fprintf(o.Con.Err(), "agenthost: done: %d %s, %s%s (session %s)\n",
+				res.Steps, Plural(res.Steps, "step", "steps"), ToolCalls(res.ToolCalls), SpendText(res), res.Session)
 		}
 	}
 }
 
-// spendText is the tokens and cost of a run for the terminal's last line:
+// errText is s for stderr: escaped when stderr is a terminal.
+func (o *Output) errText(s string) string {
+	if o.ErrTTY {
+		return termtext.Escape(s)
+	}
+	return s
+}
+
+// SpendText is the tokens and cost of a run for the terminal's last line:
 // ", 1285 tokens, $0.0016"; the tokens are marked "estimated" when a server
 // reported none, and the cost is left out when unknown.
-func spendText(res *loop.Result) string {
-	s := fmt.Sprintf(", %d %s", res.Usage.TotalTokens, plural(res.Usage.TotalTokens, "token", "tokens"))
+func SpendText(res *loop.Result) string {
+	s := fmt.Sprintf(", %d %s", res.Usage.TotalTokens, Plural(res.Usage.TotalTokens, "token", "tokens"))
 	if res.Usage.Estimated {
 		s += " (estimated)"
 	}
@@ -283,14 +283,43 @@ func spendText(res *loop.Result) string {
 	return s
 }
 
-// toolCalls is "1 tool call", "2 tool calls".
-func toolCalls(n int) string {
-	return fmt.Sprintf("%d %s", n, plural(n, "tool call", "tool calls"))
+// ToolCalls is "1 tool call", "2 tool calls".
+func ToolCalls(n int) string {
+	return fmt.Sprintf("%d %s", n, Plural(n, "tool call", "tool calls"))
 }
 
-func plural(n int, one, many string) string {
+// Plural is one, or many when n is not 1.
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
 	return many
+}
+
+// writeEvent writes one --events line: the event's wire form (see
+// loop/wire.go), the same JSON a session stores. It encodes into buf and
+// returns it, for the next event.
+func writeEvent(w io.Writer, buf []byte, ev loop.Event) []byte {
+	b, err := ev.AppendJSON(buf[:0])
+	if err != nil {
+		return buf
+	}
+	b = append(b, '\n')
+	w.Write(b)
+	if cap(b) > 64<<10 {
+		return nil // grown by a very long event: not kept
+	}
+	return b
+}
+
+// writeResult writes the --json object: the result, indented, with errors
+// [] when there are none.
+func writeResult(w io.Writer, res *loop.Result) {
+	r := *res
+	if r.Errors == nil {
+		r.Errors = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(r)
 }

@@ -1,4 +1,4 @@
-package main
+package term
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/termtext"
 	"github.com/agenthost/agenthost/internal/textcut"
 )
@@ -28,12 +27,16 @@ const (
 	maxElicitTries   = 3    // answers to one field that do not fit its type, before it is cancelled
 )
 
-// termElicitor asks the person at the terminal the questions of MCP
+// Elicitor asks the person at the terminal the questions of MCP
 // servers (elicitation/create), one question at a time. Everything the
 // server sent is escaped and bounded before it is shown.
-type termElicitor struct {
-	e  *env
-	mu sync.Mutex
+type Elicitor struct {
+	// Open opens the terminal for a question (nil when nobody can
+	// answer: the question is declined).
+	Open func() *Asker
+	// Hold, when set, holds the chat's spinner while asking.
+	Hold func() (release func())
+	mu   sync.Mutex
 }
 
 // elicitField is a field of the form a server asks to fill.
@@ -47,13 +50,14 @@ type elicitField struct {
 	required bool
 }
 
-func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+// Elicit asks a server's question.
+func (t *Elicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.e.con != nil {
-		defer t.e.con.HoldSpinner()() // the chat's spinner is off while asking
+	if t.Hold != nil {
+		defer t.Hold()() // the chat's spinner is off while asking
 	}
-	a := terminalAsker(t.e)
+	a := t.Open()
 	if a == nil {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
@@ -87,7 +91,7 @@ func (t *termElicitor) Elicit(ctx context.Context, server string, p *mcp.ElicitP
 }
 
 // confirm reads y (accept), c (cancel) or anything else (decline).
-func (t *termElicitor) confirm(ctx context.Context, a *term.Asker) *mcp.ElicitResult {
+func (t *Elicitor) confirm(ctx context.Context, a *Asker) *mcp.ElicitResult {
 	line, err := a.ReadLine(ctx)
 	if err != nil {
 		return &mcp.ElicitResult{Action: "cancel"}
@@ -104,7 +108,7 @@ func (t *termElicitor) confirm(ctx context.Context, a *term.Asker) *mcp.ElicitRe
 // askField asks one field until the answer fits its type (at most
 // maxElicitTries times). An empty answer leaves the field out (the
 // server's default, if it has one, is then filled in): ok is false.
-func (t *termElicitor) askField(ctx context.Context, a *term.Asker, f elicitField) (any, bool, error) {
+func (t *Elicitor) askField(ctx context.Context, a *Asker, f elicitField) (any, bool, error) {
 	label := f.name
 	if f.Title != "" {
 		label += " (" + textcut.Clip(f.Title, maxElicitLabel) + ")"
@@ -150,7 +154,7 @@ func (t *termElicitor) askField(ctx context.Context, a *term.Asker, f elicitFiel
 		}
 		return v, true, nil
 	}
-	return nil, false, term.ErrNoAnswer
+	return nil, false, ErrNoAnswer
 }
 
 // parse reads an answer as the field's type.
