@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/hcl/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/host/config"
@@ -37,13 +38,14 @@ each plugin, that it loads and what it is granted. Exit 1 when a check failed.`,
 				return usageErr(e, "no agent %q; agents: %s", *agentFlag, agentNames(cfg))
 			}
 		}
-		rep, diags, err := doctor.Run(ctx, cfg, agent, hostOptions(e))
-		if len(diags) > 0 {
-			writeDiagnostics(e, cfg.Files, diags)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-		}
+		rep := doctor.Run(ctx, cfg, agent, hostOptions(e), func(diags hcl.Diagnostics, err error) {
+			if len(diags) > 0 {
+				writeDiagnostics(e, cfg.Files, diags)
+			}
+			if err != nil {
+				fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			}
+		})
 		if *asJSON {
 			writeJSON(e, rep)
 		} else {

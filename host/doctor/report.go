@@ -28,10 +28,11 @@ type Report struct {
 
 // Run checks what the agents of cfg use (agent and its subagents only,
 // when agent is not nil): the models, concurrently with the plugins' load
-// (a host built with opts), and the MCP logins. It returns the report,
-// and the diagnostics and error of the host's load for the command to
-// print.
-func Run(ctx context.Context, cfg *config.Config, agent *config.Agent, opts host.Options) (Report, hcl.Diagnostics, error) {
+// (a host built with opts), and the MCP logins. loaded, when not nil, is
+// given the diagnostics and error of the host's load as soon as the load
+// ends, so a command prints them while the model checks go on. It returns
+// the report.
+func Run(ctx context.Context, cfg *config.Config, agent *config.Agent, opts host.Options, loaded func(hcl.Diagnostics, error)) Report {
 	sel := Select(cfg, agent)
 	rep := Report{OK: true, Config: cfg.File, Agents: []string{}, Models: make([]Model, len(sel.Models)), Plugins: []Plugin{}}
 	for _, a := range sel.Agents {
@@ -46,6 +47,9 @@ func Run(ctx context.Context, cfg *config.Config, agent *config.Agent, opts host
 		}()
 	}
 	h, diags, err := host.New(ctx, cfg, opts)
+	if loaded != nil {
+		loaded(diags, err)
+	}
 	if ps := CheckPlugins(cfg, h, diags, sel.Plugins(cfg, h, diags)); ps != nil {
 		rep.Plugins = ps
 	}
@@ -71,7 +75,7 @@ func Run(ctx context.Context, cfg *config.Config, agent *config.Agent, opts host
 	for _, p := range rep.Plugins {
 		rep.OK = rep.OK && p.OK()
 	}
-	return rep, diags, err
+	return rep
 }
 
 // WriteTable prints the report as a table: a row per check, its hint on
