@@ -76,7 +76,7 @@ func TestSplitDataSameMemory(t *testing.T) {
 				if where == "cache" {
 					dir = t.TempDir()
 				}
-				r.cacheDir = dir
+				r.facts = loadcache.New(dir)
 				got, kept := splitMemory(t, r, wasm)
 				if !kept {
 					t.Fatal("the module kept its data section")
@@ -102,7 +102,7 @@ func TestSplitDataCache(t *testing.T) {
 	core, _ := parsedCore(t)
 	r := newRuntime(t)
 	dir := t.TempDir()
-	r.cacheDir = dir // the module data only
+	r.facts = loadcache.New(dir) // the module data (and facts) only
 	want := initialMemory(t, core)
 	sum := sha256.Sum256(core)
 	path := filepath.Join(dir, loadcache.DataDir, hex.EncodeToString(sum[:])+"."+loadcache.DataFormat)
@@ -192,7 +192,7 @@ func TestSplitDataUnsafeDir(t *testing.T) {
 	core, _ := parsedCore(t)
 	r := newRuntime(t)
 	dir := t.TempDir()
-	r.cacheDir = dir
+	r.facts = loadcache.New(dir)
 	data := filepath.Join(dir, loadcache.DataDir)
 	if err := os.Mkdir(data, 0o777); err != nil {
 		t.Fatal(err)
