@@ -17,13 +17,14 @@ const (
 	Component = "component"
 )
 
-// ToolBlocks says what tool blocks do for a kind.
+// ToolBlocks says what tool blocks do for a kind; 0 (the zero Row's) for
+// a kind not known yet, detected at load.
 type ToolBlocks int
 
 const (
 	// ToolBlocksRefused: the module describes its own tools (a manifest,
 	// WIT types); a tool block is an error.
-	ToolBlocksRefused ToolBlocks = iota
+	ToolBlocksRefused ToolBlocks = iota + 1
 	// ToolBlocksRequired: tool blocks describe every tool (argv, stdin);
 	// at least one is needed.
 	ToolBlocksRequired
