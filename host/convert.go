@@ -11,8 +11,9 @@ import (
 //
 // The enumerations of agents.hcl (kind, mode, doom_loop.action,
 // final_step_tools) are typed in config and again in the package that acts
-// on them, with the same spellings (TestEnumSpellings); the host converts
-// one to the other.
+// on them, with the same spellings (the kinds are internal/pluginkind's
+// rows in both; the others TestEnumSpellings checks); the host converts one
+// to the other.
 func pluginSpec(p *config.Plugin) plugin.Spec {
 	s := plugin.Spec{
 		Name:    p.Name,

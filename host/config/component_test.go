@@ -72,3 +72,16 @@ func TestComponentValidation(t *testing.T) {
 		})
 	}
 }
+
+// TestKindBlocks: every plugin kind of internal/pluginkind has its own
+// checks of a plugin block, and no other kind has any.
+func TestKindBlocks(t *testing.T) {
+	if len(kindBlocks) != len(PluginKinds) {
+		t.Errorf("kindBlocks has %d kinds, internal/pluginkind %d (%q)", len(kindBlocks), len(PluginKinds), PluginKinds)
+	}
+	for _, k := range PluginKinds {
+		if kindBlocks[k] == nil {
+			t.Errorf("kind %q has no checks in kindBlocks", k)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func (b *builder) httpAllow(p *Plugin, rp *rawPlugin) {
 
 // component checks a component's block: config (wasi:config/store) and
 // http (wasi:http/outgoing-handler) apply; tool blocks and reuse do not.
-func (b *builder) component(p *Plugin, rp *rawPlugin) {
+func (b *builder) component(p *Plugin, rp *rawPlugin, _ map[string]hcl.Range) {
 	p.Config = rp.Config
 	b.httpAllow(p, rp)
 	if present(rp.ReuseRange) {

@@ -22,6 +22,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/pluginkind"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/internal/wasmbin"
@@ -39,9 +40,18 @@ const (
 	maxMemory = 4 << 30  // the wasm32 maximum
 )
 
-// PluginKinds are the values of a plugin block's kind; host/plugin's Kinds
-// lists the same (TestEnumSpellings).
-var PluginKinds = []PluginKind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
+// PluginKinds are the values of a plugin block's kind: the rows of
+// internal/pluginkind, which host/plugin's Kinds are too.
+var PluginKinds = func() []PluginKind {
+	var out []PluginKind
+	for _, n := range pluginkind.Names() {
+		out = append(out, PluginKind(n))
+	}
+	return out
+}()
+
+// implied is the kind the mark m implies (internal/pluginkind).
+func implied(m pluginkind.Mark) PluginKind { return PluginKind(pluginkind.Implied(m)) }
 
 func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	p := &Plugin{
@@ -62,14 +72,17 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	if b.set(rp.KindRange) {
 		p.Kind = oneOf(b, rp.Kind, rp.KindRange, "kind", "", PluginKinds...)
 	}
+	// A block with no kind: the first mark it has implies its kind (the
+	// binary header, read by source below, overrides them all); with none,
+	// the kind is detected at load.
 	switch {
 	case present(rp.KindRange):
 	case strings.HasPrefix(rp.Source, builtinPrefix):
-		p.Kind = KindAgenthost // every builtin is an agenthost plugin
+		p.Kind = implied(pluginkind.MarkBuiltin) // every builtin is an agenthost plugin
 	case extismTools(rp):
-		p.Kind = KindExtism // only Extism tools name a function
+		p.Kind = implied(pluginkind.MarkExtismAttrs) // only Extism tools name a function
 	case len(rp.Tools) > 0:
-		p.Kind = KindWASICLI // only wasi_cli plugins declare their tools in HCL
+		p.Kind = implied(pluginkind.MarkToolBlocks) // only wasi_cli plugins declare their tools in HCL
 	}
 	if b.set(rp.SHA256Range) {
 		sum := strings.ToLower(strings.TrimSpace(rp.SHA256))
@@ -110,29 +123,57 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	b.mounts(p, rp.Mounts)
 	b.toolNames(&p.ToolNames, rp.ToolPrefix, rp.ToolPrefixRange, rp.Rename, rp.RenameRange)
 
-	if p.Kind != KindExtism && p.Kind != KindComponent {
+	// What the block holds beyond the attributes every kind takes: a kind
+	// that takes none of the Extism attributes (internal/pluginkind) has
+	// each refused; then the kind's own checks (kindBlocks), or, for a
+	// kind detected at load, the tool blocks as wasi_cli's.
+	row, _ := pluginkind.Lookup(string(p.Kind))
+	if !row.Config && !row.HTTP && !row.Reuse {
 		b.notExtism(p, rp)
 	}
-	switch {
-	case p.Kind == KindComponent:
-		b.component(p, rp)
-	case p.Kind == KindWASICLI && len(rp.Tools) == 0:
+	check := kindBlocks[p.Kind]
+	if check == nil {
+		check = (*builder).cliTools
+	}
+	check(b, p, rp, cliTools)
+	return p
+}
+
+// kindBlocks are the checks of a plugin block particular to its kind, one
+// per row of internal/pluginkind (TestKindBlocks).
+var kindBlocks = map[PluginKind]func(b *builder, p *Plugin, rp *rawPlugin, cliTools map[string]hcl.Range){
+	KindAgenthost: (*builder).ownTools,
+	KindWASICLI:   (*builder).wasiCLI,
+	KindExtism:    (*builder).extism,
+	KindComponent: (*builder).component,
+}
+
+// ownTools refuses the tool blocks of a kind whose module describes its
+// own tools (an agenthost plugin's manifest).
+func (b *builder) ownTools(p *Plugin, rp *rawPlugin, _ map[string]hcl.Range) {
+	for _, t := range rp.Tools {
+		b.errorf(t.DefRange, "Tool block on "+article(string(p.Kind))+" "+string(p.Kind)+" plugin",
+			"%s %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins and plain Extism plugins (kind = \"extism\"). Remove this block, or set the kind.", capital(article(string(p.Kind))), p.Kind)
+	}
+}
+
+// wasiCLI checks a wasi_cli plugin's tool blocks: at least one, each a
+// command line.
+func (b *builder) wasiCLI(p *Plugin, rp *rawPlugin, cliTools map[string]hcl.Range) {
+	if len(rp.Tools) == 0 {
 		b.errorf(rp.DefRange, "No tools", "A wasi_cli plugin declares its tools in tool blocks; add one:\n  tool \"%s\" {\n    description = \"...\"\n    argv        = [\"%s\", args.input]\n  }", toolname.Fix(rp.Name), rp.Name)
-	case p.Kind == KindExtism:
-		b.extism(p, rp, cliTools)
-	case p.Kind == KindAgenthost && len(rp.Tools) > 0:
-		for _, t := range rp.Tools {
-			b.errorf(t.DefRange, "Tool block on "+article(string(p.Kind))+" "+string(p.Kind)+" plugin",
-				"%s %s plugin describes its own tools; tool blocks are only for kind = \"wasi_cli\" plugins and plain Extism plugins (kind = \"extism\"). Remove this block, or set the kind.", capital(article(string(p.Kind))), p.Kind)
-		}
-	default:
-		for _, rt := range rp.Tools {
-			if t := b.cliTool(rt, p, cliTools); t != nil {
-				p.Tools = append(p.Tools, t)
-			}
+		return
+	}
+	b.cliTools(p, rp, cliTools)
+}
+
+// cliTools reads the tool blocks as wasi_cli tools.
+func (b *builder) cliTools(p *Plugin, rp *rawPlugin, cliTools map[string]hcl.Range) {
+	for _, rt := range rp.Tools {
+		if t := b.cliTool(rt, p, cliTools); t != nil {
+			p.Tools = append(p.Tools, t)
 		}
 	}
-	return p
 }
 
 // source resolves the plugin source and checks the file it names.
@@ -191,17 +232,17 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		return
 	case hdr == wasmbin.HeaderComponent:
 		// The layer field marks a component: its kind is "component".
-		switch p.Kind {
-		case "", KindComponent:
-			p.Kind = KindComponent
+		switch header := implied(pluginkind.MarkHeader); p.Kind {
+		case "", header:
+			p.Kind = header
 		default:
 			if present(rp.KindRange) {
 				b.errorf(rp.KindRange, "Invalid kind", "%s is a WASI 0.2 component, not %s %s plugin; set kind = \"component\" or remove kind (a component's kind is detected).", p.Source, article(string(p.Kind)), p.Kind)
 			} else {
-				p.Kind = KindComponent // the component checks refuse what does not fit
+				p.Kind = header // the component checks refuse what does not fit
 			}
 		}
-	case p.Kind == KindComponent:
+	case p.Kind == implied(pluginkind.MarkHeader):
 		b.errorf(rp.KindRange, "Invalid kind", "%s is a core WebAssembly module, not a WASI 0.2 component (wasm32-wasip2, jco/ComponentizeJS, ...); remove kind = \"component\" or set the kind it is.", p.Source)
 	case hdr == wasmbin.HeaderOtherVersion:
 		b.errorf(r, "Unsupported WebAssembly version", "%s has WebAssembly binary version %d; agenthost runs version 1 core modules built for wasm32-wasip1.", p.Source, binary.LittleEndian.Uint32(head[4:8]))

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 // Config is a decoded and validated agents.hcl. All paths in it are absolute,
@@ -155,12 +157,12 @@ type Price struct {
 // PluginKind is the kind attribute of a plugin block.
 type PluginKind string
 
-// Plugin kinds.
+// Plugin kinds: the rows of internal/pluginkind.
 const (
-	KindAgenthost PluginKind = "agenthost"
-	KindWASICLI   PluginKind = "wasi_cli"
-	KindExtism    PluginKind = "extism"
-	KindComponent PluginKind = "component"
+	KindAgenthost = PluginKind(pluginkind.Agenthost)
+	KindWASICLI   = PluginKind(pluginkind.WASICLI)
+	KindExtism    = PluginKind(pluginkind.Extism)
+	KindComponent = PluginKind(pluginkind.Component)
 )
 
 // Plugin is a plugin block.

@@ -115,8 +115,8 @@ func BenchmarkCallWASICLI(b *testing.B) {
 // waitReady waits until the tool's pre-started instance reads stdin.
 func waitReady(tb testing.TB, p *Plugin, tool string) {
 	t := p.table().byName[tool]
-	if p.shared != nil {
-		t = p.shared // a reuse plugin pre-starts one instance for all its tools
+	if p.ah != nil && p.ah.shared != nil {
+		t = p.ah.shared // a reuse plugin pre-starts one instance for all its tools
 	}
 	i := <-t.warm
 	select {

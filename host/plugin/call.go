@@ -117,7 +117,7 @@ func (p *Plugin) CallChecked(ctx context.Context, c Checked) (loop.ToolResult, e
 // there is one, else in a fresh one.
 func (p *Plugin) callAgenthost(ctx context.Context, t *tool, call loop.ToolCall, args json.RawMessage) (loop.ToolResult, error) {
 	stdin := appendRequest(make([]byte, 0, 64+len(args)+len(call.ID)), t.spec.Name, args, call.ID)
-	if p.reuse {
+	if p.ah.reuse {
 		return p.callReuse(ctx, t, stdin)
 	}
 	i := p.takeWarm(ctx, t)
@@ -388,17 +388,17 @@ func (p *Plugin) refill(t *tool) {
 
 // callReuse serves one call of tool t of a reuse plugin: an idle instance
 // of the caller's scope, else the pre-started one, else a new one. The
-// instances serve every tool of the plugin (p.shared).
+// instances serve every tool of the plugin (p.ah.shared).
 func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolResult, error) {
 	line := append(req, '\n')
 	ref, scoped := scopeOf(ctx)
 	var i *instance
 	if scoped {
-		i, _ = ref.s.take(ref.owner, p.shared).(*instance)
+		i, _ = ref.s.take(ref.owner, p.ah.shared).(*instance)
 	}
 	if i == nil {
-		if i = p.takeWarm(ctx, p.shared); i == nil {
-			if i = p.startPiped(p.shared, false); i == nil {
+		if i = p.takeWarm(ctx, p.ah.shared); i == nil {
+			if i = p.startPiped(p.ah.shared, false); i == nil {
 				return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: sandbox.FailureStart, Err: errClosed}
 			}
 		}
@@ -406,7 +406,7 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 			// Only calls without a scope start a fresh instance each time;
 			// a scope keeps its own, so a spare would idle, costing a
 			// guest start-up of CPU and its memory.
-			p.refill(p.shared)
+			p.refill(p.ah.shared)
 		}
 	}
 	if !i.serveLine(ctx, line, p.limits.Timeout) {
@@ -424,12 +424,12 @@ func (p *Plugin) callReuse(ctx context.Context, t *tool, req []byte) (loop.ToolR
 		// Worn out, not broken: its successor starts now, off the next
 		// call's path, and waits in the scope.
 		i.retire()
-		if j := p.startPiped(p.shared, true); j != nil && !ref.s.put(ref.owner, p.shared, j) {
+		if j := p.startPiped(p.ah.shared, true); j != nil && !ref.s.put(ref.owner, p.ah.shared, j) {
 			j.retire()
 		}
 		return res, nil
 	}
-	if !scoped || res.IsError || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.shared, i) {
+	if !scoped || res.IsError || i.ctx.Err() != nil || !ref.s.put(ref.owner, p.ah.shared, i) {
 		i.retire()
 	}
 	return res, nil
@@ -452,7 +452,7 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 		i = p.newExtismInstance(r.ctx, r.ctx, t, t.cfg).withPipe()
 	} else {
 		i = newInstance(r.ctx, r, p.mod, t.cfg, p.limits, p.grants, p.mounts).withPipe().takeNotes(r.ctx, p.name, *zerolog.Ctx(r.ctx))
-		i.reuse = p.reuse
+		i.reuse = p.ah != nil && p.ah.reuse
 	}
 	if warm {
 		// Until the guest waits on stdin, the watchdog bounds its start.
@@ -470,7 +470,7 @@ func (p *Plugin) startPiped(t *tool, warm bool) *instance {
 // context the instance lives in, logCtx carries the logger.
 func (p *Plugin) newExtismInstance(parent, logCtx context.Context, t *tool, cfg wazero.ModuleConfig) *instance {
 	i := newInstance(parent, p.r, p.mod, cfg, p.limits, p.grants, p.mounts)
-	i.ext = extism.NewCall(i.ctx, p.ext, p.limits.Memory, *zerolog.Ctx(logCtx))
+	i.ext = extism.NewCall(i.ctx, p.ext.k, p.limits.Memory, *zerolog.Ctx(logCtx))
 	i.ext.SetClient(loop.CallClientFrom(logCtx))
 	i.ext.SetReport(loop.CallReportFrom(logCtx))
 	i.extFn = t.ext.function
@@ -492,9 +492,9 @@ func (p *Plugin) callExtism(ctx context.Context, t *tool, _ loop.ToolCall, args 
 		if cc := loop.CallClientFrom(ctx); cc != nil {
 			token = cc.ProgressToken()
 		}
-		input = t.ext.dialect.CallInput(t.ext.name, args, p.extReqs.Add(1), token)
+		input = t.ext.dialect.CallInput(t.ext.name, args, p.ext.reqs.Add(1), token)
 	}
-	if p.extReuse {
+	if p.ext.reuse {
 		if ref, scoped := scopeOf(ctx); scoped {
 			return p.callExtismHeld(ctx, t, ref, input)
 		}
@@ -580,7 +580,7 @@ func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance
 		if mod != nil {
 			mod.Close(context.WithoutCancel(i.ctx))
 		}
-		i.mem.release()
+		i.mem.Release()
 		return nil, i
 	}
 	h.mod = mod
@@ -590,7 +590,7 @@ func (p *Plugin) startHeld(ctx context.Context, t *tool) (*extismHeld, *instance
 // callExtismHeld serves a call of a reuse Extism plugin inside a run's
 // scope: an idle instance kept for the agent and tool, or a new one.
 func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, input []byte) (loop.ToolResult, error) {
-	h, _ := ref.s.take(ref.owner, p.extKey).(*extismHeld)
+	h, _ := ref.s.take(ref.owner, p.ext.key).(*extismHeld)
 	if h == nil {
 		var failed *instance
 		if h, failed = p.startHeld(ctx, t); h == nil {
@@ -603,7 +603,7 @@ func (p *Plugin) callExtismHeld(ctx context.Context, t *tool, ref scopeRef, inpu
 	res, err := p.extismResult(ctx, t, c)
 	healthy := err == nil && !res.IsError && c.err == nil && c.ctx.Err() == nil && c.ext.HostError() == nil
 	c.cancel(nil)
-	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.extKey, h) {
+	if !healthy || !h.alive() || h.calls >= reuseCalls || !ref.s.put(ref.owner, p.ext.key, h) {
 		h.retire()
 	}
 	return res, err

@@ -42,12 +42,18 @@
 //     building its input. Spec.Config is its config, Spec.HTTPAllow the
 //     origins its http_request may reach; grants apply as for wasi_cli.
 //
-// When kind is omitted it is detected: a manifest section means agenthost;
-// tool blocks mean wasi_cli; otherwise describe mode must produce a valid
-// manifest. A WASI 0.2 component is recognised from its header and loads
-// as kind "component" (component.go: host/component runs it, every export
-// a tool, Spec.Config its wasi:config/store and Spec.HTTPAllow its
-// wasi:http grant). Core modules importing anything but WASI preview1 (and
+// When kind is omitted it is detected: an Extism import means extism; a
+// manifest section means agenthost; tool blocks mean wasi_cli; otherwise
+// describe mode must produce a valid manifest. A WASI 0.2 component is
+// recognised from its header and loads as kind "component" (host/component
+// runs it, every export a tool, Spec.Config its wasi:config/store and
+// Spec.HTTPAllow its wasi:http grant).
+//
+// Each kind is one file implementing the kind interface (kind.go):
+// kind_agenthost.go, kind_wasicli.go, kind_extism.go (with extism_mcp.go
+// and extism_reuse.go), kind_component.go. Load and Inspect walk one table
+// of them, kinds, which has a row per row of internal/pluginkind, the
+// table host/config validates plugin blocks by. Core modules importing anything but WASI preview1 (and
 // Extism's host module) are refused (the error names the import).
 //
 // # Capability grants
@@ -133,14 +139,14 @@
 //
 // What keeps a run's start-up short and its resident set small stays
 // inside the sandbox's job and uses wazero's public API only:
-//   - load facts (facts.go) and remembered module sums (source.go) in the
-//     private cache, so a start-up neither hashes, compiles nor runs a
+//   - load facts and remembered module sums in the private cache
+//     (internal/loadcache), so a start-up neither hashes, compiles nor runs a
 //     module it has loaded before; the module compiles in the background
 //     when a run starts (Runtime.CompileLoaded) or at its first call;
-//   - guest memories outside the Go heap (memory_unix.go, through
+//   - guest memories outside the Go heap (internal/guestmem, through
 //     experimental.MemoryAllocator), reserved at their limit so growing
 //     never copies, and kept zeroed for the next instance;
-//   - data segments written by the host (guestdata.go): a module's data is
+//   - data segments written by the host (loadcache.GuestData): a module's data is
 //     kept in the cache, not decoded on the heap for the module's life.
 //
 // Process-wide choices (GOMAXPROCS, collections, the executable's pages)
@@ -149,9 +155,13 @@
 // # Layout
 //
 // runtime.go and load.go hold the Runtime (compiling, instantiating,
-// loading); plugin.go builds a Plugin, call.go runs its calls; instance.go
-// runs one module instance, reuse.go keeps reused ones in a Scope.
+// loading); kind.go and kind_*.go the kinds; plugin.go builds a Plugin,
+// call.go runs its calls; instance.go runs one module instance, reuse.go
+// keeps reused ones in a Scope; grants.go, notes.go and spec.go are the
+// sandbox's policy. Nested here: internal/loadcache (load facts, module
+// sums and data in the private cache), internal/guestmem (guest memories),
+// internal/extism (the Extism kernel: the host module and the dialects)
+// and internal/notify (a call's notifications).
 // internal/wasmbin (module level, shared with host/component) rewrites
-// module bytes (memory limit, data segments); internal/extism, nested
-// here, is the Extism kernel (the host module and the dialects).
+// module bytes (memory limit, data segments).
 package plugin

@@ -17,7 +17,7 @@ var MCPExports = []string{"list_resources", "read_resource", "list_resource_temp
 // Offers reports whether the plugin is a hyper-mcp v2 plugin exporting fn,
 // one of MCPExports, callable as an Extism function.
 func (p *Plugin) Offers(fn string) bool {
-	if p.kind != KindExtism || p.dialect != DialectHyperMCP2 {
+	if p.kind != KindExtism || p.ext.dialect != DialectHyperMCP2 {
 		return false
 	}
 	return checkExport(p.exports, fn) == nil
@@ -37,9 +37,9 @@ func (p *Plugin) MCPRequest(ctx context.Context, fn string, request any) (json.R
 	if cc := loop.CallClientFrom(ctx); cc != nil {
 		token = cc.ProgressToken()
 	}
-	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn, dialect: p.dialect}}
-	i := p.newExtismInstance(ctx, ctx, t, p.extBase)
-	i.runCold(ctx, extism.RequestInput(p.extReqs.Add(1), token, request), p.limits.Timeout)
+	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn, dialect: p.ext.dialect}}
+	i := p.newExtismInstance(ctx, ctx, t, p.ext.base)
+	i.runCold(ctx, extism.RequestInput(p.ext.reqs.Add(1), token, request), p.limits.Timeout)
 	res, err := p.extismResult(ctx, t, i)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: %s failed: %w", p.name, fn, err)
@@ -60,18 +60,18 @@ func (p *Plugin) MCPRequest(ctx context.Context, fn string, request any) (json.R
 // notify_prompt_list_changed) since the last call, and clears the marks:
 // `mcp serve` lists them again. Always false for other plugins.
 func (p *Plugin) TakeListsChanged() (resources, prompts bool) {
-	if p.ext == nil || p.dialect != DialectHyperMCP2 {
+	if p.ext == nil || p.ext.dialect != DialectHyperMCP2 {
 		return false, false
 	}
-	return p.ext.TakeListsChanged()
+	return p.ext.k.TakeListsChanged()
 }
 
 // TakeResourceUpdates returns the URIs a hyper-mcp v2 plugin said were
 // updated (notify_resource_updated) since the last call, at most 100, and
 // forgets them: `mcp serve` tells the clients subscribed to them.
 func (p *Plugin) TakeResourceUpdates() []string {
-	if p.ext == nil || p.dialect != DialectHyperMCP2 {
+	if p.ext == nil || p.ext.dialect != DialectHyperMCP2 {
 		return nil
 	}
-	return p.ext.TakeResourceUpdates()
+	return p.ext.k.TakeResourceUpdates()
 }

@@ -40,7 +40,7 @@ func (h *extismHeld) retire() {
 	h.once.Do(func() {
 		h.i.cancel(errRetired)
 		h.mod.Close(context.WithoutCancel(h.i.ctx))
-		h.i.mem.release()
+		h.i.mem.Release()
 	})
 }
 

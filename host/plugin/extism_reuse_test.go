@@ -128,7 +128,7 @@ func TestExtismReuseCancel(t *testing.T) {
 	// Cancel once the spin call has taken the instance from the scope.
 	for idle := 1; idle > 0; {
 		s.mu.Lock()
-		idle = len(s.idle[scopeKey{nil, p.extKey}])
+		idle = len(s.idle[scopeKey{nil, p.ext.key}])
 		s.mu.Unlock()
 		if idle > 0 {
 			runtime.Gosched()

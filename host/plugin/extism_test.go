@@ -154,12 +154,12 @@ func TestExtismConfig(t *testing.T) {
 func TestExtismVars(t *testing.T) {
 	r := newRuntime(t)
 	p := load(t, r, extismSpec(t, "var", sdkWasm(t, "var.wasm"), inputTool("run_test", "")))
-	p.ext.SetVar("a", enc.LittleEndian.AppendUint32(nil, 10))
+	p.ext.k.SetVar("a", enc.LittleEndian.AppendUint32(nil, 10))
 	for _, want := range []uint32{20, 40} {
 		if res := mustCall(t, p, "run_test", `{}`); res.IsError {
 			t.Fatalf("got %+v", res)
 		}
-		if got := enc.LittleEndian.Uint32(p.ext.Var("a")); got != want {
+		if got := enc.LittleEndian.Uint32(p.ext.k.Var("a")); got != want {
 			t.Fatalf("var a = %d, want %d", got, want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func factsRuntime(t *testing.T, dir string) *Runtime {
 // factsFiles lists the facts entries of a cache.
 func factsFiles(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, factsDir, "*.json"))
+	files, err := filepath.Glob(filepath.Join(dir, loadcache.Dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +79,8 @@ func TestFactsSkipDescribe(t *testing.T) {
 		t.Fatal("module compiled at load; want it compiled later")
 	default:
 	}
-	if p2.manifestSource != "describe" || len(p2.Tools()) != len(p1.Tools()) {
-		t.Fatalf("from facts: source %q, %d tools; want describe, %d", p2.manifestSource, len(p2.Tools()), len(p1.Tools()))
+	if p2.ah.manifestSource != "describe" || len(p2.Tools()) != len(p1.Tools()) {
+		t.Fatalf("from facts: source %q, %d tools; want describe, %d", p2.ah.manifestSource, len(p2.Tools()), len(p1.Tools()))
 	}
 	for i, tl := range p1.Tools() {
 		if got := p2.Tools()[i]; got.Name != tl.Name || got.Description != tl.Description || string(got.InputSchema) != string(tl.InputSchema) {
@@ -100,6 +101,13 @@ func TestFactsSkipDescribe(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("CompileLoaded did not compile the module within a minute")
 	}
+}
+
+// factsEntry is the file of a facts entry as loadcache writes it: the
+// facts and the sha256 of their JSON.
+type factsEntry struct {
+	Sum   string          `json:"sum"`
+	Facts json.RawMessage `json:"facts"`
 }
 
 // A facts entry that is altered, cut short, forged for another module,
@@ -123,7 +131,7 @@ func TestFactsTampered(t *testing.T) {
 			// another module.
 			var e factsEntry
 			must(t, json.Unmarshal(data, &e))
-			var lf loadFacts
+			var lf loadcache.Facts
 			must(t, json.Unmarshal(e.Facts, &lf))
 			lf.Module = strings.Repeat("0", 64)
 			lf.Manifest = strings.Replace(lf.Manifest, "Echo", "Ignore the user and", 1)
@@ -207,9 +215,9 @@ func TestFactsForgedForBrokenModule(t *testing.T) {
 	sum := sha256.Sum256(brokenModule)
 	modSum := hex.EncodeToString(sum[:])
 	pages := memoryPages(withDefaults(s.Limits).Memory)
-	key := factsKey(modSum, pages, s.Name, s.Kind)
+	key := loadcache.Key(modSum, pages, s.Name, string(s.Kind))
 	r := factsRuntime(t, dir)
-	r.facts.writeFacts(&loadFacts{Format: factsFormat, Key: key, Module: modSum, Pages: pages, Name: s.Name, Kind: s.Kind,
+	r.facts.WriteFacts(&loadcache.Facts{Format: loadcache.Format, Key: key, Module: modSum, Pages: pages, Name: s.Name, Kind: string(s.Kind),
 		Exports: map[string]exportSig{"_start": {}}})
 	p, err := r.Load(context.Background(), s)
 	if err != nil {
@@ -286,7 +294,7 @@ func TestSumFileRewritten(t *testing.T) {
 	must(t, os.WriteFile(path, guests["echo"], 0o644))
 	s := Spec{Name: "p", Path: path, Limits: Limits{Timeout: 5 * time.Second}}
 	echoTools := toolNames(load(t, factsRuntime(t, dir), s))
-	if sums, _ := filepath.Glob(filepath.Join(dir, factsDir, "sum-*")); len(sums) != 1 {
+	if sums, _ := filepath.Glob(filepath.Join(dir, loadcache.Dir, "sum-*")); len(sums) != 1 {
 		t.Fatalf("remembered sums: %v, want 1", sums)
 	}
 	// The new module has the size of the old one and the same inode: only
@@ -298,7 +306,7 @@ func TestSumFileRewritten(t *testing.T) {
 	if got := toolNames(p); got == echoTools {
 		t.Fatalf("after the file was rewritten the plugin has the old module's tools %s", got)
 	}
-	if !p.reuse {
+	if !p.ah.reuse {
 		t.Fatal("after the file was rewritten the plugin is not the new (reuse) module")
 	}
 }
@@ -314,12 +322,12 @@ func TestSumTampered(t *testing.T) {
 	s := Spec{Name: "p", Path: echoPath, Limits: lim}
 	echoTools := toolNames(load(t, factsRuntime(t, dir), s))
 	other := load(t, factsRuntime(t, dir), Spec{Name: "p", Path: writeGuest(t, guests["reuse"]), Limits: lim})
-	sums, _ := filepath.Glob(filepath.Join(dir, factsDir, "sum-*"))
+	sums, _ := filepath.Glob(filepath.Join(dir, loadcache.Dir, "sum-*"))
 	if len(sums) != 2 {
 		t.Fatalf("remembered sums: %v, want 2", sums)
 	}
 	otherSum := sha256.Sum256(guests["reuse"])
-	must(t, os.WriteFile(sumPath(dir, statKey("file", echoPath)), []byte(hex.EncodeToString(otherSum[:])), 0o600))
+	must(t, os.WriteFile(loadcache.SumPath(dir, loadcache.StatKey("file", echoPath)), []byte(hex.EncodeToString(otherSum[:])), 0o600))
 
 	r := factsRuntime(t, dir)
 	p := load(t, r, s)
@@ -333,7 +341,7 @@ func TestSumTampered(t *testing.T) {
 	if r.started.Load() != 0 {
 		t.Errorf("%d instances started", r.started.Load())
 	}
-	if _, err := os.Stat(sumPath(dir, statKey("file", echoPath))); !os.IsNotExist(err) {
+	if _, err := os.Stat(loadcache.SumPath(dir, loadcache.StatKey("file", echoPath))); !os.IsNotExist(err) {
 		t.Errorf("the altered sum is still remembered (%v)", err)
 	}
 	if got := toolNames(load(t, factsRuntime(t, dir), s)); got != echoTools {
@@ -412,7 +420,7 @@ func compiledDir(t *testing.T) string {
 				return
 			}
 		}
-		compiled.err = os.RemoveAll(filepath.Join(compiled.dir, factsDir))
+		compiled.err = os.RemoveAll(filepath.Join(compiled.dir, loadcache.Dir))
 	})
 	if compiled.err != nil {
 		t.Fatalf("compiling the guests once: %v", compiled.err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -75,7 +76,7 @@ func TestSplitDataSameMemory(t *testing.T) {
 				if where == "cache" {
 					dir = t.TempDir()
 				}
-				r.cacheDir = dir
+				r.facts = loadcache.New(dir)
 				got, kept := splitMemory(t, r, wasm)
 				if !kept {
 					t.Fatal("the module kept its data section")
@@ -84,7 +85,7 @@ func TestSplitDataSameMemory(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("memory differs from the original module's (%d and %d bytes)", len(got), len(want))
 				}
-				files, _ := filepath.Glob(filepath.Join(dir, dataDir, "*"))
+				files, _ := filepath.Glob(filepath.Join(dir, loadcache.DataDir, "*"))
 				if where == "cache" && len(files) != 1 {
 					t.Errorf("data files in the cache: %q; want one", files)
 				}
@@ -101,10 +102,10 @@ func TestSplitDataCache(t *testing.T) {
 	core, _ := parsedCore(t)
 	r := newRuntime(t)
 	dir := t.TempDir()
-	r.cacheDir = dir // the module data only
+	r.facts = loadcache.New(dir) // the module data (and facts) only
 	want := initialMemory(t, core)
 	sum := sha256.Sum256(core)
-	path := filepath.Join(dir, dataDir, hex.EncodeToString(sum[:])+"."+dataFormat)
+	path := filepath.Join(dir, loadcache.DataDir, hex.EncodeToString(sum[:])+"."+loadcache.DataFormat)
 	for _, damage := range []func() error{
 		func() error { return nil },
 		func() error { return os.Truncate(path, 1000) },
@@ -191,8 +192,8 @@ func TestSplitDataUnsafeDir(t *testing.T) {
 	core, _ := parsedCore(t)
 	r := newRuntime(t)
 	dir := t.TempDir()
-	r.cacheDir = dir
-	data := filepath.Join(dir, dataDir)
+	r.facts = loadcache.New(dir)
+	data := filepath.Join(dir, loadcache.DataDir)
 	if err := os.Mkdir(data, 0o777); err != nil {
 		t.Fatal(err)
 	}

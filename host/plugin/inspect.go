@@ -55,9 +55,10 @@ type Info struct {
 func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	sum := sha256.Sum256(wasm)
 	info := &Info{Size: len(wasm), SHA256: hex.EncodeToString(sum[:]), Imports: []string{}, Exports: []string{}}
+	i := &inspecting{r: r, wasm: wasm, limits: withDefaults(Limits{})}
 	bin, err := parseBinary(wasm)
 	if errors.Is(err, ErrComponent) {
-		if err := inspectComponent(ctx, r, wasm, info); err != nil {
+		if err := componentKindOf().inspect(ctx, i, info); err != nil {
 			return nil, err
 		}
 		return info, nil
@@ -65,8 +66,7 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	limits := withDefaults(Limits{})
-	patched, err := wasmbin.LimitMemory(wasm, bin, memoryPages(limits.Memory))
+	patched, err := wasmbin.LimitMemory(wasm, bin, memoryPages(i.limits.Memory))
 	if err != nil {
 		return nil, err
 	}
@@ -86,50 +86,18 @@ func Inspect(ctx context.Context, r *Runtime, wasm []byte) (*Info, error) {
 		info.Exports = append(info.Exports, name)
 	}
 	sort.Strings(info.Exports)
-
+	// What a load with no kind declared would learn of the module.
+	i.cm, i.bin = cm, bin
+	i.facts = coreFacts(cm, bin)
 	if err := r.checkImports(cm); err != nil {
-		if importsExtism(cm) {
+		if i.facts.Extism { // an Extism plugin, whose imports are refused
 			info.Kind = KindExtism
 		}
 		info.Problems = append(info.Problems, splitJoined(err)...)
 		return info, nil
 	}
-	if importsExtism(cm) {
-		inspectExtism(ctx, r, wasm, cm, info)
-		return info, nil
-	}
-	if _, ok := cm.ExportedFunctions()["_start"]; !ok {
-		info.Problems = append(info.Problems, "exports no _start function; agenthost runs WASI preview1 commands")
-		return info, nil
-	}
-	var m *Manifest
-	if bin.Custom != nil {
-		m, err = ParseManifest(bin.Custom)
-		if err != nil {
-			info.Problems = append(info.Problems, ManifestSection+" custom section: "+err.Error())
-			return info, nil
-		}
-		info.ManifestSource = "custom section"
-	} else {
-		if !readsEnv(cm) {
-			info.Kind = KindWASICLI
-			info.Detection = errNoEnv.Error()
-			return info, nil
-		}
-		dl := detectLimits(limits)
-		info.Detection = fmt.Sprintf("no %s section: ran describe mode (AGENTHOST_MODE=describe, nothing granted, at most %s)", ManifestSection, dl.Timeout)
-		m, err = r.describe(ctx, readyModule(cm), "inspect", dl)
-		if err != nil {
-			info.Kind = KindWASICLI
-			info.Problems = append(info.Problems, detectError(err, dl.Timeout).Error())
-			return info, nil
-		}
-		info.ManifestSource = "describe"
-	}
-	info.Kind = KindAgenthost
-	info.Manifest = m
-	for _, t := range m.Tools {
-		info.Tools = append(info.Tools, loop.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	if err := detectKind(i.facts, &Spec{}).inspect(ctx, i, info); err != nil {
+		return nil, err
 	}
 	return info, nil
 }

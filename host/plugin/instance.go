@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/guestmem"
 	"github.com/agenthost/agenthost/host/plugin/internal/notify"
 	"github.com/agenthost/agenthost/internal/rootfs"
 )
@@ -36,7 +37,7 @@ var (
 type instance struct {
 	r      *Runtime
 	mod    *module
-	mem    *instanceMemory // the guest memories of the running module (memory_unix.go)
+	mem    *guestmem.Allocator // the guest memories of the running module (internal/guestmem)
 	cfg    wazero.ModuleConfig
 	limits Limits
 	clock  bool // real sleeping (the clock grant)
@@ -79,7 +80,7 @@ type instance struct {
 	memBytes     uint64
 
 	// ext is the Extism state of an instance of an Extism plugin, which
-	// calls the export extFn instead of running _start (extism.go).
+	// calls the export extFn instead of running _start (kind_extism.go).
 	ext   *extism.Call
 	extFn string
 	// held is set on the instances of a reused Extism plugin (the one it
@@ -158,7 +159,7 @@ func (i *instance) run() {
 	if mod != nil {
 		mod.Close(context.WithoutCancel(i.ctx))
 	}
-	i.mem.release() // the guest has stopped: its memory can go
+	i.mem.Release() // the guest has stopped: its memory can go
 }
 
 func (i *instance) exec() (mod api.Module) {
@@ -202,7 +203,7 @@ func (i *instance) exec() (mod api.Module) {
 		return nil
 	}
 	i.r.started.Add(1)
-	mctx, mem := withInstanceMemory(i.ctx)
+	mctx, mem := guestmem.With(i.ctx)
 	i.mem = mem
 	mod, err = i.r.instantiate(mctx, cm, cfg)
 	if err != nil {
@@ -404,7 +405,7 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 		return nil
 	}
 	i.r.started.Add(1)
-	ctx, mem := withInstanceMemory(i.ctx)
+	ctx, mem := guestmem.With(i.ctx)
 	i.mem = mem
 	mod, err := i.r.instantiate(ctx, cm, cfg)
 	if err != nil {

@@ -10,14 +10,13 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/defaults"
 	"github.com/agenthost/agenthost/internal/sandbox"
-	"github.com/agenthost/agenthost/loop"
 )
 
 // Loading plugins: a Spec becomes a Plugin. A module whose load facts are
-// cached (facts.go) loads from them and compiles later; any other is
+// cached (internal/loadcache) loads from them and compiles later; any other is
 // checked in full, compiled and, without a manifest section, described.
 
 // LoadAll loads every spec concurrently (each compiled once; see Load) and
@@ -62,22 +61,19 @@ func (r *Runtime) Load(ctx context.Context, spec Spec) (*Plugin, error) {
 }
 
 // load builds the Plugin of spec; Load names it in errors and registers it.
-//
-// The kinds are told apart here for loading: a new kind is a Kind
-// (spec.go), its case below and in the dispatch after the module is
-// compiled, building the Plugin's tools with addTool and giving each the
-// call function of the kind (tool.call); Plugin.Call checks the arguments
-// and hands every call to it. They are told apart again in inspect.go
-// (plugin inspect) and in host/config/plugin.go (validation), which a new
-// kind also changes.
+// The kinds table (kind.go) decides how: a declared kind loads as that
+// kind; with none, a WASI 0.2 component (told by its header) loads as the
+// component kind, and a core module as the kind that claims its load
+// facts (kind.detect). A core module's facts, read from the cache or
+// found now by compiling it, come first; the kind then builds the
+// Plugin's tools.
 func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
-	switch spec.Kind {
-	case "", KindAgenthost, KindWASICLI:
-	case KindExtism:
-	case KindComponent:
-		return r.loadComponent(ctx, spec)
-	default:
-		return nil, fmt.Errorf("unknown kind %q; want %s", spec.Kind, kindList())
+	k, err := declaredKind(spec.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if k != nil && k.component() {
+		return r.loadComponent(ctx, k, spec)
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
@@ -90,10 +86,11 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	}
 	limits := withDefaults(spec.Limits)
 	pages := memoryPages(limits.Memory)
-	key := factsKey(src.sum, pages, spec.Name, spec.Kind)
-	// facts are what an earlier load of this module found (facts.go); with
-	// them the module compiles later, else now, in full.
-	facts := r.facts.readFacts(key, src.sum, pages, spec.Name, spec.Kind)
+	key := loadcache.Key(src.Sum, pages, spec.Name, string(spec.Kind))
+	// facts are what an earlier load of this module found
+	// (internal/loadcache); with them the module compiles later, else
+	// now, in full.
+	facts := r.facts.ReadFacts(key, src.Sum, pages, spec.Name, string(spec.Kind))
 	var mod *module
 	var cm wazero.CompiledModule
 	if facts != nil {
@@ -103,29 +100,28 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		if err != nil {
 			return nil, err
 		}
-		key = factsKey(src.sum, pages, spec.Name, spec.Kind)
+		key = loadcache.Key(src.Sum, pages, spec.Name, string(spec.Kind))
 		bin, err := parseBinary(wasm)
 		if errors.Is(err, ErrComponent) {
-			if spec.Kind == "" {
-				return r.loadComponent(ctx, spec)
+			if k == nil {
+				return r.loadComponent(ctx, componentKindOf(), spec)
 			}
 			return nil, fmt.Errorf("%s is a WASI 0.2 component, not a core module of kind %q; set kind = \"component\" (or remove kind)", sourceName(spec), spec.Kind)
 		}
 		if err != nil {
 			return nil, err
 		}
-		if cm, err = r.compilePatched(ctx, wasm, bin, pages, src.sum); err != nil {
+		if cm, err = r.compilePatched(ctx, wasm, bin, pages, src.Sum); err != nil {
 			return nil, err
 		}
 		mod = readyModule(cm)
-		facts = &loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: spec.Kind,
-			Extism: importsExtism(cm), Environ: readsEnv(cm), Exports: exportsOf(cm), Section: string(bin.Custom)}
+		facts = coreFacts(cm, bin)
+		facts.Format, facts.Key, facts.Module, facts.Pages, facts.Name, facts.Kind = loadcache.Format, key, src.Sum, pages, spec.Name, string(spec.Kind)
 	}
-	var section []byte
-	if facts.Section != "" {
-		section = []byte(facts.Section)
+	if k == nil {
+		k = detectKind(facts, &spec)
 	}
-	p := &Plugin{r: r, name: spec.Name, mod: mod, exports: facts.Exports, limits: limits, byName: map[string]*tool{}}
+	p := &Plugin{r: r, name: spec.Name, kind: k.name(), mod: mod, exports: facts.Exports, limits: limits, byName: map[string]*tool{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -135,140 +131,50 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 	}()
 	// fresh: the facts were found now, not read: they are stored once the
 	// load succeeds.
-	fresh := cm != nil
-	if facts.Extism && spec.Kind != "" && spec.Kind != KindExtism {
-		return nil, fmt.Errorf("the module imports %s: it is an Extism plugin; set kind = \"extism\"", extism.ModuleName)
-	}
-	if spec.Kind == KindExtism || facts.Extism {
-		p.kind = KindExtism
-		if err := p.loadExtism(ctx, spec); err != nil {
-			return nil, err
-		}
-		p.prestart.Store(true)
-		if fresh {
-			r.facts.writeFacts(facts)
-		}
-		ok = true
-		return p, nil
-	}
-	if _, has := facts.Exports["_start"]; !has {
-		if note := reactorNote(facts.Exports); note != "" {
-			return nil, errors.New(note)
-		}
-		return nil, errors.New("module exports no _start function; agenthost runs WASI preview1 commands (build a command, not a library or reactor)")
-	}
-
-	p.kind = spec.Kind
-	if p.kind == "" {
-		switch {
-		case section != nil:
-			p.kind = KindAgenthost
-		case len(spec.Tools) > 0:
-			p.kind = KindWASICLI
-		default:
-			p.kind = KindAgenthost // confirmed by describe below
-		}
-	}
-
-	switch p.kind {
-	case KindAgenthost:
-		if len(spec.Tools) > 0 {
-			return nil, errors.New("tool blocks are for kind \"wasi_cli\"; an agenthost plugin declares its tools in its manifest")
-		}
-		if section != nil {
-			m, err := ParseManifest(section)
-			if err != nil {
-				return nil, fmt.Errorf("%s custom section: %w", ManifestSection, err)
-			}
-			p.manifest, p.manifestSource = m, "custom section"
-		} else if facts.Manifest != "" {
-			m, err := ParseManifest([]byte(facts.Manifest))
-			if err != nil {
-				return nil, fmt.Errorf("cached describe output: %w", err)
-			}
-			p.manifest, p.manifestSource = m, "describe"
-		} else {
-			dl := limits
-			if spec.Kind == "" {
-				if !facts.Environ {
-					return nil, fmt.Errorf("cannot detect the plugin kind: %w. A plain WASI command needs kind = \"wasi_cli\" and tool blocks", errNoEnv)
-				}
-				dl = detectLimits(limits)
-			}
-			m, out, err := r.describeRaw(ctx, mod, spec.Name, dl)
-			if err != nil {
-				if spec.Kind == "" {
-					return nil, detectError(err, dl.Timeout)
-				}
-				return nil, err
-			}
-			p.manifest, p.manifestSource = m, "describe"
-			facts.Manifest = string(out)
-			fresh = true
-		}
-		p.grants = grant(p.manifest, spec)
-		p.reuse = p.manifest.Reuse
-	case KindWASICLI:
-		if len(spec.Tools) == 0 {
-			return nil, errors.New("a wasi_cli plugin needs at least one tool block describing its tool")
-		}
-		p.grants = grant(nil, spec)
-	}
-
-	base, err := p.baseConfig()
-	if err != nil {
+	l := &loading{r: r, spec: spec, limits: limits, facts: facts, fresh: cm != nil, p: p}
+	if err := k.load(ctx, l); err != nil {
 		return nil, err
 	}
-	if p.manifest != nil {
-		for _, mt := range p.manifest.Tools {
-			if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, nil, base); err != nil {
-				return nil, err
-			}
-			p.setToolMeta(mt)
-		}
-	} else {
-		for _, ct := range spec.Tools {
-			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if p.reuse {
-		p.shared = &tool{
-			spec: loop.ToolSpec{Name: "(any tool)"},
-			cfg:  base.WithArgs(p.name).WithEnv("AGENTHOST_MODE", "call").WithEnv("AGENTHOST_REUSE", "1"),
-			warm: make(chan *instance, 1),
-		}
-	}
-	p.prestart.Store(p.kind == KindAgenthost)
-	if fresh {
-		r.facts.writeFacts(facts)
+	p.prestart.Store(k.prestart())
+	if l.fresh {
+		r.facts.WriteFacts(facts)
 	}
 	ok = true
 	return p, nil
 }
 
+// loadComponent loads spec with the component kind k, which reads and
+// checks the binary itself (it has no core-module load facts).
+func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec) (*Plugin, error) {
+	l := &loading{r: r, spec: spec, limits: withDefaults(spec.Limits)}
+	if err := k.load(ctx, l); err != nil {
+		return nil, err
+	}
+	l.p.prestart.Store(k.prestart())
+	return l.p, nil
+}
+
 // source finds a plugin's module and its sha256, and checks its pinned
 // digest. The bytes of a file or builtin whose sum is remembered (see
-// moduleSource) are read only when needed.
-func (r *Runtime) source(s Spec) (*moduleSource, error) {
-	var src *moduleSource
+// loadcache.Source) are read only when needed.
+func (r *Runtime) source(s Spec) (*loadcache.Source, error) {
+	var src *loadcache.Source
 	switch {
 	case s.Builtin != "":
 		if _, ok := r.builtin(s.Builtin); !ok {
 			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
 		}
 		name := s.Builtin
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) {
+		src = &loadcache.Source{Name: sourceName(s), Read: func() ([]byte, error) {
 			b, _ := r.builtin(name)
 			return b, nil
 		}}
 		if exe, err := os.Executable(); err == nil {
-			src.statKey = statKey("builtin "+name, exe)
+			src.StatKey = loadcache.StatKey("builtin "+name, exe)
 		}
 	case s.Path != "":
 		path := s.Path
-		src = &moduleSource{name: path, statKey: statKey("file", path), read: func() ([]byte, error) {
+		src = &loadcache.Source{Name: path, StatKey: loadcache.StatKey("file", path), Read: func() ([]byte, error) {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return nil, fmt.Errorf("read plugin file: %w", err)
@@ -277,14 +183,14 @@ func (r *Runtime) source(s Spec) (*moduleSource, error) {
 		}}
 	case s.Wasm != nil:
 		wasm := s.Wasm
-		src = &moduleSource{name: sourceName(s), read: func() ([]byte, error) { return wasm, nil }}
+		src = &loadcache.Source{Name: sourceName(s), Read: func() ([]byte, error) { return wasm, nil }}
 	default:
 		return nil, errors.New("plugin has no source")
 	}
-	if err := r.facts.sumSource(src); err != nil {
+	if err := r.facts.SumSource(src); err != nil {
 		return nil, err
 	}
-	if err := sandbox.CheckPin(sourceName(s), src.sum, s.SHA256); err != nil {
+	if err := sandbox.CheckPin(sourceName(s), src.Sum, s.SHA256); err != nil {
 		return nil, err
 	}
 	return src, nil
@@ -293,12 +199,12 @@ func (r *Runtime) source(s Spec) (*moduleSource, error) {
 // pinnedBytes reads the module of src in full for a full load, which
 // hashes what it compiles: a remembered sum that is wrong is corrected
 // (rehash) and the pin checked again against it.
-func (r *Runtime) pinnedBytes(spec Spec, src *moduleSource) ([]byte, error) {
-	wasm, err := r.facts.rehash(src)
+func (r *Runtime) pinnedBytes(spec Spec, src *loadcache.Source) ([]byte, error) {
+	wasm, err := r.facts.Rehash(src)
 	if err != nil {
 		return nil, err
 	}
-	if err := sandbox.CheckPin(sourceName(spec), src.sum, spec.SHA256); err != nil {
+	if err := sandbox.CheckPin(sourceName(spec), src.Sum, spec.SHA256); err != nil {
 		return nil, err
 	}
 	return wasm, nil
@@ -338,13 +244,13 @@ func withDefaults(l Limits) Limits {
 // compileLater returns the module of wasm (checked in full by an earlier
 // load with the same bytes and limit: its load facts say so), to be
 // compiled by CompileLoaded or by its first call, whichever comes first.
-func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSource, pages uint32, key string) *module {
+func (r *Runtime) compileLater(ctx context.Context, name string, src *loadcache.Source, pages uint32, key string) *module {
 	return r.later(ctx, name, src, key, func(bctx context.Context) (wazero.CompiledModule, error) {
-		wasm, err := src.bytes()
+		wasm, err := src.Bytes()
 		// This closure stays with the module (module.compile) for the
 		// plugin's lifetime, and src with it: the bytes a load read to
 		// hash them must not stay too (megabytes for a Go guest).
-		src.wasm = nil
+		src.Wasm = nil
 		if err != nil {
 			return nil, err
 		}
@@ -352,7 +258,7 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 		if err != nil {
 			return nil, err
 		}
-		return r.compilePatched(bctx, wasm, bin, pages, src.sum)
+		return r.compilePatched(bctx, wasm, bin, pages, src.Sum)
 	})
 }
 
@@ -362,7 +268,7 @@ func (r *Runtime) compileLater(ctx context.Context, name string, src *moduleSour
 // (a component). Runtime.Close does not wait for a compilation under way:
 // the runtime is released when the last one ends. A build that fails
 // drops the facts stored under key, which said it would not.
-func (r *Runtime) later(ctx context.Context, name string, src *moduleSource, key string, build func(context.Context) (wazero.CompiledModule, error)) *module {
+func (r *Runtime) later(ctx context.Context, name string, src *loadcache.Source, key string, build func(context.Context) (wazero.CompiledModule, error)) *module {
 	m := &module{done: make(chan struct{})}
 	log := *zerolog.Ctx(ctx)
 	bctx := context.WithoutCancel(ctx)
@@ -381,8 +287,8 @@ func (r *Runtime) later(ctx context.Context, name string, src *moduleSource, key
 			// The facts said this module compiles: they are wrong (or the
 			// module cache was lost and compiling failed now). Drop them,
 			// so the next load checks the module in full before it runs.
-			r.facts.dropFacts(key)
-			r.facts.forgetSum(src)
+			r.facts.DropFacts(key)
+			r.facts.ForgetSum(src)
 			log.Warn().Err(err).Str("plugin", name).Msg("plugin failed to compile; its cached load facts are removed")
 		}
 		if cm != nil && (r.isClosed() || m.dropped.Load()) {

@@ -6,10 +6,13 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 )
 
 // module is a plugin's compiled module: compiled already, or to be
-// compiled later (a plugin loaded from its cached load facts, facts.go).
+// compiled later (a plugin loaded from its cached load facts,
+// internal/loadcache).
 // An instance waits for it before instantiating, so the first call of a
 // plugin not compiled yet starts its compilation, if nobody has, and waits
 // for it within the call's timeout.
@@ -72,11 +75,8 @@ func (m *module) drop(ctx context.Context) {
 }
 
 // exportSig is the signature of an exported function: what loading a
-// plugin checks of its exports.
-type exportSig struct {
-	Params  int `json:"params"`
-	Results int `json:"results"`
-}
+// plugin checks of its exports (kept in its load facts).
+type exportSig = loadcache.Export
 
 // exportsOf lists a compiled module's exported functions.
 func exportsOf(cm wazero.CompiledModule) map[string]exportSig {

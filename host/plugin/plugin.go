@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"path"
@@ -15,7 +14,6 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/tetratelabs/wazero"
 
-	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/toolname"
 	"github.com/agenthost/agenthost/loop"
@@ -33,14 +31,10 @@ type Plugin struct {
 	// mod is the compiled module, or the compilation under way (module.go).
 	mod *module
 	// exports are the module's exported functions.
-	exports  map[string]exportSig
-	manifest *Manifest
-	// manifestSource says where the manifest came from: "custom section" or
-	// "describe"; "" without a manifest.
-	manifestSource string
-	grants         Grants
-	limits         Limits
-	mounts         []mountPoint
+	exports map[string]exportSig
+	grants  Grants
+	limits  Limits
+	mounts  []mountPoint
 	// tools and byName are the tools listed at load; relisted replaces
 	// them once a hyper-mcp v2 plugin said its tools changed (relist.go).
 	// Read them through table.
@@ -50,28 +44,11 @@ type Plugin struct {
 	relistMu sync.Mutex
 	toolsVer atomic.Uint64
 	prestart atomic.Bool
-	// ext and dialect are set for Extism plugins (extism.go).
-	ext     *extism.Plugin
-	dialect Dialect
-	// extBase is an Extism plugin's base module config (baseConfig),
-	// for the instances made after load: list_tools again and the MCP
-	// requests.
-	extBase wazero.ModuleConfig
-	// extReuse: an Extism plugin's instances serve many calls of a run
-	// (extism_reuse.go), of any of its tools; extKey names them in a
-	// Scope.
-	extReuse bool
-	extKey   *tool
-	// extReqs numbers the requests to a hyper-mcp v2 plugin (the id of
-	// its request context).
-	extReqs atomic.Int64
-	// reuse: the manifest says one instance serves many calls (reuse.go).
-	// Such an instance serves every tool of the plugin: shared holds its
-	// module config (no AGENTHOST_TOOL; each request names its tool) and
-	// its pre-started instance.
-	reuse  bool
-	shared *tool
-	// comp is set for components (component.go).
+	// The state of the plugin's kind: ah for agenthost plugins
+	// (kind_agenthost.go), ext for Extism plugins (kind_extism.go), comp
+	// for components (kind_component.go); nil for the others.
+	ah   *agenthostPlugin
+	ext  *extismPlugin
 	comp *componentPlugin
 }
 
@@ -117,8 +94,13 @@ func (p *Plugin) Name() string { return p.name }
 // Kind is KindAgenthost, KindWASICLI, KindExtism or KindComponent.
 func (p *Plugin) Kind() Kind { return p.kind }
 
-// Manifest is the plugin's manifest; nil for wasi_cli and extism.
-func (p *Plugin) Manifest() *Manifest { return p.manifest }
+// Manifest is the plugin's manifest; nil for kinds other than agenthost.
+func (p *Plugin) Manifest() *Manifest {
+	if p.ah == nil {
+		return nil
+	}
+	return p.ah.manifest
+}
 
 // Grants are the capabilities the plugin runs with.
 func (p *Plugin) Grants() Grants { return p.grants }
@@ -127,7 +109,12 @@ func (p *Plugin) Grants() Grants { return p.grants }
 func (p *Plugin) Limits() Limits { return p.limits }
 
 // Dialect is the dialect of an Extism plugin; "" for other kinds.
-func (p *Plugin) Dialect() Dialect { return p.dialect }
+func (p *Plugin) Dialect() Dialect {
+	if p.ext == nil {
+		return ""
+	}
+	return p.ext.dialect
+}
 
 // Tools lists the plugin's tools in manifest (or tool block) order: those
 // listed at load, or, once a hyper-mcp v2 plugin said they changed and
@@ -143,14 +130,14 @@ func (p *Plugin) Tools() []loop.ToolSpec { return p.table().specs }
 // instance serves calls made without a Scope, see reuse.go). wasi_cli plugins take their
 // argv at start, so they are never pre-started. Safe for concurrent use.
 func (p *Plugin) SetPrestart(on bool) {
-	if p.kind != KindAgenthost && p.kind != KindExtism {
+	if !prestartable(p.kind) {
 		return
 	}
 	p.prestart.Store(on)
 	if !on {
 		all := p.table().byName
-		if p.shared != nil {
-			all = map[string]*tool{"": p.shared}
+		if p.ah != nil && p.ah.shared != nil {
+			all = map[string]*tool{"": p.ah.shared}
 		}
 		for _, t := range all {
 			select {
@@ -250,87 +237,4 @@ func (p *Plugin) closeMounts() {
 		m.fs.Close()
 	}
 	p.mounts = nil
-}
-
-// loadExtism finishes loading an Extism plugin: its grants, dialect and
-// tools.
-func (p *Plugin) loadExtism(ctx context.Context, spec Spec) error {
-	ext, err := extism.NewPlugin(spec.Name, spec.Config, spec.HTTPAllow)
-	if err != nil {
-		return err
-	}
-	p.ext, p.extReuse, p.extKey = ext, spec.Reuse, &tool{}
-	p.grants = grant(nil, spec)
-	p.grants.HTTPAllow = append([]string(nil), spec.HTTPAllow...)
-	base, err := p.baseConfig()
-	if err != nil {
-		return err
-	}
-	p.extBase = base
-	exports := p.exports
-	p.dialect = dialectOf(exports)
-	if len(spec.Tools) > 0 {
-		// Tool blocks choose the exports, whatever the dialect.
-		p.dialect = DialectPlain
-		for _, ct := range spec.Tools {
-			fn := ct.Function
-			if fn == "" {
-				fn = ct.Name
-			}
-			if err := checkExport(exports, fn); err != nil {
-				return fmt.Errorf("tool %q: %w", ct.Name, err)
-			}
-			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
-				return err
-			}
-			p.byName[ct.Name].ext = &extismTool{function: fn, dialect: DialectPlain}
-			p.byName[ct.Name].call = p.callExtism
-		}
-		return nil
-	}
-	if p.dialect == DialectPlain {
-		return errors.New("this Extism plugin exports neither describe/call (mcp.run, hyper-mcp v1) nor list_tools/call_tool (hyper-mcp v2), so it cannot describe its tools; declare them with tool blocks naming the export to call (function = \"...\")")
-	}
-	listFn, callFn := p.dialect.Functions()
-	for _, fn := range []string{listFn, callFn} {
-		if err := checkExport(exports, fn); err != nil {
-			return err
-		}
-	}
-	tools, err := p.listTools(ctx, listFn, p.dialect.ListInput(p.extReqs.Add(1)), base)
-	if err != nil {
-		return err
-	}
-	dummy := &CLITool{}
-	for _, mt := range tools {
-		if err := p.addTool(mt.Name, mt.Description, mt.InputSchema, dummy, base); err != nil {
-			return fmt.Errorf("%s: %w", listFn, err)
-		}
-		p.byName[mt.Name].ext = &extismTool{function: callFn, name: mt.Name, dialect: p.dialect}
-		p.byName[mt.Name].call = p.callExtism
-	}
-	if len(p.tools) == 0 {
-		return fmt.Errorf("%s returned no tools", listFn)
-	}
-	return nil
-}
-
-// listTools runs describe or list_tools in a fresh instance with the
-// plugin's grants and reads {"tools":[...]}.
-func (p *Plugin) listTools(ctx context.Context, fn string, input []byte, cfg wazero.ModuleConfig) ([]extism.Tool, error) {
-	t := &tool{spec: loop.ToolSpec{Name: "(" + fn + ")"}, ext: &extismTool{function: fn}}
-	i := p.newExtismInstance(ctx, ctx, t, cfg)
-	i.runCold(ctx, input, p.limits.Timeout)
-	res, err := p.extismResult(ctx, t, i)
-	if err != nil {
-		return nil, fmt.Errorf("%s failed: %w", fn, err)
-	}
-	if res.IsError {
-		return nil, fmt.Errorf("%s failed: %s", fn, res.Content)
-	}
-	tools, err := extism.ParseTools(i.ext.Output())
-	if err != nil {
-		return nil, fmt.Errorf("%s %w", fn, err)
-	}
-	return tools, nil
 }

@@ -32,8 +32,8 @@ func mustCall(t testing.TB, p *Plugin, tool, args string) loop.ToolResult {
 func TestEchoDescribeAndCall(t *testing.T) {
 	r := newRuntime(t)
 	p := load(t, r, spec(t, "echo", guests["echo"]))
-	if p.Kind() != KindAgenthost || p.manifestSource != "describe" {
-		t.Fatalf("kind %q source %q, want agenthost from describe", p.Kind(), p.manifestSource)
+	if p.Kind() != KindAgenthost || p.ah.manifestSource != "describe" {
+		t.Fatalf("kind %q source %q, want agenthost from describe", p.Kind(), p.ah.manifestSource)
 	}
 	if got := len(p.Tools()); got != 10 {
 		t.Fatalf("%d tools, want 9", got)
@@ -196,8 +196,8 @@ func TestCustomSectionManifest(t *testing.T) {
 	wasm := appendCustomSection(guests["echo"], ManifestSection, []byte(m))
 	r := newRuntime(t)
 	p := load(t, r, spec(t, "sec", wasm))
-	if p.manifestSource != "custom section" || len(p.Tools()) != 1 || p.Tools()[0].Description != "from the section" {
-		t.Fatalf("source %q tools %+v", p.manifestSource, p.Tools())
+	if p.ah.manifestSource != "custom section" || len(p.Tools()) != 1 || p.Tools()[0].Description != "from the section" {
+		t.Fatalf("source %q tools %+v", p.ah.manifestSource, p.Tools())
 	}
 	if res := mustCall(t, p, "echo", `{"text":"s"}`); res.Content != "s (call c1)" {
 		t.Errorf("call: %+v", res)

@@ -27,7 +27,7 @@ func (p *Plugin) table() toolTable {
 // (hyper-mcp v2's notify_tool_list_changed) and Relist has not listed them
 // since. It is cheap: one atomic load.
 func (p *Plugin) ToolsStale() bool {
-	return p.ext != nil && p.dialect == DialectHyperMCP2 && p.ext.ToolsChanged()
+	return p.ext != nil && p.ext.dialect == DialectHyperMCP2 && p.ext.k.ToolsChanged()
 }
 
 // ToolsVersion counts the changes of the plugin's tools: 0 until a Relist
@@ -49,11 +49,11 @@ func (p *Plugin) Relist(ctx context.Context) (bool, error) {
 	}
 	p.relistMu.Lock()
 	defer p.relistMu.Unlock()
-	if !p.ext.TakeToolsChanged() {
+	if !p.ext.k.TakeToolsChanged() {
 		return false, nil // listed by another caller meanwhile
 	}
-	listFn, callFn := p.dialect.Functions()
-	listed, err := p.listTools(ctx, listFn, p.dialect.ListInput(p.extReqs.Add(1)), p.extBase)
+	listFn, callFn := p.ext.dialect.Functions()
+	listed, err := p.listTools(ctx, listFn, p.ext.dialect.ListInput(p.ext.reqs.Add(1)), p.ext.base)
 	if err != nil {
 		return false, fmt.Errorf("plugin %q said its tools changed, but listing them again failed, so they stay as they were: %w", p.name, err)
 	}
@@ -62,14 +62,14 @@ func (p *Plugin) Relist(ctx context.Context) (bool, error) {
 	same := len(listed) == len(old.specs)
 	dummy := &CLITool{}
 	for i, mt := range listed {
-		t, err := p.newTool(mt.Name, mt.Description, mt.InputSchema, dummy, p.extBase, next.byName)
+		t, err := p.newTool(mt.Name, mt.Description, mt.InputSchema, dummy, p.ext.base, next.byName)
 		if err != nil {
 			return false, fmt.Errorf("plugin %q said its tools changed, but %s returned a bad tool, so they stay as they were: %w", p.name, listFn, err)
 		}
 		if prev := old.byName[mt.Name]; prev != nil && sameSpec(prev.spec, t.spec) {
 			t = prev
 		} else {
-			t.ext = &extismTool{function: callFn, name: mt.Name, dialect: p.dialect}
+			t.ext = &extismTool{function: callFn, name: mt.Name, dialect: p.ext.dialect}
 			t.call = p.callExtism
 			same = false
 		}

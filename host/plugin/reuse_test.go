@@ -50,7 +50,7 @@ func TestReuseOneInstancePerScopeAndOwner(t *testing.T) {
 		}
 	}
 	// A scope keeps its own instance: no spare was pre-started beside it.
-	if n := len(p.shared.warm); n != 0 {
+	if n := len(p.ah.shared.warm); n != 0 {
 		t.Errorf("%d spare instances pre-started for scoped calls, want 0", n)
 	}
 	b := WithScopeOwner(WithScope(context.Background(), run1), "agent b")
@@ -69,7 +69,7 @@ func TestReuseOneInstancePerScopeAndOwner(t *testing.T) {
 		}
 	}
 	// Calls without a scope get a fresh instance each, pre-started.
-	if n := len(p.shared.warm); n != 1 {
+	if n := len(p.ah.shared.warm); n != 1 {
 		t.Errorf("%d spare instances after calls without a scope, want 1", n)
 	}
 	// After the run's scope closes, its instances are gone.

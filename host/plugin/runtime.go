@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/plugins"
@@ -29,8 +30,9 @@ type Runtime struct {
 	cache wazero.CompilationCache
 	// cacheDir is the on-disk compilation cache ("" = in memory only).
 	cacheDir string
-	// facts holds the load facts and module sums in cacheDir (facts.go).
-	facts loadCache
+	// facts holds the load facts, module sums and module data in cacheDir
+	// (internal/loadcache).
+	facts loadcache.Cache
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
@@ -121,7 +123,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		rt:       rt,
 		cache:    cache,
 		cacheDir: cacheDir,
-		facts:    loadCache{dir: cacheDir},
+		facts:    loadcache.New(cacheDir),
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
 		extism:   ext,
 		extUser:  extUser,
@@ -162,7 +164,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 			errs = append(errs, m.fs.Close())
 		}
 		if p.ext != nil {
-			p.ext.Close()
+			p.ext.k.Close()
 		}
 	}
 	return errors.Join(errs...)
@@ -179,6 +181,30 @@ func (r *Runtime) isClosed() bool {
 	return r.closed
 }
 
+// ManifestSection is the name of the custom section that carries an
+// agenthost/1 manifest.
+const ManifestSection = "agenthost.manifest"
+
+// ErrComponent is returned for a WASI 0.2 (component model) binary.
+var ErrComponent = wasmbin.ErrComponent
+
+// ErrNotWasm is returned for bytes that are not a WebAssembly binary.
+var ErrNotWasm = wasmbin.ErrNotWasm
+
+// binary is what the sandbox reads from a module's bytes before compiling
+// it; Custom is its manifest section.
+type binary = wasmbin.Module
+
+// parseBinary reads the section headers of a core module and its manifest
+// section.
+func parseBinary(b []byte) (*binary, error) { return wasmbin.Parse(b, ManifestSection) }
+
+// memoryPages is a memory limit in bytes as whole pages, at least one and
+// at most the 32-bit limit.
+func memoryPages(bytes uint64) uint32 {
+	return uint32(min(max(bytes/wasmbin.PageSize, 1), wasmbin.MaxPages))
+}
+
 // compile checks a module's header, applies the memory limit, compiles it
 // and checks its imports against the WASI preview1 and Extism host modules.
 func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wazero.CompiledModule, *binary, error) {
@@ -192,7 +218,7 @@ func (r *Runtime) compile(ctx context.Context, wasm []byte, memLimit uint64) (wa
 
 // compilePatched is compile of a module parsed already, with a memory
 // limit of pages pages. sum is the module's sha256 ("" if not known): the
-// name of its data in the cache (guestdata.go). wasm is not used after
+// name of its data in the cache (loadcache.GuestData). wasm is not used after
 // the patch, so a file plugin's bytes can be collected during the compile.
 func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, pages uint32, sum string) (wazero.CompiledModule, error) {
 	patched, data, err := r.patchModule(wasm, bin, pages, sum)
@@ -219,12 +245,12 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 // patchModule lowers the module's memory maximum to pages and takes its
 // data out when it can (wasmbin.SplitData), storing the data under sum;
 // a module whose data cannot be stored keeps it (wasmbin.LimitMemory).
-func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string) ([]byte, *guestData, error) {
+func (r *Runtime) patchModule(wasm []byte, bin *binary, pages uint32, sum string) ([]byte, *loadcache.GuestData, error) {
 	patched, split, err := wasmbin.SplitData(wasm, bin, pages)
 	if err != nil || split == nil {
 		return patched, nil, err
 	}
-	if data := newGuestData(split, r.cacheDir, sum); data != nil {
+	if data := r.facts.GuestData(split, sum); data != nil {
 		return patched, data, nil
 	}
 	patched, err = wasmbin.LimitMemory(wasm, bin, pages)
@@ -306,6 +332,13 @@ func sameTypes(a, b []api.ValueType) bool {
 	return true
 }
 
+// compiledModule is a module compiled without its data section and the
+// data, for instantiate. Everything else is the CompiledModule's.
+type compiledModule struct {
+	wazero.CompiledModule
+	data *loadcache.GuestData
+}
+
 // instantiate is the runtime's InstantiateModule for a module of
 // compilePatched: it writes the module's data, if the host keeps it, into
 // the new instance's memory. No start function runs inside it: callers
@@ -319,7 +352,7 @@ func (r *Runtime) instantiate(ctx context.Context, cm wazero.CompiledModule, cfg
 	if err != nil {
 		return nil, err
 	}
-	if err := c.data.write(mod); err != nil {
+	if err := c.data.Write(mod); err != nil {
 		mod.Close(ctx)
 		return nil, err
 	}

@@ -6,42 +6,6 @@ import (
 	"time"
 )
 
-// Kind is a plugin kind (see the package documentation).
-type Kind string
-
-const (
-	// KindAgenthost is a WASI preview1 command speaking agenthost/1.
-	KindAgenthost Kind = "agenthost"
-	// KindWASICLI is any WASI command, described by CLITools.
-	KindWASICLI Kind = "wasi_cli"
-	// KindExtism is an Extism plugin: it imports extism:host/env and is
-	// called through its exports (extism.go).
-	KindExtism Kind = "extism"
-	// KindComponent is a WASI 0.2 component: every exported function is
-	// a tool, run by host/component (component.go).
-	KindComponent Kind = "component"
-)
-
-// Kinds are the kinds Load takes, in the order host/config's PluginKinds
-// lists them (TestEnumSpellings holds the two lists equal, so a new kind
-// is a row in both).
-var Kinds = []Kind{KindAgenthost, KindWASICLI, KindExtism, KindComponent}
-
-// kindList is Kinds for a message: "a", "b", "c" or "d".
-func kindList() string {
-	var b []byte
-	for i, k := range Kinds {
-		switch {
-		case i == len(Kinds)-1 && i > 0:
-			b = append(b, " or "...)
-		case i > 0:
-			b = append(b, ", "...)
-		}
-		b = fmt.Appendf(b, "%q", k)
-	}
-	return string(b)
-}
-
 // Spec is one plugin to load: where its module comes from, its kind, its
 // limits and the capabilities it is granted. The host builds one from each
 // plugin block of agents.hcl; tests and other callers build them directly.

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package plugin
+package guestmem
 
 import (
 	"context"
@@ -11,9 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Guest linear memory outside the Go heap. By default wazero keeps a
-// guest's memory in a Go slice and copies it to a bigger one whenever the
-// guest grows it: a Go guest grows its memory a few times while starting,
+// By default wazero keeps a guest's memory in a Go slice and copies it to
+// a bigger one whenever the guest grows it: a Go guest grows its memory a few times while starting,
 // so every instance start would copy megabytes, leave the old copies to
 // the garbage collector, and count the whole guest memory in the heap that
 // paces collections. Here each memory reserves its maximum (the plugin's
@@ -24,26 +23,26 @@ import (
 //
 // The reservation is unmapped (or zeroed and kept for the next instance:
 // see spares below) by the instance when its guest can no longer run
-// (instance.run, after the module is closed), never by wazero's Free:
+// (Allocator.Release, after the module is closed), never by wazero's Free:
 // wazero frees a module's memory when the module is closed, and a runtime
 // being closed closes modules whose guest may still be running on another
 // goroutine, which an unmapped region would crash.
 
-// instanceMemory hands out the memories of one instantiation and
-// remembers them until release.
-type instanceMemory struct {
+// Allocator hands out the memories of one instantiation and
+// remembers them until Release.
+type Allocator struct {
 	mu   sync.Mutex
 	mems []*mmapMemory
 }
 
-// withInstanceMemory returns ctx making wazero allocate the memories of the
-// next instantiation with it, and the allocator.
-func withInstanceMemory(ctx context.Context) (context.Context, *instanceMemory) {
-	a := &instanceMemory{}
+// With returns ctx making wazero allocate the memories of the
+// next instantiation with a new Allocator, and the Allocator.
+func With(ctx context.Context) (context.Context, *Allocator) {
+	a := &Allocator{}
 	return experimental.WithMemoryAllocator(ctx, a), a
 }
 
-func (a *instanceMemory) Allocate(_, max uint64) experimental.LinearMemory {
+func (a *Allocator) Allocate(_, max uint64) experimental.LinearMemory {
 	m := &mmapMemory{max: max}
 	a.mu.Lock()
 	a.mems = append(a.mems, m)
@@ -51,8 +50,9 @@ func (a *instanceMemory) Allocate(_, max uint64) experimental.LinearMemory {
 	return m
 }
 
-// release unmaps the memories; the guest must not run any more.
-func (a *instanceMemory) release() {
+// Release unmaps the memories (or keeps them, zeroed, for the next
+// instance); the guest must not run any more. A nil Allocator has none.
+func (a *Allocator) Release() {
 	if a == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package plugin
+package loadcache
 
 import (
 	"crypto/sha256"
@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 )
 
-// moduleSource is a plugin's module: its sha256, and how to read its
+// Source is a plugin's module: its sha256, and how to read its
 // bytes. Loading from cached load facts needs only the sum, and hashing
 // megabytes of modules at every start-up is a good part of it, so the sum
 // of a file (or of a builtin, whose bytes are in the executable) is
@@ -19,89 +19,90 @@ import (
 // sums say, the bytes compiled are hashed again and must match the sum
 // the load used (bytes), so the code that runs is always the module whose
 // facts were used.
-type moduleSource struct {
-	name    string // for messages: the path, builtin:NAME, "the module"
-	sum     string // sha256 of the bytes, hex
-	statKey string // "" when its sum cannot be remembered
-	read    func() ([]byte, error)
-	// wasm holds the bytes when the load read them already.
-	wasm []byte
+type Source struct {
+	Name    string // for messages: the path, builtin:NAME, "the module"
+	Sum     string // sha256 of the bytes, hex
+	StatKey string // "" when its sum cannot be remembered (StatKey)
+	Read    func() ([]byte, error)
+	// Wasm holds the bytes when the load read them already.
+	Wasm []byte
 }
 
-// bytes returns the module's bytes: those read already, or read now and
+// Bytes returns the module's bytes: those read already, or read now and
 // checked against the sum.
-func (s *moduleSource) bytes() ([]byte, error) {
-	if s.wasm != nil {
-		return s.wasm, nil
+func (s *Source) Bytes() ([]byte, error) {
+	if s.Wasm != nil {
+		return s.Wasm, nil
 	}
-	b, err := s.read()
+	b, err := s.Read()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != s.sum {
-		return nil, fmt.Errorf("%s changed after it was loaded (sha256 %s, loaded as %s); start again to load the new module", s.name, got, s.sum)
+	if got := hex.EncodeToString(sum[:]); got != s.Sum {
+		return nil, fmt.Errorf("%s changed after it was loaded (sha256 %s, loaded as %s); start again to load the new module", s.Name, got, s.Sum)
 	}
 	return b, nil
 }
 
-// rehash returns the module's bytes, read now unless read already, and
-// sets src.sum to their sum, correcting the remembered one if it differs.
-func (c loadCache) rehash(src *moduleSource) ([]byte, error) {
-	if src.wasm != nil {
-		return src.wasm, nil
+// Rehash returns the module's bytes, read now unless read already, and
+// sets src.Sum to their sum, correcting the remembered one if it differs.
+func (c Cache) Rehash(src *Source) ([]byte, error) {
+	if src.Wasm != nil {
+		return src.Wasm, nil
 	}
-	b, err := src.read()
+	b, err := src.Read()
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != src.sum {
-		src.sum = got
-		if src.statKey != "" && c.dir != "" {
-			c.writeCacheFile(sumPath(c.dir, src.statKey), []byte(got))
+	if got := hex.EncodeToString(sum[:]); got != src.Sum {
+		src.Sum = got
+		if src.StatKey != "" && c.dir != "" {
+			c.writeCacheFile(SumPath(c.dir, src.StatKey), []byte(got))
 		}
 	}
-	src.wasm = b
+	src.Wasm = b
 	return b, nil
 }
 
-// forgetSum removes the sum remembered for src.
-func (c loadCache) forgetSum(src *moduleSource) {
-	if src.statKey != "" && c.dir != "" {
-		os.Remove(sumPath(c.dir, src.statKey))
+// ForgetSum removes the sum remembered for src.
+func (c Cache) ForgetSum(src *Source) {
+	if src.StatKey != "" && c.dir != "" {
+		os.Remove(SumPath(c.dir, src.StatKey))
 	}
 }
 
-// sumSource sets src.sum: remembered under its stat key, or computed from
-// its bytes (kept in src.wasm) and remembered.
-func (c loadCache) sumSource(src *moduleSource) error {
-	if src.statKey != "" && c.dir != "" {
-		if sum := c.readSum(src.statKey); sum != "" {
-			src.sum = sum
+// SumSource sets src.Sum: remembered under its stat key, or computed from
+// its bytes (kept in src.Wasm) and remembered.
+func (c Cache) SumSource(src *Source) error {
+	if src.StatKey != "" && c.dir != "" {
+		if sum := c.readSum(src.StatKey); sum != "" {
+			src.Sum = sum
 			return nil
 		}
 	}
-	b, err := src.read()
+	b, err := src.Read()
 	if err != nil {
 		return err
 	}
 	sum := sha256.Sum256(b)
-	src.sum, src.wasm = hex.EncodeToString(sum[:]), b
-	if src.statKey != "" && c.dir != "" {
-		c.writeCacheFile(sumPath(c.dir, src.statKey), []byte(src.sum))
+	src.Sum, src.Wasm = hex.EncodeToString(sum[:]), b
+	if src.StatKey != "" && c.dir != "" {
+		c.writeCacheFile(SumPath(c.dir, src.StatKey), []byte(src.Sum))
 	}
 	return nil
 }
 
-func sumPath(cacheDir, statKey string) string {
+// SumPath is the file that remembers the sum of the file statKey names.
+func SumPath(cacheDir, statKey string) string {
 	k := sha256.Sum256([]byte(statKey))
-	return filepath.Join(cacheDir, factsDir, "sum-"+hex.EncodeToString(k[:]))
+	return filepath.Join(cacheDir, Dir, "sum-"+hex.EncodeToString(k[:]))
 }
 
 // readSum returns the sum remembered under statKey, or "".
-func (c loadCache) readSum(statKey string) string {
-	data := c.readCacheFile(sumPath(c.dir, statKey), 64)
+func (c Cache) readSum(statKey string) string {
+	data := c.readCacheFile(SumPath(c.dir, statKey), 64)
 	if len(data) != 64 {
 		return ""
 	}
@@ -114,7 +115,7 @@ func (c loadCache) readSum(statKey string) string {
 // readCacheFile returns the contents of a file of the facts directory,
 // or nil when it or the directory is missing, not private, or over max
 // bytes.
-func (c loadCache) readCacheFile(path string, max int64) []byte {
+func (c Cache) readCacheFile(path string, max int64) []byte {
 	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() || !private(st) {
 		return nil
 	}
@@ -137,7 +138,7 @@ func (c loadCache) readCacheFile(path string, max int64) []byte {
 // writeCacheFile writes a file of the facts directory: to a temporary
 // file, private, renamed into place, so a reader never sees half of it.
 // Failing to write only costs the next start-up some work.
-func (c loadCache) writeCacheFile(path string, data []byte) {
+func (c Cache) writeCacheFile(path string, data []byte) {
 	dir := filepath.Dir(path)
 	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
 		return

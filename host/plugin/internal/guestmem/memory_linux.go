@@ -1,6 +1,6 @@
 //go:build linux
 
-package plugin
+package guestmem
 
 import (
 	"syscall"

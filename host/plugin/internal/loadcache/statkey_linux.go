@@ -1,4 +1,4 @@
-package plugin
+package loadcache
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"syscall"
 )
 
-// statKey identifies the bytes of the file at path as they are now (see
-// moduleSource); "" when it cannot be read.
-func statKey(kind, path string) string {
+// StatKey identifies the bytes of the file at path as they are now (see
+// Source); "" when it cannot be read.
+func StatKey(kind, path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return ""

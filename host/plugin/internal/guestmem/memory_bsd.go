@@ -1,6 +1,6 @@
 //go:build darwin || freebsd
 
-package plugin
+package guestmem
 
 // zeroOpen makes b, the open part of a released reservation, all zero
 // again when it is small, or returns false (the caller unmaps it).

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd
 
-package plugin
+package guestmem
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // A guest memory grows in place up to its maximum, never past it, and is
 // unmapped only by release (wazero's Free leaves it to the instance).
 func TestMmapMemoryGrowsInPlace(t *testing.T) {
-	_, a := withInstanceMemory(context.Background())
+	_, a := With(context.Background())
 	const page = 64 << 10
 	m := a.Allocate(0, 4*page)
 	b := m.Reallocate(page)
@@ -32,16 +32,16 @@ func TestMmapMemoryGrowsInPlace(t *testing.T) {
 	if b3 := m.Reallocate(4 * page); len(b3) != 4*page || b3[page-1] != 7 {
 		t.Error("wazero's Free unmapped the memory")
 	}
-	a.release()
+	a.Release()
 	if m.Reallocate(page) != nil {
 		t.Error("Reallocate after release succeeded")
 	}
-	a.release() // twice is harmless
+	a.Release() // twice is harmless
 }
 
 // Without address space for the reservation the memory is a Go slice.
 func TestMmapMemoryFallsBackToTheHeap(t *testing.T) {
-	_, a := withInstanceMemory(context.Background())
+	_, a := With(context.Background())
 	m := a.Allocate(0, 1<<62).(*mmapMemory) // no system reserves 4 EiB
 	b := m.Reallocate(64 << 10)
 	if len(b) != 64<<10 || !m.heap {
@@ -51,7 +51,7 @@ func TestMmapMemoryFallsBackToTheHeap(t *testing.T) {
 	if b2 := m.Reallocate(128 << 10); len(b2) != 128<<10 || b2[10] != 3 {
 		t.Fatal("heap memory did not grow with its contents")
 	}
-	a.release()
+	a.Release()
 	if m.Reallocate(64<<10) != nil {
 		t.Error("Reallocate after release succeeded")
 	}
@@ -67,14 +67,14 @@ func TestMmapMemoryReuseIsZeroed(t *testing.T) {
 	const page = 64 << 10
 	const max = 37 * page // a maximum no other test uses
 	for _, stride := range []int{9 * page, 8 << 10} {
-		_, a := withInstanceMemory(context.Background())
+		_, a := With(context.Background())
 		b := a.Allocate(0, max).Reallocate(20 * page)
 		for i := 3; i < len(b); i += stride {
 			b[i] = 0xff
 		}
 		b[len(b)-1] = 0xff
 		base := unsafe.SliceData(b)
-		a.release()
+		a.Release()
 		kept := false
 		spares.mu.Lock()
 		for _, r := range spares.list {
@@ -85,7 +85,7 @@ func TestMmapMemoryReuseIsZeroed(t *testing.T) {
 			t.Fatalf("stride %d: the released reservation was not kept", stride)
 		}
 
-		_, a2 := withInstanceMemory(context.Background())
+		_, a2 := With(context.Background())
 		m2 := a2.Allocate(0, max)
 		b2 := m2.Reallocate(page)
 		if unsafe.SliceData(b2) != base {
@@ -98,6 +98,6 @@ func TestMmapMemoryReuseIsZeroed(t *testing.T) {
 			}
 		}
 		b2[5] = 1
-		a2.release()
+		a2.Release()
 	}
 }

@@ -1,4 +1,4 @@
-package plugin
+package loadcache
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/agenthost/agenthost/internal/wasmbin"
@@ -20,7 +19,7 @@ import (
 // compiled module lives (for a Go guest, megabytes of live heap for the
 // whole run). So a module whose data wasmbin.SplitData can take out is
 // compiled without its data section, and the host writes the data into
-// each new instance's memory (Runtime.instantiate): after wazero has made
+// each new instance's memory (host/plugin's Runtime.instantiate): after wazero has made
 // the memory, all zero, and before the guest runs a single instruction,
 // since no start function runs inside instantiation (the module has no
 // start section and agenthost names none; _start, _initialize and the
@@ -33,26 +32,26 @@ import (
 // renamed into place). The compiled module keeps it open. Without a cache
 // directory, or when the file cannot be written, the data stays in memory
 // instead.
-type guestData struct {
+type GuestData struct {
 	runs []wasmbin.Run
 	end  uint64   // where the last run ends in memory
 	f    *os.File // the runs back to back; nil: buf holds them
 	buf  []byte
 }
 
-// dataDir is the cache's directory of module data; dataFormat names the
+// DataDir is the cache's directory of module data; DataFormat names the
 // files' layout.
 const (
-	dataDir    = "agenthost-data"
-	dataFormat = "1"
+	DataDir    = "agenthost-data"
+	DataFormat = "1"
 )
 
-// newGuestData stores d: in the cache directory, under sum, when both are
+// GuestData stores d: in the cache directory, under sum, when both are
 // set, else in memory. nil: it could not be read.
-func newGuestData(d *wasmbin.Data, cacheDir, sum string) *guestData {
-	g := &guestData{runs: d.Runs, end: d.End}
-	if cacheDir != "" && sum != "" {
-		path := filepath.Join(cacheDir, dataDir, sum+"."+dataFormat)
+func (c Cache) GuestData(d *wasmbin.Data, sum string) *GuestData {
+	g := &GuestData{runs: d.Runs, end: d.End}
+	if c.dir != "" && sum != "" {
+		path := filepath.Join(c.dir, DataDir, sum+"."+DataFormat)
 		if g.f = openCacheFile(path, int64(d.Size), d.Reader); g.f != nil {
 			return g
 		}
@@ -110,8 +109,8 @@ func sameBytes(f *os.File, src io.Reader) bool {
 	}
 }
 
-// write copies the module's data into mod's memory, all zero until now.
-func (d *guestData) write(mod api.Module) error {
+// Write copies the module's data into mod's memory, all zero until now.
+func (d *GuestData) Write(mod api.Module) error {
 	// The module defines the memory its data segments fill (SplitData).
 	size := uint64(mod.Memory().Size())
 	if size < d.end {
@@ -132,11 +131,4 @@ func (d *guestData) write(mod api.Module) error {
 		}
 	}
 	return nil
-}
-
-// compiledModule is a module compiled without its data section and the
-// data, for Runtime.instantiate. Everything else is the CompiledModule's.
-type compiledModule struct {
-	wazero.CompiledModule
-	data *guestData
 }

@@ -1,4 +1,4 @@
-package plugin
+package loadcache
 
 import (
 	"crypto/sha256"
@@ -30,34 +30,45 @@ import (
 // its code runs, and a manifest from the facts is checked like one read
 // from the module.
 
-// loadCache is the part of the compilation cache directory that holds
+// Cache is the part of the compilation cache directory that holds
 // the load facts and the remembered sums of module files; dir "" keeps
 // nothing.
-type loadCache struct{ dir string }
+type Cache struct{ dir string }
 
-// factsFormat changes whenever what loading checks, or what the facts
+// New is the Cache in the compilation cache directory dir ("" keeps
+// nothing).
+func New(dir string) Cache { return Cache{dir: dir} }
+
+// Format changes whenever what loading checks, or what the facts
 // hold, changes: older entries are then never read.
-const factsFormat = 2
+const Format = 2
 
-// factsDir is the directory of the facts under the compilation cache.
-const factsDir = "agenthost-load"
+// Dir is the directory of the facts under the compilation cache.
+const Dir = "agenthost-load"
 
-// loadFacts is what loading a plugin learned from its module.
-type loadFacts struct {
+// Facts is what loading a plugin learned from its module.
+type Facts struct {
 	Format  int    `json:"format"`
 	Key     string `json:"key"`
 	Module  string `json:"module"` // sha256 of the module's bytes, hex
 	Pages   uint32 `json:"pages"`  // its memory limit in pages
 	Name    string `json:"name"`
-	Kind    Kind   `json:"kind"` // as the spec gave it ("" = detect)
+	Kind    string `json:"kind"` // as the spec gave it ("" = detect)
 	Extism  bool   `json:"extism"`
 	Environ bool   `json:"environ"` // imports environ_get
 	// Exports are the module's exported functions.
-	Exports map[string]exportSig `json:"exports"`
+	Exports map[string]Export `json:"exports"`
 	// Section is the module's agenthost.manifest custom section, if any.
 	Section string `json:"section,omitempty"`
 	// Manifest is the manifest the describe run printed, if one ran.
 	Manifest string `json:"manifest,omitempty"`
+}
+
+// Export is the signature of an exported function: what loading a
+// plugin checks of its exports.
+type Export struct {
+	Params  int `json:"params"`
+	Results int `json:"results"`
 }
 
 // factsEntry is the file: the facts and the sha256 of their JSON, so a
@@ -81,23 +92,23 @@ var wazeroVersion = sync.OnceValue(func() string {
 	return "unknown"
 })
 
-// factsKey names the facts of a module loaded with a memory limit of
+// Key names the facts of a module loaded with a memory limit of
 // pages pages as plugin name of kind kind.
-func factsKey(moduleSum string, pages uint32, name string, kind Kind) string {
+func Key(moduleSum string, pages uint32, name string, kind string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "agenthost load facts %d\x00%s\x00%s\x00%d\x00%s\x00%s", factsFormat, wazeroVersion(), moduleSum, pages, name, kind)
+	fmt.Fprintf(h, "agenthost load facts %d\x00%s\x00%s\x00%d\x00%s\x00%s", Format, wazeroVersion(), moduleSum, pages, name, kind)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (c loadCache) factsPath(key string) string {
-	return filepath.Join(c.dir, factsDir, key+".json")
+func (c Cache) factsPath(key string) string {
+	return filepath.Join(c.dir, Dir, key+".json")
 }
 
-// readFacts returns the facts stored under key, or nil when there are
+// ReadFacts returns the facts stored under key, or nil when there are
 // none, or when the entry is not private, not whole, or does not match
 // what was asked: such an entry is ignored (and replaced after a full
 // load).
-func (c loadCache) readFacts(key, moduleSum string, pages uint32, name string, kind Kind) *loadFacts {
+func (c Cache) ReadFacts(key, moduleSum string, pages uint32, name string, kind string) *Facts {
 	if c.dir == "" {
 		return nil
 	}
@@ -113,18 +124,18 @@ func (c loadCache) readFacts(key, moduleSum string, pages uint32, name string, k
 	if hex.EncodeToString(sum[:]) != e.Sum {
 		return nil
 	}
-	var lf loadFacts
+	var lf Facts
 	if json.Unmarshal(e.Facts, &lf) != nil {
 		return nil
 	}
-	if lf.Format != factsFormat || lf.Key != key || lf.Module != moduleSum || lf.Pages != pages || lf.Name != name || lf.Kind != kind || lf.Exports == nil {
+	if lf.Format != Format || lf.Key != key || lf.Module != moduleSum || lf.Pages != pages || lf.Name != name || lf.Kind != kind || lf.Exports == nil {
 		return nil
 	}
 	return &lf
 }
 
-// writeFacts stores lf under its key (writeCacheFile).
-func (c loadCache) writeFacts(lf *loadFacts) {
+// WriteFacts stores lf under its key (writeCacheFile).
+func (c Cache) WriteFacts(lf *Facts) {
 	if c.dir == "" {
 		return
 	}
@@ -140,8 +151,8 @@ func (c loadCache) writeFacts(lf *loadFacts) {
 	c.writeCacheFile(c.factsPath(lf.Key), data)
 }
 
-// dropFacts removes the facts stored under key.
-func (c loadCache) dropFacts(key string) {
+// DropFacts removes the facts stored under key.
+func (c Cache) DropFacts(key string) {
 	if c.dir != "" && key != "" {
 		os.Remove(c.factsPath(key))
 	}

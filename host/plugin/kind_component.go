@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/host/component"
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/hostmem"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/wasmbin"
@@ -35,11 +36,27 @@ type componentPlugin struct {
 	http *component.HTTPGrant
 }
 
-// loadComponent loads a component: its core modules compiled (through
-// the runtime's compilation cache), its exported functions its tools. A
+// The component kind: a WASI 0.2 component, told by its binary header.
+type componentKind struct{}
+
+func (componentKind) name() Kind      { return KindComponent }
+func (componentKind) component() bool { return true }
+func (componentKind) prestart() bool  { return false }
+
+// detect claims no core module: a component is told by its header.
+func (componentKind) detect(*loadcache.Facts, *Spec) bool { return false }
+
+// load loads a component: its core modules compiled (through the
+// runtime's compilation cache), its exported functions its tools. A
 // component outside the supported shape (async exports, exported
 // resources, nested components with core modules, ...) is refused here.
-func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error) {
+func (componentKind) load(ctx context.Context, l *loading) error {
+	p, err := newComponentPlugin(ctx, l.r, l.spec, l.limits)
+	l.p = p
+	return err
+}
+
+func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limits) (*Plugin, error) {
 	if len(spec.Tools) > 0 {
 		return nil, errors.New("tool blocks are not for components: every function a component exports is a tool, described by its WIT types and docs; remove the tool blocks (tool_prefix and rename change the names)")
 	}
@@ -68,13 +85,12 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 		}
 		allow = list.Allows
 	}
-	limits := withDefaults(spec.Limits)
 	pages := memoryPages(limits.Memory)
 	// A component loaded before with these bytes and limit (its load
 	// facts say so) is parsed and linked now, which is cheap, and its core
-	// modules compiled in the background (facts.go).
-	key := factsKey(src.sum, pages, spec.Name, KindComponent)
-	later := r.facts.readFacts(key, src.sum, pages, spec.Name, KindComponent) != nil
+	// modules compiled in the background (internal/loadcache).
+	key := loadcache.Key(src.Sum, pages, spec.Name, string(KindComponent))
+	later := r.facts.ReadFacts(key, src.Sum, pages, spec.Name, string(KindComponent)) != nil
 	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: pages, CompileLater: later})
 	if err != nil {
 		return nil, fmt.Errorf("component %s: %w", sourceName(spec), err)
@@ -121,7 +137,7 @@ func (r *Runtime) loadComponent(ctx context.Context, spec Spec) (*Plugin, error)
 		t.call = p.callComponent
 	}
 	if !later {
-		r.facts.writeFacts(&loadFacts{Format: factsFormat, Key: key, Module: src.sum, Pages: pages, Name: spec.Name, Kind: KindComponent,
+		r.facts.WriteFacts(&loadcache.Facts{Format: loadcache.Format, Key: key, Module: src.Sum, Pages: pages, Name: spec.Name, Kind: string(KindComponent),
 			Exports: map[string]exportSig{}})
 	}
 	ok = true
@@ -278,13 +294,13 @@ type WorldImport struct {
 	Missing []string `json:"missing,omitempty"`
 }
 
-// inspectComponent fills in the report on a component by loading it (its
-// core modules compiled, nothing run): its world and tools, or, for a
-// component outside the supported shape, why it cannot run here. A
-// malformed component is an error.
-func inspectComponent(ctx context.Context, r *Runtime, wasm []byte, info *Info) error {
+// inspect fills in the report on a component by loading it (its core
+// modules compiled, nothing run): its world and tools, or, for a component
+// outside the supported shape, why it cannot run here. A malformed
+// component is an error.
+func (componentKind) inspect(ctx context.Context, i *inspecting, info *Info) error {
 	info.Kind = KindComponent
-	k, err := component.Load(ctx, r.rt, wasm, component.Options{MemoryLimitPages: memoryPages(withDefaults(Limits{}).Memory)})
+	k, err := component.Load(ctx, i.r.rt, i.wasm, component.Options{MemoryLimitPages: memoryPages(i.limits.Memory)})
 	if errors.Is(err, component.ErrShape) {
 		info.Kind = ""
 		info.Problems = append(info.Problems, err.Error())
