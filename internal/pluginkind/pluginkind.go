@@ -17,22 +17,6 @@ const (
 	Component = "component"
 )
 
-// ToolBlocks says what tool blocks do for a kind; 0 (the zero Row's) for
-// a kind not known yet, detected at load.
-type ToolBlocks int
-
-const (
-	// ToolBlocksRefused: the module describes its own tools (a manifest,
-	// WIT types); a tool block is an error.
-	ToolBlocksRefused ToolBlocks = iota + 1
-	// ToolBlocksRequired: tool blocks describe every tool (argv, stdin);
-	// at least one is needed.
-	ToolBlocksRequired
-	// ToolBlocksExports: tool blocks, optional, name the exports to call
-	// (function, input); without them the plugin describes its tools.
-	ToolBlocksExports
-)
-
 // Mark is what implies a kind when a plugin block declares none.
 type Mark int
 
@@ -50,8 +34,7 @@ const (
 
 // Row is one kind.
 type Row struct {
-	Name       string
-	ToolBlocks ToolBlocks
+	Name string
 	// Config, HTTP and Reuse report whether a plugin block of the kind
 	// takes config, an http block and reuse = true.
 	Config, HTTP, Reuse bool
@@ -63,10 +46,10 @@ type Row struct {
 
 // Rows are the plugin kinds, in the order messages list them.
 var Rows = []Row{
-	{Name: Agenthost, ToolBlocks: ToolBlocksRefused, ImpliedBy: MarkBuiltin},
-	{Name: WASICLI, ToolBlocks: ToolBlocksRequired, ImpliedBy: MarkToolBlocks},
-	{Name: Extism, ToolBlocks: ToolBlocksExports, Config: true, HTTP: true, Reuse: true, ImpliedBy: MarkExtismAttrs},
-	{Name: Component, ToolBlocks: ToolBlocksRefused, Config: true, HTTP: true, ImpliedBy: MarkHeader},
+	{Name: Agenthost, ImpliedBy: MarkBuiltin},
+	{Name: WASICLI, ImpliedBy: MarkToolBlocks},
+	{Name: Extism, Config: true, HTTP: true, Reuse: true, ImpliedBy: MarkExtismAttrs},
+	{Name: Component, Config: true, HTTP: true, ImpliedBy: MarkHeader},
 }
 
 // Names are the kinds' names, in the order of Rows.
