@@ -129,15 +129,7 @@ type FuncType struct {
 // bytes.
 func (f *FuncType) String() string {
 	w := typeText{max: maxTypeText}
-	w.put("func(")
-	for i, p := range f.Params {
-		if i > 0 {
-			w.put(", ")
-		}
-		w.put(p.Name + ": ")
-		w.typ(p.Type)
-	}
-	w.put(")")
+	w.fields("func(", f.Params, ")")
 	if f.Result != nil {
 		w.put(" -> ")
 		w.typ(f.Result)
@@ -169,6 +161,27 @@ func (w *typeText) put(s string) {
 	if !w.full() {
 		w.b.WriteString(s)
 	}
+}
+
+// list writes open, the n items (item(i) writes one) separated by commas,
+// then close.
+func (w *typeText) list(open string, n int, item func(i int), close string) {
+	w.put(open)
+	for i := range n {
+		if i > 0 {
+			w.put(", ")
+		}
+		item(i)
+	}
+	w.put(close)
+}
+
+// fields writes a record's fields or a function's parameters: name: type.
+func (w *typeText) fields(open string, fs []Field, close string) {
+	w.list(open, len(fs), func(i int) {
+		w.put(fs[i].Name + ": ")
+		w.typ(fs[i].Type)
+	}, close)
 }
 
 func (w *typeText) String() string {
@@ -217,59 +230,32 @@ func (w *typeText) typ(t *Type) {
 			w.put(">")
 		}
 	case Tuple:
-		w.put("tuple<")
-		for i, it := range t.Items {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.typ(it)
-		}
-		w.put(">")
+		w.list("tuple<", len(t.Items), func(i int) { w.typ(t.Items[i]) }, ">")
 	case Record:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put("record { ")
-		for i, f := range t.Fields {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.put(f.Name + ": ")
-			w.typ(f.Type)
-		}
-		w.put(" }")
+		w.fields("record { ", t.Fields, " }")
 	case Variant:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put("variant { ")
-		for i, c := range t.Cases {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.put(c.Name)
-			if c.Type != nil {
+		w.list("variant { ", len(t.Cases), func(i int) {
+			w.put(t.Cases[i].Name)
+			if c := t.Cases[i].Type; c != nil {
 				w.put("(")
-				w.typ(c.Type)
+				w.typ(c)
 				w.put(")")
 			}
-		}
-		w.put(" }")
+		}, " }")
 	case Enum, Flags:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put(t.Kind.String() + " { ")
-		for i, n := range t.Names {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.put(n)
-		}
-		w.put(" }")
+		w.list(t.Kind.String()+" { ", len(t.Names), func(i int) { w.put(t.Names[i]) }, " }")
 	case Own, Borrow:
 		w.put(t.Kind.String() + "<" + t.Resource.Key + ">")
 	case Stream, Future:
