@@ -334,30 +334,31 @@ func (f *FS) openOnce(r *resolved, flag experimentalsys.Oflag, oflag int, perm f
 
 // Lstat implements sys.FS.
 func (f *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	if f.guard.walk {
-		return f.statResolved(p, false)
-	}
-	name, e := rel(p)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	fi, err := f.root.Lstat(strings.TrimSuffix(name, "/"))
-	if err != nil {
-		return sys.Stat_t{}, errno(err)
-	}
-	return sys.NewStat_t(fi), 0
+	return f.stat(p, false)
 }
 
 // Stat implements sys.FS.
 func (f *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	return f.stat(p, true)
+}
+
+// stat is Stat, or Lstat when it does not follow a link in p's last
+// component.
+func (f *FS) stat(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
 	if f.guard.walk {
-		return f.statResolved(p, true)
+		return f.statResolved(p, follow)
 	}
 	name, e := rel(p)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
-	fi, err := f.root.Stat(name)
+	var fi fs.FileInfo
+	var err error
+	if follow {
+		fi, err = f.root.Stat(name)
+	} else {
+		fi, err = f.root.Lstat(strings.TrimSuffix(name, "/"))
+	}
 	if err != nil {
 		return sys.Stat_t{}, errno(err)
 	}
@@ -390,12 +391,7 @@ func (f *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 		if name, e = rel(p); e != 0 {
 			return e
 		}
-		if e = f.quota.create(); e != 0 {
-			return e
-		}
-		if e = errno(f.root.Mkdir(strings.TrimSuffix(name, "/"), perm)); e != 0 {
-			f.quota.uncreate()
-		}
+		e = f.quota.creating(func() error { return f.root.Mkdir(strings.TrimSuffix(name, "/"), perm) })
 	}
 	if e == experimentalsys.ENOTDIR {
 		return experimentalsys.ENOENT
@@ -412,29 +408,29 @@ func (f *FS) mkdirResolved(p string, perm fs.FileMode) experimentalsys.Errno {
 	if r.fi != nil {
 		return experimentalsys.EEXIST
 	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(r.parent.Mkdir(r.name, perm)); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+	return f.quota.creating(func() error { return r.parent.Mkdir(r.name, perm) })
 }
 
 // Chmod implements sys.FS.
 func (f *FS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	return f.touch(p, func(dir *os.Root, name string) error { return dir.Chmod(name, perm) })
+}
+
+// touch runs op (chmod, utimes) on the entry p names, in the directory
+// that holds it: resolved by touchResolved on a guarded mount, else the
+// mount's root with p made relative.
+func (f *FS) touch(p string, op func(dir *os.Root, name string) error) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
 	if f.guard.walk {
-		return f.touchResolved(p, func(r *resolved) error { return r.parent.Chmod(r.name, perm) })
+		return f.touchResolved(p, func(r *resolved) error { return op(r.parent, r.name) })
 	}
 	name, e := rel(p)
 	if e != 0 {
 		return e
 	}
-	return errno(f.root.Chmod(name, perm))
+	return errno(op(f.root, name))
 }
 
 // touchResolved runs op (chmod, utimes: os.Root follows a link in the last
@@ -457,16 +453,24 @@ func (f *FS) touchResolved(p string, op func(*resolved) error) experimentalsys.E
 	return errno(op(r))
 }
 
+// writablePair checks that the mount is writable and makes the two paths
+// of a rename or a link relative (rel).
+func (f *FS) writablePair(from, to string) (a, b string, e experimentalsys.Errno) {
+	if f.readOnly {
+		return "", "", experimentalsys.EROFS
+	}
+	if a, e = rel(from); e != 0 {
+		return "", "", e
+	}
+	if b, e = rel(to); e != 0 {
+		return "", "", e
+	}
+	return a, b, 0
+}
+
 // Rename implements sys.FS.
 func (f *FS) Rename(from, to string) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	a, e := rel(from)
-	if e != 0 {
-		return e
-	}
-	b, e := rel(to)
+	a, b, e := f.writablePair(from, to)
 	if e != 0 {
 		return e
 	}
@@ -605,26 +609,12 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 
 // Link implements sys.FS.
 func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	a, e := rel(oldPath)
-	if e != 0 {
-		return e
-	}
-	b, e := rel(newPath)
+	a, b, e := f.writablePair(oldPath, newPath)
 	if e != 0 {
 		return e
 	}
 	if !f.guard.walk {
-		if e := f.quota.create(); e != 0 {
-			return e
-		}
-		e := errno(f.root.Link(a, b))
-		if e != 0 {
-			f.quota.uncreate()
-		}
-		return e
+		return f.quota.creating(func() error { return f.root.Link(a, b) })
 	}
 	nsMu.Lock()
 	defer nsMu.Unlock()
@@ -644,14 +634,7 @@ func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 		// (as os.Root says on the direct path).
 		return experimentalsys.ENOENT
 	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(f.root.Link(ra.rel(), rb.rel())); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+	return f.quota.creating(func() error { return f.root.Link(ra.rel(), rb.rel()) })
 }
 
 // Symlink implements sys.FS. The target must be relative and must stay
@@ -687,14 +670,7 @@ func (f *FS) Symlink(target, linkName string) experimentalsys.Errno {
 	if _, ok := splice(dir, target, nil); !ok {
 		return experimentalsys.EPERM
 	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(r.parent.Symlink(target, r.name)); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+	return f.quota.creating(func() error { return r.parent.Symlink(target, r.name) })
 }
 
 // Readlink implements sys.FS.
@@ -727,19 +703,9 @@ func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Utimens implements sys.FS.
 func (f *FS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	if f.guard.walk {
-		return f.touchResolved(p, func(r *resolved) error {
-			return r.parent.Chtimes(r.name, nanosToTime(atim), nanosToTime(mtim))
-		})
-	}
-	name, e := rel(p)
-	if e != 0 {
-		return e
-	}
-	return errno(f.root.Chtimes(name, nanosToTime(atim), nanosToTime(mtim)))
+	return f.touch(p, func(dir *os.Root, name string) error {
+		return dir.Chtimes(name, nanosToTime(atim), nanosToTime(mtim))
+	})
 }
 
 // nanosToTime converts a WASI timestamp; UTIME_OMIT becomes the zero time,
