@@ -92,14 +92,22 @@ func (d *chunkDecoder) usage(u **usage) bool {
 	return true
 }
 
-func (d *chunkDecoder) choices(cs *[]choice) bool {
+// list decodes an array into *s (null: nil; [], empty but not nil), each
+// element with item, which fills a new zero element.
+func list[T any](d *chunkDecoder, s *[]T, item func(*T) bool) bool {
 	if d.null() {
-		*cs = nil
+		*s = nil
 		return true
 	}
 	return d.array(func() bool {
-		*cs = append(*cs, choice{})
-		ch := &(*cs)[len(*cs)-1]
+		var zero T
+		*s = append(*s, zero)
+		return item(&(*s)[len(*s)-1])
+	}, func() { *s = []T{} })
+}
+
+func (d *chunkDecoder) choices(cs *[]choice) bool {
+	return list(d, cs, func(ch *choice) bool {
 		var seen uint8
 		return d.object(func(key []byte) bool {
 			switch string(key) {
@@ -120,7 +128,7 @@ func (d *chunkDecoder) choices(cs *[]choice) bool {
 			}
 			return d.skip()
 		})
-	}, func() { *cs = []choice{} })
+	})
 }
 
 func (d *chunkDecoder) delta(p **delta) bool {
@@ -163,13 +171,7 @@ func (d *chunkDecoder) flex(f *flexString) bool {
 }
 
 func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
-	if d.null() {
-		*tds = nil
-		return true
-	}
-	return d.array(func() bool {
-		*tds = append(*tds, toolDelta{})
-		td := &(*tds)[len(*tds)-1]
+	return list(d, tds, func(td *toolDelta) bool {
 		var seen uint8
 		return d.object(func(key []byte) bool {
 			switch string(key) {
@@ -209,7 +211,7 @@ func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
 			}
 			return d.skip()
 		})
-	}, func() { *tds = []toolDelta{} })
+	})
 }
 
 // null consumes a null if one comes next.
