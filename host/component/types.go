@@ -176,6 +176,13 @@ func (w *typeText) list(open string, n int, item func(i int), close string) {
 	w.put(close)
 }
 
+// wrap writes t between open and close.
+func (w *typeText) wrap(open string, t *Type, close string) {
+	w.put(open)
+	w.typ(t)
+	w.put(close)
+}
+
 // fields writes a record's fields or a function's parameters: name: type.
 func (w *typeText) fields(open string, fs []Field, close string) {
 	w.list(open, len(fs), func(i int) {
@@ -197,9 +204,7 @@ func (w *typeText) typ(t *Type) {
 	}
 	switch t.Kind {
 	case List, Option:
-		w.put(t.Kind.String() + "<")
-		w.typ(t.Elem)
-		w.put(">")
+		w.wrap(t.Kind.String()+"<", t.Elem, ">")
 	case FixedList:
 		w.put("list<")
 		w.typ(t.Elem)
@@ -207,27 +212,19 @@ func (w *typeText) typ(t *Type) {
 	case Map:
 		w.put("map<")
 		w.typ(t.Elem)
-		w.put(", ")
-		w.typ(t.Val)
-		w.put(">")
+		w.wrap(", ", t.Val, ">")
 	case Result:
 		switch {
 		case t.Ok == nil && t.Err == nil:
 			w.put("result")
 		case t.Err == nil:
-			w.put("result<")
-			w.typ(t.Ok)
-			w.put(">")
+			w.wrap("result<", t.Ok, ">")
 		case t.Ok == nil:
-			w.put("result<_, ")
-			w.typ(t.Err)
-			w.put(">")
+			w.wrap("result<_, ", t.Err, ">")
 		default:
 			w.put("result<")
 			w.typ(t.Ok)
-			w.put(", ")
-			w.typ(t.Err)
-			w.put(">")
+			w.wrap(", ", t.Err, ">")
 		}
 	case Tuple:
 		w.list("tuple<", len(t.Items), func(i int) { w.typ(t.Items[i]) }, ">")
@@ -245,9 +242,7 @@ func (w *typeText) typ(t *Type) {
 		w.list("variant { ", len(t.Cases), func(i int) {
 			w.put(t.Cases[i].Name)
 			if c := t.Cases[i].Type; c != nil {
-				w.put("(")
-				w.typ(c)
-				w.put(")")
+				w.wrap("(", c, ")")
 			}
 		}, " }")
 	case Enum, Flags:
@@ -261,9 +256,7 @@ func (w *typeText) typ(t *Type) {
 	case Stream, Future:
 		w.put(t.Kind.String())
 		if t.Elem != nil {
-			w.put("<")
-			w.typ(t.Elem)
-			w.put(">")
+			w.wrap("<", t.Elem, ">")
 		}
 	default:
 		w.put(t.Kind.String())
