@@ -565,6 +565,16 @@ func sortName(s byte) string {
 	return fmt.Sprintf("sort 0x%02x", s)
 }
 
+// readIdxName reads the instance and the name of an export alias.
+func readIdxName(r *reader) (uint32, string, error) {
+	i, err := r.U32()
+	if err != nil {
+		return 0, "", err
+	}
+	name, err := r.Name()
+	return i, name, err
+}
+
 func (c *comp) alias(r *reader) error {
 	s, cs, err := readSort(r)
 	if err != nil {
@@ -576,11 +586,7 @@ func (c *comp) alias(r *reader) error {
 	}
 	switch target {
 	case 0x00: // export of a component instance
-		i, err := r.U32()
-		if err != nil {
-			return err
-		}
-		name, err := r.Name()
+		i, name, err := readIdxName(r)
 		if err != nil {
 			return err
 		}
@@ -616,11 +622,7 @@ func (c *comp) alias(r *reader) error {
 			return shapeError("an alias of an instance's %s export %q", sortName(s), name)
 		}
 	case 0x01: // export of a core instance
-		i, err := r.U32()
-		if err != nil {
-			return err
-		}
-		name, err := r.Name()
+		i, name, err := readIdxName(r)
 		if err != nil {
 			return err
 		}
@@ -690,16 +692,7 @@ func (c *comp) canon(r *reader) error {
 	}
 	switch tag {
 	case 0x00: // lift
-		if b, err := r.Byte(); err != nil {
-			return err
-		} else if b != 0x00 {
-			return r.Fail("canon lift of sort 0x%02x", b)
-		}
-		f, err := r.U32()
-		if err != nil {
-			return err
-		}
-		opts, err := c.canonOpts(r)
+		f, opts, err := c.canonFunc(r, "lift")
 		if err != nil {
 			return err
 		}
@@ -715,16 +708,7 @@ func (c *comp) canon(r *reader) error {
 		}
 		c.funcs = append(c.funcs, &compFunc{kind: fnLift, core: int(f), opts: opts, ft: c.sc.types[ti].fn})
 	case 0x01: // lower
-		if b, err := r.Byte(); err != nil {
-			return err
-		} else if b != 0x00 {
-			return r.Fail("canon lower of sort 0x%02x", b)
-		}
-		f, err := r.U32()
-		if err != nil {
-			return err
-		}
-		opts, err := c.canonOpts(r)
+		f, opts, err := c.canonFunc(r, "lower")
 		if err != nil {
 			return err
 		}
@@ -750,6 +734,22 @@ func (c *comp) canon(r *reader) error {
 		return shapeError("canonical built-in 0x%02x (async, streams, futures or threads) is not supported; only synchronous components are", tag)
 	}
 	return nil
+}
+
+// canonFunc reads what a canon lift or lower (op) starts with: the sort
+// of the function (0x00, a function), its index and the options.
+func (c *comp) canonFunc(r *reader, op string) (uint32, canonOpts, error) {
+	if b, err := r.Byte(); err != nil {
+		return 0, canonOpts{}, err
+	} else if b != 0x00 {
+		return 0, canonOpts{}, r.Fail("canon %s of sort 0x%02x", op, b)
+	}
+	f, err := r.U32()
+	if err != nil {
+		return 0, canonOpts{}, err
+	}
+	opts, err := c.canonOpts(r)
+	return f, opts, err
 }
 
 func (c *comp) canonOpts(r *reader) (canonOpts, error) {

@@ -365,15 +365,26 @@ func (f *FS) stat(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
 	return sys.NewStat_t(fi), 0
 }
 
-func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
+// resolveEntry is resolve for an entry that must exist: ENOENT when it
+// does not. The caller closes r.
+func (f *FS) resolveEntry(p string, follow bool) (*resolved, experimentalsys.Errno) {
 	r, e := f.resolve(p, follow)
+	if e != 0 {
+		return nil, e
+	}
+	if r.fi == nil {
+		r.close()
+		return nil, experimentalsys.ENOENT
+	}
+	return r, 0
+}
+
+func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
+	r, e := f.resolveEntry(p, follow)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
 	defer r.close()
-	if r.fi == nil {
-		return sys.Stat_t{}, experimentalsys.ENOENT
-	}
 	return sys.NewStat_t(r.fi), 0
 }
 
@@ -439,15 +450,12 @@ func (f *FS) touch(p string, op func(dir *os.Root, name string) error) experimen
 func (f *FS) touchResolved(p string, op func(*resolved) error) experimentalsys.Errno {
 	nsMu.RLock()
 	defer nsMu.RUnlock()
-	r, e := f.resolve(p, true)
+	r, e := f.resolveEntry(p, true)
 	if e != 0 {
 		return e
 	}
 	defer r.close()
-	switch {
-	case r.fi == nil:
-		return experimentalsys.ENOENT
-	case f.pinned(r):
+	if f.pinned(r) {
 		return experimentalsys.EACCES
 	}
 	return errno(op(r))
@@ -569,14 +577,12 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 	}
 	parent, fi := f.root, fs.FileInfo(nil)
 	if f.guard.walk {
-		r, e := f.resolve(name, false)
+		r, e := f.resolveEntry(name, false)
 		if e != 0 {
 			return e
 		}
 		defer r.close()
 		switch {
-		case r.fi == nil:
-			return experimentalsys.ENOENT
 		case r.isRoot() && dir:
 			return experimentalsys.EINVAL
 		case r.isRoot():
@@ -676,14 +682,11 @@ func (f *FS) Symlink(target, linkName string) experimentalsys.Errno {
 // Readlink implements sys.FS.
 func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
 	if f.guard.walk {
-		r, e := f.resolve(p, false)
+		r, e := f.resolveEntry(p, false)
 		if e != 0 {
 			return "", e
 		}
 		defer r.close()
-		if r.fi == nil {
-			return "", experimentalsys.ENOENT
-		}
 		dst, err := r.parent.Readlink(r.name)
 		if err != nil {
 			return "", errno(err)
