@@ -191,16 +191,12 @@ func (ru *run) repair(ctx context.Context, invalid error) StopReason {
 		ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(true), Message: string(failed)})
 		return failed
 	}
-	usage, cost := ru.account(req, &resp)
-	ru.spent.lastPrompt = usage.PromptTokens
-	runUsage := ru.res.Usage
-	out := resp.Message
-	out.Role, out.ToolCallID, out.Name, out.IsError, out.ToolCalls = RoleAssistant, "", "", false, nil
+	out, stepEnd := ru.answered(req, &resp, step, true)
+	out.ToolCalls = nil
 	if strings.TrimSpace(out.Content) != "" || out.Reasoning != "" {
 		ru.append(out)
 	}
-	ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(true), FinishReason: resp.FinishReason,
-		Usage: &usage, Cost: cost, RunUsage: &runUsage, RunCost: ru.runCost()})
+	ru.emit(stepEnd)
 	if strings.TrimSpace(out.Content) == "" {
 		ru.lastText = ""
 	}
