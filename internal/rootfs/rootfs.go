@@ -492,6 +492,23 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 		}
 		return e
 	}
+	return f.pairLocked(from, to, func(ra, rb *resolved) experimentalsys.Errno {
+		if f.pinned(ra) || f.pinned(rb) {
+			return experimentalsys.EACCES
+		}
+		e := errno(f.root.Rename(ra.rel(), rb.rel()))
+		if e == experimentalsys.EEXIST {
+			e = replaceAt(ra, rb)
+		}
+		return e
+	})
+}
+
+// pairLocked runs op on the entries the paths of a rename or a link
+// resolve to (resolvePair), under nsMu: no guest can turn a directory of
+// either path into a link meanwhile, so os.Root resolves them as resolve
+// did.
+func (f *FS) pairLocked(from, to string, op func(ra, rb *resolved) experimentalsys.Errno) experimentalsys.Errno {
 	nsMu.Lock()
 	defer nsMu.Unlock()
 	ra, rb, e := f.resolvePair(from, to)
@@ -500,16 +517,7 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 	}
 	defer ra.close()
 	defer rb.close()
-	if f.pinned(ra) || f.pinned(rb) {
-		return experimentalsys.EACCES
-	}
-	// Under nsMu no guest can turn a directory of either path into a
-	// link, so os.Root resolves them as resolve did.
-	e = errno(f.root.Rename(ra.rel(), rb.rel()))
-	if e == experimentalsys.EEXIST {
-		e = replaceAt(ra, rb)
-	}
-	return e
+	return op(ra, rb)
 }
 
 // replace renames a to b (names from rel) when os.Root refused to because
@@ -622,25 +630,19 @@ func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
 	if !f.guard.walk {
 		return f.quota.creating(func() error { return f.root.Link(a, b) })
 	}
-	nsMu.Lock()
-	defer nsMu.Unlock()
-	ra, rb, e := f.resolvePair(oldPath, newPath)
-	if e != 0 {
-		return e
-	}
-	defer ra.close()
-	defer rb.close()
-	switch {
-	case f.pinned(ra):
-		return experimentalsys.EACCES
-	case rb.fi != nil:
-		return experimentalsys.EEXIST
-	case strings.HasSuffix(b, "/"):
-		// A trailing slash names a directory, which a new link is not
-		// (as os.Root says on the direct path).
-		return experimentalsys.ENOENT
-	}
-	return f.quota.creating(func() error { return f.root.Link(ra.rel(), rb.rel()) })
+	return f.pairLocked(oldPath, newPath, func(ra, rb *resolved) experimentalsys.Errno {
+		switch {
+		case f.pinned(ra):
+			return experimentalsys.EACCES
+		case rb.fi != nil:
+			return experimentalsys.EEXIST
+		case strings.HasSuffix(b, "/"):
+			// A trailing slash names a directory, which a new link is not
+			// (as os.Root says on the direct path).
+			return experimentalsys.ENOENT
+		}
+		return f.quota.creating(func() error { return f.root.Link(ra.rel(), rb.rel()) })
+	})
 }
 
 // Symlink implements sys.FS. The target must be relative and must stay
