@@ -37,6 +37,7 @@ func TestDeps(t *testing.T) {
 		"github.com/agenthost/agenthost/internal/defaults",
 		"github.com/agenthost/agenthost/internal/toolname",
 		"github.com/agenthost/agenthost/internal/jsonenc",
+		"github.com/agenthost/agenthost/internal/jsonscan",
 		"github.com/agenthost/agenthost/internal/argcount",
 		"github.com/agenthost/agenthost/internal/textcut",
 	}

@@ -4,9 +4,9 @@
 //
 // It sits after host in the pipeline (config → host → loop → cmd) and depends
 // only on small interfaces (Model, Toolset, Sink, Approver), on zerolog, and on
-// six leaves of the module for its default texts, values and rules: prompts,
-// internal/defaults, internal/toolname, internal/jsonenc, internal/textcut and
-// internal/argcount; never on wazero, go-openai, HCL or the host (deps_test.go
+// seven leaves of the module for its default texts, values and rules: prompts,
+// internal/defaults, internal/toolname, internal/jsonenc, internal/jsonscan,
+// internal/textcut and internal/argcount; never on wazero, go-openai, HCL or the host (deps_test.go
 // enforces this). Unit tests drive
 // it with in-memory fakes. Agent.Prompts holds an agent's own prompts; a
 // blank one is the default text of package prompts.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/jsonscan"
 )
 
 // OutputMode is how a request asks the model for the output schema.
@@ -131,14 +133,11 @@ func (ru *run) parseOutput(text string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("the answer is empty; a JSON value is required")
 	}
 	s = stripFence(s)
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, fmt.Errorf("the answer is not JSON: %v", err)
-	}
-	if d.More() {
+	v, err := jsonscan.DecodeOne(strings.NewReader(s))
+	if err == jsonscan.ErrMore {
 		return nil, fmt.Errorf("the answer has text after its JSON value; give one JSON value only")
+	} else if err != nil {
+		return nil, fmt.Errorf("the answer is not JSON: %v", err)
 	}
 	if validate := ru.a.ValidateOutput; validate != nil {
 		if err := validate(v); err != nil {
@@ -192,16 +191,12 @@ func (ru *run) repair(ctx context.Context, invalid error) StopReason {
 		ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(true), Message: string(failed)})
 		return failed
 	}
-	usage, cost := ru.account(req, &resp)
-	ru.spent.lastPrompt = usage.PromptTokens
-	runUsage := ru.res.Usage
-	out := resp.Message
-	out.Role, out.ToolCallID, out.Name, out.IsError, out.ToolCalls = RoleAssistant, "", "", false, nil
+	out, stepEnd := ru.answered(req, &resp, step, true)
+	out.ToolCalls = nil
 	if strings.TrimSpace(out.Content) != "" || out.Reasoning != "" {
 		ru.append(out)
 	}
-	ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(true), FinishReason: resp.FinishReason,
-		Usage: &usage, Cost: cost, RunUsage: &runUsage, RunCost: ru.runCost()})
+	ru.emit(stepEnd)
 	if strings.TrimSpace(out.Content) == "" {
 		ru.lastText = ""
 	}

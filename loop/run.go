@@ -183,13 +183,7 @@ func (ru *run) loop(ctx context.Context) StopReason {
 			ru.emit(Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Message: string(failed)})
 			return failed
 		}
-		usage, cost := ru.account(req, &resp)
-		ru.spent.lastPrompt = usage.PromptTokens
-		runUsage := ru.res.Usage
-		msg := resp.Message
-		msg.Role, msg.ToolCallID, msg.Name, msg.IsError = RoleAssistant, "", "", false
-		stepEnd := Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason,
-			Usage: &usage, Cost: cost, RunUsage: &runUsage, RunCost: ru.runCost()}
+		msg, stepEnd := ru.answered(req, &resp, step, final)
 
 		if final {
 			reason = ru.finish(msg, step, reason)
@@ -242,6 +236,18 @@ func orDefault(s, def string) string {
 }
 
 // append adds m to the history and emits it.
+// answered accounts for resp, the response to req in step, and returns
+// its message as the assistant's and the step.end event that reports it.
+func (ru *run) answered(req Request, resp *Response, step int, final bool) (Message, Event) {
+	usage, cost := ru.account(req, resp)
+	ru.spent.lastPrompt = usage.PromptTokens
+	runUsage := ru.res.Usage
+	msg := resp.Message
+	msg.Role, msg.ToolCallID, msg.Name, msg.IsError = RoleAssistant, "", "", false
+	return msg, Event{Type: EventStepEnd, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), FinishReason: resp.FinishReason,
+		Usage: &usage, Cost: cost, RunUsage: &runUsage, RunCost: ru.runCost()}
+}
+
 func (ru *run) append(m Message) {
 	ru.history = append(ru.history, m)
 	if m.Role == RoleAssistant && strings.TrimSpace(m.Content) != "" {

@@ -182,21 +182,15 @@ func (e *Event) appendFields(b []byte, skip int) ([]byte, bool) {
 	b = appendInt64(b, `,"delay_ms":`, e.DelayMS)
 	b = appendInt(b, `,"status":`, e.Status)
 	b = appendStr(b, `,"finish_reason":`, e.FinishReason)
-	if e.Usage != nil {
-		b = append(b, `,"usage":`...)
-		b = appendUsage(b, e.Usage)
-	}
-	if skip&skipCosts == 0 && e.Cost != nil {
-		if b, ok = appendCost(b, `,"cost":`, e.Cost); !ok {
+	b = appendOptUsage(b, `,"usage":`, e.Usage)
+	if skip&skipCosts == 0 {
+		if b, ok = appendOptFloat(b, `,"cost":`, e.Cost); !ok {
 			return b, false
 		}
 	}
-	if e.RunUsage != nil {
-		b = append(b, `,"run_usage":`...)
-		b = appendUsage(b, e.RunUsage)
-	}
-	if skip&skipCosts == 0 && e.RunCost != nil {
-		if b, ok = appendCost(b, `,"run_cost":`, e.RunCost); !ok {
+	b = appendOptUsage(b, `,"run_usage":`, e.RunUsage)
+	if skip&skipCosts == 0 {
+		if b, ok = appendOptFloat(b, `,"run_cost":`, e.RunCost); !ok {
 			return b, false
 		}
 	}
@@ -204,15 +198,11 @@ func (e *Event) appendFields(b []byte, skip int) ([]byte, bool) {
 	b = appendInt(b, `,"kept":`, e.Kept)
 	b = appendStr(b, `,"decision":`, e.Decision)
 	b = appendStr(b, `,"by":`, e.By)
-	if e.Progress != nil {
-		if b, ok = appendCost(b, `,"progress":`, e.Progress); !ok {
-			return b, false
-		}
+	if b, ok = appendOptFloat(b, `,"progress":`, e.Progress); !ok {
+		return b, false
 	}
-	if e.Total != nil {
-		if b, ok = appendCost(b, `,"total":`, e.Total); !ok {
-			return b, false
-		}
+	if b, ok = appendOptFloat(b, `,"total":`, e.Total); !ok {
+		return b, false
 	}
 	b = appendStr(b, `,"level":`, e.Level)
 	b = appendStr(b, `,"logger":`, e.Logger)
@@ -292,6 +282,14 @@ func appendResult(b []byte, r *Result, nested bool) ([]byte, bool) {
 		return append(b, "null"...), true
 	}
 	return appendStrings(b, r.Errors), true
+}
+
+// appendOptUsage appends key and u, nothing for nil (omitempty).
+func appendOptUsage(b []byte, key string, u *Usage) []byte {
+	if u == nil {
+		return b
+	}
+	return appendUsage(append(b, key...), u)
 }
 
 func appendUsage(b []byte, u *Usage) []byte {
@@ -395,6 +393,14 @@ func appendBool(b []byte, key string, v *bool) []byte {
 	}
 	b = append(b, key...)
 	return strconv.AppendBool(b, *v)
+}
+
+// appendOptFloat is appendCost that appends nothing for nil (omitempty).
+func appendOptFloat(b []byte, key string, f *float64) ([]byte, bool) {
+	if f == nil {
+		return b, true
+	}
+	return appendCost(b, key, f)
 }
 
 // appendCost appends a cost, null for nil (callers that omit a nil cost

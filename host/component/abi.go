@@ -90,36 +90,40 @@ func (a *abi) needMem() api.Memory {
 	return a.mem
 }
 
-func (a *abi) u8(p uint32) uint8 {
-	v, ok := a.needMem().ReadByte(p)
+// readIn returns v, read from memory at p, and traps when the read was
+// out of bounds (!ok).
+func readIn[T any](v T, ok bool, p uint32) T {
 	if !ok {
 		trap("read at %d is out of bounds", p)
 	}
 	return v
+}
+
+// wroteIn traps when a write at p was out of bounds (!ok).
+func wroteIn(ok bool, p uint32) {
+	if !ok {
+		trap("write at %d is out of bounds", p)
+	}
+}
+
+func (a *abi) u8(p uint32) uint8 {
+	v, ok := a.needMem().ReadByte(p)
+	return readIn(v, ok, p)
 }
 
 func (a *abi) u16(p uint32) uint16 {
 	v, ok := a.needMem().ReadUint16Le(p)
-	if !ok {
-		trap("read at %d is out of bounds", p)
-	}
-	return v
+	return readIn(v, ok, p)
 }
 
 func (a *abi) u32(p uint32) uint32 {
 	v, ok := a.needMem().ReadUint32Le(p)
-	if !ok {
-		trap("read at %d is out of bounds", p)
-	}
-	return v
+	return readIn(v, ok, p)
 }
 
 func (a *abi) u64(p uint32) uint64 {
 	v, ok := a.needMem().ReadUint64Le(p)
-	if !ok {
-		trap("read at %d is out of bounds", p)
-	}
-	return v
+	return readIn(v, ok, p)
 }
 
 func (a *abi) bytes(p, n uint32) []byte {
@@ -130,29 +134,13 @@ func (a *abi) bytes(p, n uint32) []byte {
 	return b
 }
 
-func (a *abi) put8(p uint32, v uint8) {
-	if !a.needMem().WriteByte(p, v) {
-		trap("write at %d is out of bounds", p)
-	}
-}
+func (a *abi) put8(p uint32, v uint8) { wroteIn(a.needMem().WriteByte(p, v), p) }
 
-func (a *abi) put16(p uint32, v uint16) {
-	if !a.needMem().WriteUint16Le(p, v) {
-		trap("write at %d is out of bounds", p)
-	}
-}
+func (a *abi) put16(p uint32, v uint16) { wroteIn(a.needMem().WriteUint16Le(p, v), p) }
 
-func (a *abi) put32(p uint32, v uint32) {
-	if !a.needMem().WriteUint32Le(p, v) {
-		trap("write at %d is out of bounds", p)
-	}
-}
+func (a *abi) put32(p uint32, v uint32) { wroteIn(a.needMem().WriteUint32Le(p, v), p) }
 
-func (a *abi) put64(p uint32, v uint64) {
-	if !a.needMem().WriteUint64Le(p, v) {
-		trap("write at %d is out of bounds", p)
-	}
-}
+func (a *abi) put64(p uint32, v uint64) { wroteIn(a.needMem().WriteUint64Le(p, v), p) }
 
 func checkPtr(a *abi, p, align, size uint32) {
 	if p%align != 0 {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/componenttest"
 )
 
 // The benchmarks measure what loading and calling costs for a component
@@ -103,4 +105,29 @@ func mountDir(b *testing.B, dir string) *Sandbox {
 	}
 	b.Cleanup(func() { fs.Close() })
 	return &Sandbox{Mounts: []Mount{{GuestPath: "/data", FS: fs, ReadOnly: true}}}
+}
+
+// BenchmarkParse reads components' binaries (the seeds of FuzzTypes): the
+// component parser and its core module reader, which every load runs
+// before compiling.
+func BenchmarkParse(b *testing.B) {
+	var wasms [][]byte
+	for _, name := range []string{"abi.wasm", "wasi.wasm", "seed/componentize-js-tools.wasm"} {
+		wasms = append(wasms, readTestdata(b, name))
+	}
+	wasms = append(wasms, componenttest.Nested("result", 6, 2), componenttest.Nested("variant", 2, 4), componenttest.Nested("record", 2, 3))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, w := range wasms {
+			c, err := parseComponent(w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, m := range c.modules {
+				if _, err := parseCoreModule(m, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
 }

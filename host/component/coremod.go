@@ -1,7 +1,6 @@
 package component
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -68,10 +67,10 @@ func (s coreSig) String() string {
 // parseCoreModule reads the import, export and definition sections of a
 // core module.
 func parseCoreModule(b []byte, base int) (*coreModule, error) {
-	if len(b) < 8 || !bytes.Equal(b[:8], []byte{0, 'a', 's', 'm', 1, 0, 0, 0}) {
-		return nil, &formatError{base, "core module has no valid header"}
+	if wasmbin.ReadHeader(b) != wasmbin.HeaderModule {
+		return nil, &wasmbin.FormatError{Off: base, Msg: "core module has no valid header"}
 	}
-	secs, err := sections(b[8:], base+8)
+	secs, err := wasmbin.Sections(b[8:], base+8)
 	if err != nil {
 		return nil, err
 	}
@@ -81,36 +80,30 @@ func parseCoreModule(b []byte, base int) (*coreModule, error) {
 	var tables, globals [][]byte
 	var mems []coreItem
 	for _, s := range secs {
-		r := &reader{b: s.data, off: s.off}
-		switch s.id {
+		// Each section read here is a vector: each reads one element.
+		var each func() error
+		r := wasmbin.NewReader(s.Data, s.Off)
+		switch s.ID {
 		case 1: // type
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				tag, err := r.byte()
+			each = func() error {
+				tag, err := r.Byte()
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if tag != 0x60 {
-					return nil, shapeError("core module uses type form 0x%02x (GC or recursive types are not supported)", tag)
+					return shapeError("core module uses type form 0x%02x (GC or recursive types are not supported)", tag)
 				}
 				var sig coreSig
 				for k := range 2 {
-					c, err := r.count()
+					vs, err := r.ByteVec()
 					if err != nil {
-						return nil, err
-					}
-					vs, err := r.bytes(c)
-					if err != nil {
-						return nil, err
+						return err
 					}
 					for _, v := range vs {
 						switch v {
 						case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f:
 						default:
-							return nil, shapeError("core module uses value type 0x%02x", v)
+							return shapeError("core module uses value type 0x%02x", v)
 						}
 					}
 					if k == 0 {
@@ -120,27 +113,16 @@ func parseCoreModule(b []byte, base int) (*coreModule, error) {
 					}
 				}
 				types = append(types, sig)
+				return nil
 			}
 		case 2: // import
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				mod, err := r.name()
+			each = func() error {
+				im, _, err := readCoreImport(r, types)
 				if err != nil {
-					return nil, err
+					return err
 				}
-				name, err := r.name()
-				if err != nil {
-					return nil, err
-				}
-				it, err := readImportDesc(r, types)
-				if err != nil {
-					return nil, err
-				}
-				m.imports = append(m.imports, coreImport{mod, name, it})
-				switch it.sort {
+				m.imports = append(m.imports, im)
+				switch it := im.item; it.sort {
 				case coreSortFunc:
 					funcs = append(funcs, it.fn)
 				case coreSortTable:
@@ -150,80 +132,57 @@ func parseCoreModule(b []byte, base int) (*coreModule, error) {
 				case coreSortGlobal:
 					globals = append(globals, it.global)
 				}
+				return nil
 			}
 		case 3: // function
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				ti, err := r.u32()
+			each = func() error {
+				ti, err := r.U32()
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if int(ti) >= len(types) {
-					return nil, r.fail("function of missing type %d", ti)
+					return r.Fail("function of missing type %d", ti)
 				}
 				funcs = append(funcs, types[ti])
+				return nil
 			}
 		case 4: // table
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				start := r.pos
+			each = func() error {
+				start := r.Pos()
 				if err := skipTableType(r); err != nil {
-					return nil, err
+					return err
 				}
-				tables = append(tables, r.b[start:r.pos])
+				tables = append(tables, r.Since(start))
+				return nil
 			}
 		case 5: // memory
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
+			each = func() error {
 				mt, min, err := readMemType(r)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				mems = append(mems, mt)
 				m.hasMemory, m.initialPages = true, min
+				return nil
 			}
 		case 6: // global
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				start := r.pos
-				if _, err := r.bytes(2); err != nil {
-					return nil, err
+			each = func() error {
+				start := r.Pos()
+				if _, err := r.Bytes(2); err != nil {
+					return err
 				}
-				gt := r.b[start:r.pos]
+				gt := r.Since(start)
 				if err := skipConstExpr(r); err != nil {
-					return nil, err
+					return err
 				}
 				globals = append(globals, gt)
+				return nil
 			}
 		case 7: // export
-			n, err := r.count()
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				name, err := r.name()
+			each = func() error {
+				name, kind, idx, err := readCoreExport(r)
 				if err != nil {
-					return nil, err
-				}
-				kind, err := r.byte()
-				if err != nil {
-					return nil, err
-				}
-				idx, err := r.u32()
-				if err != nil {
-					return nil, err
+					return err
 				}
 				it := coreItem{sort: kind}
 				bad := false
@@ -252,42 +211,77 @@ func parseCoreModule(b []byte, base int) (*coreModule, error) {
 					bad = true
 				}
 				if bad {
-					return nil, r.fail("export %q of kind %d refers to missing definition %d", name, kind, idx)
+					return r.Fail("export %q of kind %d refers to missing definition %d", name, kind, idx)
 				}
 				m.exports[name] = it
+				return nil
 			}
+		default:
+			continue
+		}
+		if _, err := r.Vec(each); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
 }
 
+// readCoreImport reads a core import: the module's and the field's names,
+// then what is imported (readImportDesc), whose bytes are desc.
+func readCoreImport(r *reader, types []coreSig) (im coreImport, desc []byte, err error) {
+	if im.module, err = r.Name(); err != nil {
+		return im, nil, err
+	}
+	if im.name, err = r.Name(); err != nil {
+		return im, nil, err
+	}
+	start := r.Pos()
+	if im.item, err = readImportDesc(r, types); err != nil {
+		return im, nil, err
+	}
+	return im, r.Since(start), nil
+}
+
+// readCoreExport reads a core export, a core module's or a core instance's
+// inline one: its name, then the sort and index of what it exports.
+func readCoreExport(r *reader) (name string, sort byte, idx uint32, err error) {
+	if name, err = r.Name(); err != nil {
+		return "", 0, 0, err
+	}
+	if sort, err = r.Byte(); err != nil {
+		return "", 0, 0, err
+	}
+	idx, err = r.U32()
+	return name, sort, idx, err
+}
+
 func readImportDesc(r *reader, types []coreSig) (coreItem, error) {
-	kind, err := r.byte()
+	kind, err := r.Byte()
 	if err != nil {
 		return coreItem{}, err
 	}
 	it := coreItem{sort: kind}
 	switch kind {
 	case coreSortFunc:
-		ti, err := r.u32()
+		ti, err := r.U32()
 		if err != nil {
 			return it, err
 		}
 		if int(ti) >= len(types) {
-			return it, r.fail("import of missing type %d", ti)
+			return it, r.Fail("import of missing type %d", ti)
 		}
 		it.fn = types[ti]
 	case coreSortTable:
-		start := r.pos
+		start := r.Pos()
 		if err := skipTableType(r); err != nil {
 			return it, err
 		}
-		it.table = r.b[start:r.pos]
+		it.table = r.Since(start)
 	case coreSortMemory:
 		mt, _, err := readMemType(r)
 		return mt, err
 	case coreSortGlobal:
-		g, err := r.bytes(2)
+		g, err := r.Bytes(2)
 		if err != nil {
 			return it, err
 		}
@@ -299,7 +293,7 @@ func readImportDesc(r *reader, types []coreSig) (coreItem, error) {
 }
 
 func skipTableType(r *reader) error {
-	rt, err := r.byte()
+	rt, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -311,16 +305,16 @@ func skipTableType(r *reader) error {
 }
 
 func readLimits(r *reader) (flags byte, min, max uint64, err error) {
-	if flags, err = r.byte(); err != nil {
+	if flags, err = r.Byte(); err != nil {
 		return
 	}
 	var v uint32
-	if v, err = r.u32(); err != nil {
+	if v, err = r.U32(); err != nil {
 		return
 	}
 	min = uint64(v)
 	if flags&1 != 0 {
-		if v, err = r.u32(); err != nil {
+		if v, err = r.U32(); err != nil {
 			return
 		}
 		max = uint64(v)
@@ -342,7 +336,7 @@ func readMemType(r *reader) (coreItem, uint64, error) {
 // skipConstExpr reads past a constant expression (up to its end opcode).
 func skipConstExpr(r *reader) error {
 	for {
-		op, err := r.byte()
+		op, err := r.Byte()
 		if err != nil {
 			return err
 		}
@@ -350,12 +344,12 @@ func skipConstExpr(r *reader) error {
 		case 0x0b:
 			return nil
 		case 0x41, 0x23, 0xd2: // i32.const, global.get, ref.func
-			if _, err := r.s33(); err != nil {
+			if _, err := r.S33(); err != nil {
 				return err
 			}
 		case 0x42: // i64.const
 			for {
-				c, err := r.byte()
+				c, err := r.Byte()
 				if err != nil {
 					return err
 				}
@@ -364,15 +358,15 @@ func skipConstExpr(r *reader) error {
 				}
 			}
 		case 0x43:
-			if _, err := r.bytes(4); err != nil {
+			if _, err := r.Bytes(4); err != nil {
 				return err
 			}
 		case 0x44:
-			if _, err := r.bytes(8); err != nil {
+			if _, err := r.Bytes(8); err != nil {
 				return err
 			}
 		case 0xd0: // ref.null t
-			if _, err := r.byte(); err != nil {
+			if _, err := r.Byte(); err != nil {
 				return err
 			}
 		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constant arithmetic
@@ -477,52 +471,44 @@ func renameEmptyModule(b []byte, m *coreModule) ([]byte, string, error) {
 	for used[name] {
 		name += "_"
 	}
-	secs, err := sections(b[8:], 8)
+	secs, err := wasmbin.Sections(b[8:], 8)
 	if err != nil {
 		return nil, "", err
 	}
 	out := append([]byte(nil), b[:8]...)
 	var types []coreSig
 	for _, s := range secs {
-		body := s.data
-		switch s.id {
+		body := s.Data
+		switch s.ID {
 		case 1:
 			// Only counted so that import descriptions can be read.
-			r := &reader{b: s.data, off: s.off}
-			n, err := r.count()
+			r := wasmbin.NewReader(s.Data, s.Off)
+			n, err := r.Count()
 			if err != nil {
 				return nil, "", err
 			}
 			types = make([]coreSig, n)
 		case 2:
-			r := &reader{b: s.data, off: s.off}
-			n, err := r.count()
+			r := wasmbin.NewReader(s.Data, s.Off)
+			n, err := r.Count()
 			if err != nil {
 				return nil, "", err
 			}
 			body = wasmbin.AppendUleb32(nil, uint32(n))
 			for range n {
-				mod, err := r.name()
+				im, desc, err := readCoreImport(r, types)
 				if err != nil {
 					return nil, "", err
 				}
-				field, err := r.name()
-				if err != nil {
-					return nil, "", err
+				if im.module == "" {
+					im.module = name
 				}
-				start := r.pos
-				if _, err := readImportDesc(r, types); err != nil {
-					return nil, "", err
-				}
-				if mod == "" {
-					mod = name
-				}
-				body = wasmbin.AppendName(body, mod)
-				body = wasmbin.AppendName(body, field)
-				body = append(body, r.b[start:r.pos]...)
+				body = wasmbin.AppendName(body, im.module)
+				body = wasmbin.AppendName(body, im.name)
+				body = append(body, desc...)
 			}
 		}
-		out = wasmbin.AppendSection(out, s.id, body)
+		out = wasmbin.AppendSection(out, s.ID, body)
 	}
 	for i := range m.imports {
 		if m.imports[i].module == "" {

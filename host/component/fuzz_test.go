@@ -8,6 +8,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/agenthost/agenthost/internal/componenttest"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // addComponentSeeds seeds a target with real components: those written by
@@ -89,13 +90,13 @@ func FuzzTypes(f *testing.F) {
 	// The type sections of the seed components.
 	for _, s := range [][]byte{readTestdata(f, "abi.wasm"), readTestdata(f, "wasi.wasm"), readTestdata(f, "seed/componentize-js-tools.wasm"),
 		componenttest.Nested("result", 6, 2), componenttest.Nested("variant", 2, 4), componenttest.Nested("record", 2, 3)} {
-		secs, err := sections(s[8:], 8)
+		secs, err := wasmbin.Sections(s[8:], 8)
 		if err != nil {
 			f.Fatal(err)
 		}
 		for _, sec := range secs {
-			if sec.id == secType {
-				f.Add(sec.data)
+			if sec.ID == secType {
+				f.Add(sec.Data)
 			}
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agenthost/agenthost/internal/jsonscan"
 )
 
 // The JSON mapping of component values is Wassette's (component2json), so
@@ -35,14 +37,11 @@ func decodeArgs(ft *FuncType, args []byte) ([]Value, error) {
 	var obj map[string]any
 	trimmed := bytes.TrimSpace(args)
 	if len(trimmed) != 0 && !bytes.Equal(trimmed, []byte("null")) {
-		d := json.NewDecoder(bytes.NewReader(trimmed))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			return nil, fmt.Errorf("arguments are not JSON: %v", err)
-		}
-		if d.More() {
+		v, err := jsonscan.DecodeOne(bytes.NewReader(trimmed))
+		if err == jsonscan.ErrMore {
 			return nil, errors.New("arguments have data after the JSON object")
+		} else if err != nil {
+			return nil, fmt.Errorf("arguments are not JSON: %v", err)
 		}
 		var ok bool
 		if obj, ok = v.(map[string]any); !ok {

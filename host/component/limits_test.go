@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agenthost/agenthost/internal/componenttest"
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // loadWithin loads b, failing the test if the load has not returned
@@ -224,17 +225,7 @@ func TestDuplicateLabels(t *testing.T) {
 	}
 }
 
-func uleb(v uint64) []byte {
-	var out []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(out, c)
-		}
-		out = append(out, c|0x80)
-	}
-}
+func uleb(v uint64) []byte { return wasmbin.AppendUleb32(nil, uint32(v)) }
 
 // TestCoreInstances: core instances past maxCoreInstances are refused at
 // parse. Each bundle of exports is compiled at load: 60,000 of them, each

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/agenthost/agenthost/internal/wasmbin"
 )
 
 // Section ids of the component binary format.
@@ -219,10 +221,10 @@ type comp struct {
 
 // parseComponent parses a component binary.
 func parseComponent(b []byte) (*comp, error) {
-	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
+	switch wasmbin.ReadHeader(b) {
+	case wasmbin.HeaderNotWasm, wasmbin.HeaderTruncated:
 		return nil, errors.New("not a WebAssembly binary (it does not start with \\0asm)")
-	}
-	if b[6] != 1 || b[7] != 0 {
+	case wasmbin.HeaderModule, wasmbin.HeaderOtherVersion:
 		return nil, errors.New("a WebAssembly core module, not a component (its layer field is 0)")
 	}
 	if b[4] != 0x0d || b[5] != 0 {
@@ -233,35 +235,35 @@ func parseComponent(b []byte) (*comp, error) {
 
 func parseComp(b []byte, base int, parent *scope, depth int) (*comp, error) {
 	c := &comp{depth: depth, sc: newScope(parent)}
-	secs, err := sections(b, base)
+	secs, err := wasmbin.Sections(b, base)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range secs {
-		r := &reader{b: s.data, off: s.off}
+		r := wasmbin.NewReader(s.Data, s.Off)
 		if err := c.section(s, r); err != nil {
 			return nil, err
 		}
-		if s.id != secCustom && s.id != secCoreModule && s.id != secComponent && !r.eof() {
-			return nil, r.fail("section %d has %d bytes left over", s.id, len(r.b)-r.pos)
+		if s.ID != secCustom && s.ID != secCoreModule && s.ID != secComponent && !r.EOF() {
+			return nil, r.Fail("section %d has %d bytes left over", s.ID, len(r.Rest()))
 		}
 		if len(c.coreFuncs) > maxDefinitions || len(c.funcs) > maxDefinitions || len(c.sc.types) > maxDefinitions ||
 			len(c.coreInsts) > maxDefinitions || len(c.insts) > maxDefinitions {
-			return nil, r.fail("more than %d definitions of one kind (core functions, functions, types or instances), agenthost's limit", maxDefinitions)
+			return nil, r.Fail("more than %d definitions of one kind (core functions, functions, types or instances), agenthost's limit", maxDefinitions)
 		}
 	}
 	return c, nil
 }
 
-func (c *comp) section(s section, r *reader) error {
-	switch s.id {
+func (c *comp) section(s wasmbin.Section, r *reader) error {
+	switch s.ID {
 	case secCustom:
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
 		if name == "package-docs" && c.depth == 0 {
-			c.docs = r.b[r.pos:]
+			c.docs = r.Rest()
 		}
 		return nil
 	case secCoreModule:
@@ -271,16 +273,16 @@ func (c *comp) section(s section, r *reader) error {
 		if len(c.modules) >= maxCoreModules {
 			return shapeError("more than %d core modules", maxCoreModules)
 		}
-		c.modules = append(c.modules, s.data)
+		c.modules = append(c.modules, s.Data)
 		return nil
 	case secComponent:
 		if c.depth+1 >= maxNesting {
 			return shapeError("components nested inside nested components are not supported")
 		}
-		if len(s.data) < 8 || !bytes.Equal(s.data[:4], []byte("\x00asm")) {
-			return r.fail("nested component has no header")
+		if len(s.Data) < 8 || !bytes.Equal(s.Data[:4], []byte("\x00asm")) {
+			return r.Fail("nested component has no header")
 		}
-		n, err := parseComp(s.data[8:], s.off+8, c.sc, c.depth+1)
+		n, err := parseComp(s.Data[8:], s.Off+8, c.sc, c.depth+1)
 		if err != nil {
 			return err
 		}
@@ -303,13 +305,9 @@ func (c *comp) section(s section, r *reader) error {
 	case secValue:
 		return shapeError("component value definitions are not supported")
 	}
-	n, err := r.count()
-	if err != nil {
-		return err
-	}
-	for range n {
+	_, err := r.Vec(func() error {
 		var err error
-		switch s.id {
+		switch s.ID {
 		case secCoreInstance:
 			err = c.coreInstance(r)
 		case secCoreType:
@@ -333,13 +331,11 @@ func (c *comp) section(s section, r *reader) error {
 		case secExport:
 			err = c.exportDef(r)
 		default:
-			return r.fail("unknown section id %d", s.id)
+			return r.Fail("unknown section id %d", s.ID)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
+	return err
 }
 
 func (c *comp) coreInstance(r *reader) error {
@@ -349,63 +345,50 @@ func (c *comp) coreInstance(r *reader) error {
 	if len(c.coreInsts) >= maxCoreInstances {
 		return shapeError("more than %d core instances", maxCoreInstances)
 	}
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch tag {
 	case 0x00:
-		m, err := r.u32()
+		m, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(m) >= len(c.modules) {
-			return r.fail("core module %d does not exist", m)
+			return r.Fail("core module %d does not exist", m)
 		}
 		if c.instantiations++; c.instantiations > maxCoreInstantiations {
 			return shapeError("more than %d instantiations of core modules", maxCoreInstantiations)
 		}
-		n, err := r.count()
-		if err != nil {
-			return err
-		}
 		ci := &coreInst{module: int(m)}
-		for range n {
-			name, err := r.name()
+		if _, err := r.Vec(func() error {
+			name, err := r.Name()
 			if err != nil {
 				return err
 			}
-			if s, err := r.byte(); err != nil {
+			if s, err := r.Byte(); err != nil {
 				return err
 			} else if s != coreSortInstance {
-				return r.fail("core instantiation argument %q is not an instance", name)
+				return r.Fail("core instantiation argument %q is not an instance", name)
 			}
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
 				return err
 			}
 			if int(i) >= len(c.coreInsts) {
-				return r.fail("core instance %d does not exist", i)
+				return r.Fail("core instance %d does not exist", i)
 			}
 			ci.args = append(ci.args, coreArg{name, int(i)})
+			return nil
+		}); err != nil {
+			return err
 		}
 		c.coreInsts = append(c.coreInsts, ci)
 	case 0x01:
-		n, err := r.count()
-		if err != nil {
-			return err
-		}
 		ci := &coreInst{module: -1}
-		for range n {
-			name, err := r.name()
-			if err != nil {
-				return err
-			}
-			s, err := r.byte()
-			if err != nil {
-				return err
-			}
-			i, err := r.u32()
+		if _, err := r.Vec(func() error {
+			name, s, i, err := readCoreExport(r)
 			if err != nil {
 				return err
 			}
@@ -423,13 +406,16 @@ func (c *comp) coreInstance(r *reader) error {
 				return shapeError("a core instance exports sort 0x%02x", s)
 			}
 			if int(i) >= limit {
-				return r.fail("core export %q refers to a missing definition %d", name, i)
+				return r.Fail("core export %q refers to a missing definition %d", name, i)
 			}
 			ci.items = append(ci.items, bundleItem{name, s, int(i)})
+			return nil
+		}); err != nil {
+			return err
 		}
 		c.coreInsts = append(c.coreInsts, ci)
 	default:
-		return r.fail("unknown core instance form 0x%02x", tag)
+		return r.Fail("unknown core instance form 0x%02x", tag)
 	}
 	return nil
 }
@@ -438,27 +424,23 @@ func (c *comp) coreInstance(r *reader) error {
 // instantiation of a shim component (how wit-component exports an
 // interface) or inline exports.
 func (c *comp) instance(r *reader) error {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	ci := &compInst{funcs: map[string]int{}}
 	switch tag {
 	case 0x00:
-		ni, err := r.u32()
+		ni, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(ni) >= len(c.comps) {
-			return r.fail("component %d does not exist", ni)
-		}
-		n, err := r.count()
-		if err != nil {
-			return err
+			return r.Fail("component %d does not exist", ni)
 		}
 		args := map[string]sortIdx{}
-		for range n {
-			name, err := r.name()
+		if _, err := r.Vec(func() error {
+			name, err := r.Name()
 			if err != nil {
 				return err
 			}
@@ -467,6 +449,9 @@ func (c *comp) instance(r *reader) error {
 				return err
 			}
 			args[name] = si
+			return nil
+		}); err != nil {
+			return err
 		}
 		// The shim's exports were checked when it was parsed (shimExports):
 		// what is done here, for each instantiation, is bounded by its
@@ -482,12 +467,8 @@ func (c *comp) instance(r *reader) error {
 			ci.names = append(ci.names, e.name)
 		}
 	case 0x01:
-		n, err := r.count()
-		if err != nil {
-			return err
-		}
-		for range n {
-			name, err := r.externName()
+		if _, err := r.Vec(func() error {
+			name, err := externName(r)
 			if err != nil {
 				return err
 			}
@@ -503,9 +484,12 @@ func (c *comp) instance(r *reader) error {
 			default:
 				return shapeError("an instance exports a %s", sortName(si.sort))
 			}
+			return nil
+		}); err != nil {
+			return err
 		}
 	default:
-		return r.fail("unknown instance form 0x%02x", tag)
+		return r.Fail("unknown instance form 0x%02x", tag)
 	}
 	c.insts = append(c.insts, ci)
 	return nil
@@ -517,18 +501,21 @@ type sortIdx struct {
 	idx  int
 }
 
+// readSort reads a sort: s, and for a core sort (sortCore) the core
+// sort cs.
+func readSort(r *reader) (s, cs byte, err error) {
+	if s, err = r.Byte(); err == nil && s == sortCore {
+		cs, err = r.Byte()
+	}
+	return s, cs, err
+}
+
 func (c *comp) sortIdx(r *reader) (sortIdx, error) {
-	s, err := r.byte()
+	s, cs, err := readSort(r)
 	if err != nil {
 		return sortIdx{}, err
 	}
-	var cs byte
-	if s == sortCore {
-		if cs, err = r.byte(); err != nil {
-			return sortIdx{}, err
-		}
-	}
-	i, err := r.u32()
+	i, err := r.U32()
 	if err != nil {
 		return sortIdx{}, err
 	}
@@ -555,7 +542,7 @@ func (c *comp) sortIdx(r *reader) (sortIdx, error) {
 		return sortIdx{}, shapeError("a reference to a %s", sortName(s))
 	}
 	if int(i) >= limit {
-		return sortIdx{}, r.fail("%s index %d is out of range", sortName(s), i)
+		return sortIdx{}, r.Fail("%s index %d is out of range", sortName(s), i)
 	}
 	return sortIdx{s, cs, int(i)}, nil
 }
@@ -578,33 +565,33 @@ func sortName(s byte) string {
 	return fmt.Sprintf("sort 0x%02x", s)
 }
 
+// readIdxName reads the instance and the name of an export alias.
+func readIdxName(r *reader) (uint32, string, error) {
+	i, err := r.U32()
+	if err != nil {
+		return 0, "", err
+	}
+	name, err := r.Name()
+	return i, name, err
+}
+
 func (c *comp) alias(r *reader) error {
-	s, err := r.byte()
+	s, cs, err := readSort(r)
 	if err != nil {
 		return err
 	}
-	var cs byte
-	if s == sortCore {
-		if cs, err = r.byte(); err != nil {
-			return err
-		}
-	}
-	target, err := r.byte()
+	target, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch target {
 	case 0x00: // export of a component instance
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		name, err := r.name()
+		i, name, err := readIdxName(r)
 		if err != nil {
 			return err
 		}
 		if int(i) >= len(c.insts) {
-			return r.fail("instance %d does not exist", i)
+			return r.Fail("instance %d does not exist", i)
 		}
 		inst := c.insts[i]
 		switch s {
@@ -612,14 +599,14 @@ func (c *comp) alias(r *reader) error {
 			if inst.itype != nil {
 				e, ok := inst.itype.exports[name]
 				if !ok || e.sort != sortFunc {
-					return r.fail("imported instance %q has no function %q", inst.importName, name)
+					return r.Fail("imported instance %q has no function %q", inst.importName, name)
 				}
 				c.funcs = append(c.funcs, &compFunc{kind: fnImport, iface: inst.importName, name: name, ft: e.fn})
 				return nil
 			}
 			fi, ok := inst.funcs[name]
 			if !ok {
-				return r.fail("instance %d has no function %q", i, name)
+				return r.Fail("instance %d has no function %q", i, name)
 			}
 			c.funcs = append(c.funcs, c.funcs[fi])
 		case sortType:
@@ -628,26 +615,22 @@ func (c *comp) alias(r *reader) error {
 			}
 			e, ok := inst.itype.exports[name]
 			if !ok || e.sort != sortType {
-				return r.fail("imported instance %q has no type %q", inst.importName, name)
+				return r.Fail("imported instance %q has no type %q", inst.importName, name)
 			}
 			c.sc.types = append(c.sc.types, e.typ)
 		default:
 			return shapeError("an alias of an instance's %s export %q", sortName(s), name)
 		}
 	case 0x01: // export of a core instance
-		i, err := r.u32()
-		if err != nil {
-			return err
-		}
-		name, err := r.name()
+		i, name, err := readIdxName(r)
 		if err != nil {
 			return err
 		}
 		if int(i) >= len(c.coreInsts) {
-			return r.fail("core instance %d does not exist", i)
+			return r.Fail("core instance %d does not exist", i)
 		}
 		if s != sortCore {
-			return r.fail("core export alias of a %s", sortName(s))
+			return r.Fail("core export alias of a %s", sortName(s))
 		}
 		ref := coreRef{int(i), name}
 		switch cs {
@@ -663,11 +646,11 @@ func (c *comp) alias(r *reader) error {
 			return shapeError("an alias of a core export of sort 0x%02x", cs)
 		}
 	case 0x02: // outer
-		ct, err := r.u32()
+		ct, err := r.U32()
 		if err != nil {
 			return err
 		}
-		idx, err := r.u32()
+		idx, err := r.U32()
 		if err != nil {
 			return err
 		}
@@ -684,7 +667,7 @@ func (c *comp) alias(r *reader) error {
 		}
 		c.sc.types = append(c.sc.types, td)
 	default:
-		return r.fail("unknown alias target 0x%02x", target)
+		return r.Fail("unknown alias target 0x%02x", target)
 	}
 	return nil
 }
@@ -692,75 +675,57 @@ func (c *comp) alias(r *reader) error {
 func outerType(r *reader, sc *scope, ct, idx uint32) (typeDef, error) {
 	for range ct {
 		if sc.parent == nil {
-			return typeDef{}, r.fail("outer alias reaches past the outermost scope")
+			return typeDef{}, r.Fail("outer alias reaches past the outermost scope")
 		}
 		sc = sc.parent
 	}
 	if int(idx) >= len(sc.types) {
-		return typeDef{}, r.fail("outer alias of missing type %d", idx)
+		return typeDef{}, r.Fail("outer alias of missing type %d", idx)
 	}
 	return sc.types[idx], nil
 }
 
 func (c *comp) canon(r *reader) error {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch tag {
 	case 0x00: // lift
-		if b, err := r.byte(); err != nil {
-			return err
-		} else if b != 0x00 {
-			return r.fail("canon lift of sort 0x%02x", b)
-		}
-		f, err := r.u32()
+		f, opts, err := c.canonFunc(r, "lift")
 		if err != nil {
 			return err
 		}
-		opts, err := c.canonOpts(r)
-		if err != nil {
-			return err
-		}
-		ti, err := r.u32()
+		ti, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(f) >= len(c.coreFuncs) {
-			return r.fail("canon lift of missing core function %d", f)
+			return r.Fail("canon lift of missing core function %d", f)
 		}
 		if int(ti) >= len(c.sc.types) || c.sc.types[ti].fn == nil {
-			return r.fail("canon lift with type %d, which is not a function type", ti)
+			return r.Fail("canon lift with type %d, which is not a function type", ti)
 		}
 		c.funcs = append(c.funcs, &compFunc{kind: fnLift, core: int(f), opts: opts, ft: c.sc.types[ti].fn})
 	case 0x01: // lower
-		if b, err := r.byte(); err != nil {
-			return err
-		} else if b != 0x00 {
-			return r.fail("canon lower of sort 0x%02x", b)
-		}
-		f, err := r.u32()
-		if err != nil {
-			return err
-		}
-		opts, err := c.canonOpts(r)
+		f, opts, err := c.canonFunc(r, "lower")
 		if err != nil {
 			return err
 		}
 		if int(f) >= len(c.funcs) {
-			return r.fail("canon lower of missing function %d", f)
+			return r.Fail("canon lower of missing function %d", f)
 		}
 		if opts.async {
 			return shapeError("canon lower with the async option is not supported")
 		}
 		c.coreFuncs = append(c.coreFuncs, &coreFunc{kind: cfLower, fn: int(f), opts: opts})
 	case 0x03: // resource.drop
-		t, err := r.u32()
+		t, err := r.U32()
 		if err != nil {
 			return err
 		}
 		if int(t) >= len(c.sc.types) || c.sc.types[t].res == nil {
-			return r.fail("resource.drop of type %d, which is not a resource", t)
+			return r.Fail("resource.drop of type %d, which is not a resource", t)
 		}
 		c.coreFuncs = append(c.coreFuncs, &coreFunc{kind: cfDrop, res: c.sc.types[t].res})
 	case 0x02, 0x04:
@@ -771,58 +736,73 @@ func (c *comp) canon(r *reader) error {
 	return nil
 }
 
+// canonFunc reads what a canon lift or lower (op) starts with: the sort
+// of the function (0x00, a function), its index and the options.
+func (c *comp) canonFunc(r *reader, op string) (uint32, canonOpts, error) {
+	if b, err := r.Byte(); err != nil {
+		return 0, canonOpts{}, err
+	} else if b != 0x00 {
+		return 0, canonOpts{}, r.Fail("canon %s of sort 0x%02x", op, b)
+	}
+	f, err := r.U32()
+	if err != nil {
+		return 0, canonOpts{}, err
+	}
+	opts, err := c.canonOpts(r)
+	return f, opts, err
+}
+
 func (c *comp) canonOpts(r *reader) (canonOpts, error) {
 	o := canonOpts{memory: -1, realloc: -1, postReturn: -1}
-	n, err := r.count()
-	if err != nil {
-		return o, err
-	}
-	for range n {
-		tag, err := r.byte()
+	if _, err := r.Vec(func() error {
+		tag, err := r.Byte()
 		if err != nil {
-			return o, err
+			return err
 		}
 		switch tag {
 		case 0x00, 0x01, 0x02:
 			o.enc = tag
 		case 0x03, 0x04, 0x05:
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
-				return o, err
+				return err
 			}
 			switch tag {
 			case 0x03:
 				if int(i) >= len(c.coreMems) {
-					return o, r.fail("canon option names missing core memory %d", i)
+					return r.Fail("canon option names missing core memory %d", i)
 				}
 				o.memory = int(i)
 			case 0x04:
 				if int(i) >= len(c.coreFuncs) {
-					return o, r.fail("canon option names missing core function %d", i)
+					return r.Fail("canon option names missing core function %d", i)
 				}
 				o.realloc = int(i)
 			case 0x05:
 				if int(i) >= len(c.coreFuncs) {
-					return o, r.fail("canon option names missing core function %d", i)
+					return r.Fail("canon option names missing core function %d", i)
 				}
 				o.postReturn = int(i)
 			}
 		case 0x06:
 			o.async = true
 		case 0x07:
-			if _, err := r.u32(); err != nil {
-				return o, err
+			if _, err := r.U32(); err != nil {
+				return err
 			}
 			o.async = true
 		default:
-			return o, shapeError("canonical option 0x%02x is not supported", tag)
+			return shapeError("canonical option 0x%02x is not supported", tag)
 		}
+		return nil
+	}); err != nil {
+		return o, err
 	}
 	return o, nil
 }
 
 func (c *comp) importDef(r *reader) error {
-	name, err := r.externName()
+	name, err := externName(r)
 	if err != nil {
 		return err
 	}
@@ -869,7 +849,7 @@ func (c *comp) importDef(r *reader) error {
 }
 
 func (c *comp) exportDef(r *reader) error {
-	name, err := r.externName()
+	name, err := externName(r)
 	if err != nil {
 		return err
 	}
@@ -877,7 +857,7 @@ func (c *comp) exportDef(r *reader) error {
 	if err != nil {
 		return fmt.Errorf("export %q: %w", name, err)
 	}
-	has, err := r.byte()
+	has, err := r.Byte()
 	if err != nil {
 		return err
 	}
@@ -907,98 +887,86 @@ func (c *comp) exportDef(r *reader) error {
 
 // parseExtern reads an externtype.
 func parseExtern(r *reader, sc *scope) (extern, error) {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return extern{}, err
 	}
 	switch tag {
 	case 0x00:
-		if _, err := r.byte(); err != nil {
+		if _, err := r.Byte(); err != nil {
 			return extern{}, err
 		}
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return extern{}, err
 		}
 		return extern{sort: sortCore}, nil
 	case 0x01:
-		i, err := r.u32()
+		i, err := r.U32()
 		if err != nil {
 			return extern{}, err
 		}
 		if int(i) >= len(sc.types) || sc.types[i].fn == nil {
-			return extern{}, r.fail("type %d is not a function type", i)
+			return extern{}, r.Fail("type %d is not a function type", i)
 		}
 		return extern{sort: sortFunc, fn: sc.types[i].fn}, nil
 	case 0x02:
 		return extern{}, shapeError("value imports and exports are not supported")
 	case 0x03:
-		b, err := r.byte()
+		b, err := r.Byte()
 		if err != nil {
 			return extern{}, err
 		}
 		switch b {
 		case 0x00:
-			i, err := r.u32()
+			i, err := r.U32()
 			if err != nil {
 				return extern{}, err
 			}
 			if int(i) >= len(sc.types) {
-				return extern{}, r.fail("type %d does not exist", i)
+				return extern{}, r.Fail("type %d does not exist", i)
 			}
 			return extern{sort: sortType, typ: sc.types[i]}, nil
 		case 0x01:
 			return extern{sort: sortType, typ: typeDef{res: &Resource{}}}, nil
 		}
-		return extern{}, r.fail("unknown type bound 0x%02x", b)
+		return extern{}, r.Fail("unknown type bound 0x%02x", b)
 	case 0x04, 0x05:
-		i, err := r.u32()
+		i, err := r.U32()
 		if err != nil {
 			return extern{}, err
 		}
 		if int(i) >= len(sc.types) {
-			return extern{}, r.fail("type %d does not exist", i)
+			return extern{}, r.Fail("type %d does not exist", i)
 		}
 		td := sc.types[i]
 		if tag == 0x04 {
 			if td.comp == nil {
-				return extern{}, r.fail("type %d is not a component type", i)
+				return extern{}, r.Fail("type %d is not a component type", i)
 			}
 			return extern{sort: sortComponent, inst: td.comp}, nil
 		}
 		if td.inst == nil {
-			return extern{}, r.fail("type %d is not an instance type", i)
+			return extern{}, r.Fail("type %d is not an instance type", i)
 		}
 		return extern{sort: sortInstance, inst: td.inst}, nil
 	}
-	return extern{}, r.fail("unknown extern type 0x%02x", tag)
+	return extern{}, r.Fail("unknown extern type 0x%02x", tag)
 }
 
 // parseDefType reads a deftype into scope sc's terms.
 func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
-	tag, err := r.peek()
+	tag, err := r.Peek()
 	if err != nil {
 		return typeDef{}, err
 	}
 	switch tag {
 	case 0x40, 0x43:
-		r.pos++
+		r.Byte() // the tag Peek read
 		ft := &FuncType{Async: tag == 0x43}
-		n, err := r.count()
-		if err != nil {
+		if ft.Params, err = parseFields(r, sc); err != nil {
 			return typeDef{}, err
 		}
-		for range n {
-			name, err := r.name()
-			if err != nil {
-				return typeDef{}, err
-			}
-			t, err := parseValType(r, sc)
-			if err != nil {
-				return typeDef{}, err
-			}
-			ft.Params = append(ft.Params, Field{name, t})
-		}
-		rk, err := r.byte()
+		rk, err := r.Byte()
 		if err != nil {
 			return typeDef{}, err
 		}
@@ -1008,7 +976,7 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 				return typeDef{}, err
 			}
 		case 0x01:
-			z, err := r.byte()
+			z, err := r.Byte()
 			if err != nil {
 				return typeDef{}, err
 			}
@@ -1016,13 +984,13 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 				return typeDef{}, shapeError("functions with named results are not supported")
 			}
 		default:
-			return typeDef{}, r.fail("unknown result list 0x%02x", rk)
+			return typeDef{}, r.Fail("unknown result list 0x%02x", rk)
 		}
 		var parts uint64
 		seen := map[string]bool{}
 		for _, p := range ft.Params {
 			if seen[p.Name] {
-				return typeDef{}, r.fail("function has two parameters named %q", p.Name)
+				return typeDef{}, r.Fail("function has two parameters named %q", p.Name)
 			}
 			seen[p.Name] = true
 			parts += uint64(p.Type.parts)
@@ -1031,7 +999,7 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 			parts += uint64(ft.Result.parts)
 		}
 		if parts > maxTypeParts {
-			return typeDef{}, r.fail("function type's parameters and result have more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
+			return typeDef{}, r.Fail("function type's parameters and result have more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
 		}
 		// The parameters travel in memory as a tuple when they are many
 		// (paramsTuple): it must have a size.
@@ -1040,11 +1008,11 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 			pt.Items = append(pt.Items, p.Type)
 		}
 		if err := pt.layout(); err != nil {
-			return typeDef{}, r.fail("function parameters: %v", err)
+			return typeDef{}, r.Fail("function parameters: %v", err)
 		}
 		return typeDef{fn: ft}, nil
 	case 0x41, 0x42:
-		r.pos++
+		r.Byte() // the tag Peek read
 		it, err := parseDecls(r, sc, tag == 0x41)
 		if err != nil {
 			return typeDef{}, err
@@ -1054,15 +1022,15 @@ func parseDefType(r *reader, sc *scope, top bool) (typeDef, error) {
 		}
 		return typeDef{inst: it}, nil
 	case 0x3f, 0x3e:
-		r.pos++
+		r.Byte() // the tag Peek read
 		// rep (core valtype), optional destructor
-		if _, err := r.byte(); err != nil {
+		if _, err := r.Byte(); err != nil {
 			return typeDef{}, err
 		}
-		if has, err := r.byte(); err != nil {
+		if has, err := r.Byte(); err != nil {
 			return typeDef{}, err
 		} else if has == 0x01 {
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return typeDef{}, err
 			}
 		}
@@ -1093,19 +1061,19 @@ var primTypes = func() map[Kind]*Type {
 // parseValType reads a valtype: a primitive or the index of a defined
 // value type.
 func parseValType(r *reader, sc *scope) (*Type, error) {
-	v, err := r.s33()
+	v, err := r.S33()
 	if err != nil {
 		return nil, err
 	}
 	if v < 0 {
 		k, ok := primitives[v]
 		if !ok {
-			return nil, r.fail("unknown primitive value type 0x%02x", byte(v&0x7f))
+			return nil, r.Fail("unknown primitive value type 0x%02x", byte(v&0x7f))
 		}
 		return primTypes[k], nil
 	}
 	if v >= int64(len(sc.types)) {
-		return nil, r.fail("value type %d does not exist", v)
+		return nil, r.Fail("value type %d does not exist", v)
 	}
 	td := sc.types[v]
 	if td.val == nil {
@@ -1115,13 +1083,13 @@ func parseValType(r *reader, sc *scope) (*Type, error) {
 			// are not used.
 			return primTypes[Bool], nil
 		}
-		return nil, r.fail("type %d is not a value type", v)
+		return nil, r.Fail("type %d is not a value type", v)
 	}
 	return td.val, nil
 }
 
 func parseDefValType(r *reader, sc *scope) (*Type, error) {
-	v, err := r.s33()
+	v, err := r.S33()
 	if err != nil {
 		return nil, err
 	}
@@ -1129,52 +1097,39 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		return primTypes[k], nil
 	}
 	t := &Type{}
-	label := func() (string, error) { return r.name() }
 	switch v {
 	case -0x0e: // 0x72 record
 		t.Kind = Record
-		n, err := r.count()
-		if err != nil {
+		if t.Fields, err = parseFields(r, sc); err != nil {
 			return nil, err
 		}
-		for range n {
-			l, err := label()
-			if err != nil {
-				return nil, err
-			}
-			ft, err := parseValType(r, sc)
-			if err != nil {
-				return nil, err
-			}
-			t.Fields = append(t.Fields, Field{l, ft})
-		}
-		if n == 0 {
-			return nil, r.fail("record without fields")
+		if len(t.Fields) == 0 {
+			return nil, r.Fail("record without fields")
 		}
 	case -0x0f: // 0x71 variant
 		t.Kind = Variant
-		n, err := r.count()
-		if err != nil {
-			return nil, err
-		}
-		for range n {
-			l, err := label()
+		n, err := r.Vec(func() error {
+			l, err := r.Name()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ct, err := optValType(r, sc)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if z, err := r.byte(); err != nil {
-				return nil, err
+			if z, err := r.Byte(); err != nil {
+				return err
 			} else if z != 0x00 {
-				return nil, r.fail("variant case %q refines another case", l)
+				return r.Fail("variant case %q refines another case", l)
 			}
 			t.Cases = append(t.Cases, Case{l, ct})
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		if n == 0 {
-			return nil, r.fail("variant without cases")
+			return nil, r.Fail("variant without cases")
 		}
 	case -0x10: // 0x70 list
 		t.Kind = List
@@ -1186,46 +1141,40 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		if t.Elem, err = parseValType(r, sc); err != nil {
 			return nil, err
 		}
-		if t.Len, err = r.u32(); err != nil {
+		if t.Len, err = r.U32(); err != nil {
 			return nil, err
 		}
 		if t.Len == 0 {
-			return nil, r.fail("fixed-length list of length 0")
+			return nil, r.Fail("fixed-length list of length 0")
 		}
 	case -0x11: // 0x6f tuple
 		t.Kind = Tuple
-		n, err := r.count()
+		n, err := r.Vec(func() error {
+			it, err := parseValType(r, sc)
+			t.Items = append(t.Items, it)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for range n {
-			it, err := parseValType(r, sc)
-			if err != nil {
-				return nil, err
-			}
-			t.Items = append(t.Items, it)
-		}
 		if n == 0 {
-			return nil, r.fail("empty tuple")
+			return nil, r.Fail("empty tuple")
 		}
 	case -0x12, -0x13: // 0x6e flags, 0x6d enum
 		t.Kind = Flags
 		if v == -0x13 {
 			t.Kind = Enum
 		}
-		n, err := r.count()
+		n, err := r.Vec(func() error {
+			l, err := r.Name()
+			t.Names = append(t.Names, l)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
-		for range n {
-			l, err := label()
-			if err != nil {
-				return nil, err
-			}
-			t.Names = append(t.Names, l)
-		}
 		if n == 0 || (t.Kind == Flags && n > 32) {
-			return nil, r.fail("%s with %d labels", t.Kind, n)
+			return nil, r.Fail("%s with %d labels", t.Kind, n)
 		}
 	case -0x15: // 0x6b option
 		t.Kind = Option
@@ -1245,7 +1194,7 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		if v == -0x18 {
 			t.Kind = Borrow
 		}
-		i, err := r.u32()
+		i, err := r.U32()
 		if err != nil {
 			return nil, err
 		}
@@ -1253,7 +1202,7 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 			if int(i) < len(sc.types) && sc.types[i].imported != "" {
 				return nil, shapeError("the component exports resource %q: exported resources are not supported", strings.TrimPrefix(sc.types[i].imported, "import-type-"))
 			}
-			return nil, r.fail("handle of type %d, which is not a resource", i)
+			return nil, r.Fail("handle of type %d, which is not a resource", i)
 		}
 		t.Resource = sc.types[i].res
 	case -0x1a, -0x1b: // 0x66 stream, 0x65 future
@@ -1273,19 +1222,19 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 			return nil, err
 		}
 	default:
-		return nil, r.fail("unknown value type 0x%02x", byte(v&0x7f))
+		return nil, r.Fail("unknown value type 0x%02x", byte(v&0x7f))
 	}
 	if err := t.layout(); err != nil {
-		return nil, r.fail("%v", err)
+		return nil, r.Fail("%v", err)
 	}
 	if t.nest > maxTypeDepth {
-		return nil, r.fail("value type nests more than %d levels deep", maxTypeDepth)
+		return nil, r.Fail("value type nests more than %d levels deep", maxTypeDepth)
 	}
 	if t.parts > maxTypeParts {
-		return nil, r.fail("value type has more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
+		return nil, r.Fail("value type has more than %d parts counted as a tree (each use of a type counts again), agenthost's limit", maxTypeParts)
 	}
 	if err := uniqueLabels(t); err != nil {
-		return nil, r.fail("%s", err)
+		return nil, r.Fail("%s", err)
 	}
 	return t, nil
 }
@@ -1312,8 +1261,24 @@ func uniqueLabels(t *Type) error {
 	return nil
 }
 
+// parseFields reads a vector of labelled value types: a record's fields,
+// a function's parameters.
+func parseFields(r *reader, sc *scope) ([]Field, error) {
+	var fs []Field
+	_, err := r.Vec(func() error {
+		l, err := r.Name()
+		if err != nil {
+			return err
+		}
+		t, err := parseValType(r, sc)
+		fs = append(fs, Field{l, t})
+		return err
+	})
+	return fs, err
+}
+
 func optValType(r *reader, sc *scope) (*Type, error) {
-	b, err := r.byte()
+	b, err := r.Byte()
 	if err != nil {
 		return nil, err
 	}
@@ -1323,7 +1288,7 @@ func optValType(r *reader, sc *scope) (*Type, error) {
 	case 0x01:
 		return parseValType(r, sc)
 	}
-	return nil, r.fail("bad optional type 0x%02x", b)
+	return nil, r.Fail("bad optional type 0x%02x", b)
 }
 
 // parseDecls reads the declarations of an instance type (or, with
@@ -1331,77 +1296,68 @@ func optValType(r *reader, sc *scope) (*Type, error) {
 func parseDecls(r *reader, parent *scope, imports bool) (*instType, error) {
 	sc := newScope(parent)
 	if sc.depth > maxScopes {
-		return nil, r.fail("types declared inside types nest more than %d levels deep", maxScopes)
+		return nil, r.Fail("types declared inside types nest more than %d levels deep", maxScopes)
 	}
 	it := &instType{exports: map[string]extern{}, imports: map[string]extern{}, res: map[string]*Resource{}}
-	n, err := r.count()
-	if err != nil {
-		return nil, err
-	}
-	for range n {
-		tag, err := r.byte()
+	if _, err := r.Vec(func() error {
+		tag, err := r.Byte()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		switch tag {
 		case 0x00:
 			if err := skipCoreType(r); err != nil {
-				return nil, err
+				return err
 			}
 		case 0x01:
 			td, err := parseDefType(r, sc, false)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if td.res != nil {
-				return nil, r.fail("resource type defined inside a type")
+				return r.Fail("resource type defined inside a type")
 			}
 			sc.types = append(sc.types, td)
 		case 0x02:
-			s, err := r.byte()
+			s, _, err := readSort(r)
 			if err != nil {
-				return nil, err
+				return err
 			}
-			if s == sortCore {
-				if _, err := r.byte(); err != nil {
-					return nil, err
-				}
-			}
-			target, err := r.byte()
+			target, err := r.Byte()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			switch target {
 			case 0x02:
-				ct, err := r.u32()
+				ct, err := r.U32()
 				if err != nil {
-					return nil, err
+					return err
 				}
-				idx, err := r.u32()
+				idx, err := r.U32()
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if s == sortType {
 					td, err := outerType(r, sc, ct, idx)
 					if err != nil {
-						return nil, err
+						return err
 					}
 					sc.types = append(sc.types, td)
 				}
 			default:
-				return nil, shapeError("an export alias inside a type declaration")
+				return shapeError("an export alias inside a type declaration")
 			}
 		case 0x03, 0x04:
 			if tag == 0x03 && !imports {
-				return nil, r.fail("import declaration in an instance type")
+				return r.Fail("import declaration in an instance type")
 			}
-			name, err := r.externName()
+			name, err := externName(r)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			e, err := parseExtern(r, sc)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if e.sort == sortType {
 				if e.typ.res != nil && e.typ.res.Key == "" {
@@ -1416,26 +1372,25 @@ func parseDecls(r *reader, parent *scope, imports bool) (*instType, error) {
 				it.names = append(it.names, name)
 			}
 		default:
-			return nil, r.fail("unknown declaration 0x%02x", tag)
+			return r.Fail("unknown declaration 0x%02x", tag)
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return it, nil
 }
 
 // skipCoreType reads past a core:type (a function type or a module type).
 func skipCoreType(r *reader) error {
-	tag, err := r.byte()
+	tag, err := r.Byte()
 	if err != nil {
 		return err
 	}
 	switch tag {
 	case 0x60:
-		for range 2 {
-			n, err := r.count()
-			if err != nil {
-				return err
-			}
-			if _, err := r.bytes(n); err != nil {
+		for range 2 { // parameter and result types
+			if _, err := r.ByteVec(); err != nil {
 				return err
 			}
 		}

@@ -129,15 +129,7 @@ type FuncType struct {
 // bytes.
 func (f *FuncType) String() string {
 	w := typeText{max: maxTypeText}
-	w.put("func(")
-	for i, p := range f.Params {
-		if i > 0 {
-			w.put(", ")
-		}
-		w.put(p.Name + ": ")
-		w.typ(p.Type)
-	}
-	w.put(")")
+	w.fields("func(", f.Params, ")")
 	if f.Result != nil {
 		w.put(" -> ")
 		w.typ(f.Result)
@@ -171,6 +163,34 @@ func (w *typeText) put(s string) {
 	}
 }
 
+// list writes open, the n items (item(i) writes one) separated by commas,
+// then close.
+func (w *typeText) list(open string, n int, item func(i int), close string) {
+	w.put(open)
+	for i := range n {
+		if i > 0 {
+			w.put(", ")
+		}
+		item(i)
+	}
+	w.put(close)
+}
+
+// wrap writes t between open and close.
+func (w *typeText) wrap(open string, t *Type, close string) {
+	w.put(open)
+	w.typ(t)
+	w.put(close)
+}
+
+// fields writes a record's fields or a function's parameters: name: type.
+func (w *typeText) fields(open string, fs []Field, close string) {
+	w.list(open, len(fs), func(i int) {
+		w.put(fs[i].Name + ": ")
+		w.typ(fs[i].Type)
+	}, close)
+}
+
 func (w *typeText) String() string {
 	if s := w.b.String(); len(s) > w.max {
 		return strings.ToValidUTF8(s[:w.max], "") + "…"
@@ -184,9 +204,7 @@ func (w *typeText) typ(t *Type) {
 	}
 	switch t.Kind {
 	case List, Option:
-		w.put(t.Kind.String() + "<")
-		w.typ(t.Elem)
-		w.put(">")
+		w.wrap(t.Kind.String()+"<", t.Elem, ">")
 	case FixedList:
 		w.put("list<")
 		w.typ(t.Elem)
@@ -194,90 +212,51 @@ func (w *typeText) typ(t *Type) {
 	case Map:
 		w.put("map<")
 		w.typ(t.Elem)
-		w.put(", ")
-		w.typ(t.Val)
-		w.put(">")
+		w.wrap(", ", t.Val, ">")
 	case Result:
 		switch {
 		case t.Ok == nil && t.Err == nil:
 			w.put("result")
 		case t.Err == nil:
-			w.put("result<")
-			w.typ(t.Ok)
-			w.put(">")
+			w.wrap("result<", t.Ok, ">")
 		case t.Ok == nil:
-			w.put("result<_, ")
-			w.typ(t.Err)
-			w.put(">")
+			w.wrap("result<_, ", t.Err, ">")
 		default:
 			w.put("result<")
 			w.typ(t.Ok)
-			w.put(", ")
-			w.typ(t.Err)
-			w.put(">")
+			w.wrap(", ", t.Err, ">")
 		}
 	case Tuple:
-		w.put("tuple<")
-		for i, it := range t.Items {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.typ(it)
-		}
-		w.put(">")
+		w.list("tuple<", len(t.Items), func(i int) { w.typ(t.Items[i]) }, ">")
 	case Record:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put("record { ")
-		for i, f := range t.Fields {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.put(f.Name + ": ")
-			w.typ(f.Type)
-		}
-		w.put(" }")
+		w.fields("record { ", t.Fields, " }")
 	case Variant:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put("variant { ")
-		for i, c := range t.Cases {
-			if i > 0 {
-				w.put(", ")
+		w.list("variant { ", len(t.Cases), func(i int) {
+			w.put(t.Cases[i].Name)
+			if c := t.Cases[i].Type; c != nil {
+				w.wrap("(", c, ")")
 			}
-			w.put(c.Name)
-			if c.Type != nil {
-				w.put("(")
-				w.typ(c.Type)
-				w.put(")")
-			}
-		}
-		w.put(" }")
+		}, " }")
 	case Enum, Flags:
 		if t.Name != "" {
 			w.put(t.Name)
 			return
 		}
-		w.put(t.Kind.String() + " { ")
-		for i, n := range t.Names {
-			if i > 0 {
-				w.put(", ")
-			}
-			w.put(n)
-		}
-		w.put(" }")
+		w.list(t.Kind.String()+" { ", len(t.Names), func(i int) { w.put(t.Names[i]) }, " }")
 	case Own, Borrow:
 		w.put(t.Kind.String() + "<" + t.Resource.Key + ">")
 	case Stream, Future:
 		w.put(t.Kind.String())
 		if t.Elem != nil {
-			w.put("<")
-			w.typ(t.Elem)
-			w.put(">")
+			w.wrap("<", t.Elem, ">")
 		}
 	default:
 		w.put(t.Kind.String())

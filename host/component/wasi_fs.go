@@ -134,6 +134,44 @@ func descOf(a Value) *descriptor {
 	return d
 }
 
+// twoPaths runs op (link, rename) on path p of directory d and path np of
+// directory nd, which must be on one mount, as their paths from the
+// mount's root; writable says the directories allow it.
+func twoPaths(d *descriptor, p string, nd *descriptor, np string, writable bool, op func(from, to string) experimentalsys.Errno) Value {
+	from, code, good := d.resolve(p)
+	if !good {
+		return fsErr(code)
+	}
+	to, code, good := nd.resolve(np)
+	if !good {
+		return fsErr(code)
+	}
+	if d.m != nd.m {
+		return fsErr(36) // cross-device
+	}
+	if !writable {
+		return fsErr(ecReadOnly)
+	}
+	if e := op(d.fsPath(from), d.fsPath(to)); e != 0 {
+		return fsErr(errnoCode(e))
+	}
+	return ok(nil)
+}
+
+// writeStream opens out, an output stream (its offset or append mode
+// set), on the file d, which must be open for writing.
+func writeStream(d *descriptor, out *fileOutput) Value {
+	if d.dir {
+		return fsErr(ecIsDirectory)
+	}
+	if d.flags&dfWrite == 0 {
+		return fsErr(ecBadDesc)
+	}
+	d.file.refs++
+	out.of = d.file
+	return ok(out)
+}
+
 // resolve names p, relative to directory d, from the mount's root. An
 // absolute path, or one that climbs above d, is refused as WASI requires
 // of a capability: d is all the guest may reach through it.
@@ -377,26 +415,10 @@ func init() {
 			return ok(&fileInput{of: d.file, off: int64(argU64(args[1]))})
 		},
 		"[method]descriptor.write-via-stream": func(_ *call, args []Value) Value {
-			d := descOf(args[0])
-			if d.dir {
-				return fsErr(ecIsDirectory)
-			}
-			if d.flags&dfWrite == 0 {
-				return fsErr(ecBadDesc)
-			}
-			d.file.refs++
-			return ok(&fileOutput{of: d.file, off: int64(argU64(args[1]))})
+			return writeStream(descOf(args[0]), &fileOutput{off: int64(argU64(args[1]))})
 		},
 		"[method]descriptor.append-via-stream": func(_ *call, args []Value) Value {
-			d := descOf(args[0])
-			if d.dir {
-				return fsErr(ecIsDirectory)
-			}
-			if d.flags&dfWrite == 0 {
-				return fsErr(ecBadDesc)
-			}
-			d.file.refs++
-			return ok(&fileOutput{of: d.file, append: true})
+			return writeStream(descOf(args[0]), &fileOutput{append: true})
 		},
 		"[method]descriptor.advise":    func(*call, []Value) Value { return ok(nil) },
 		"[method]descriptor.sync-data": func(_ *call, args []Value) Value { return syncDesc(descOf(args[0])) },
@@ -531,24 +553,7 @@ func init() {
 		},
 		"[method]descriptor.link-at": func(_ *call, args []Value) Value {
 			d, nd := descOf(args[0]), descOf(args[3])
-			from, code, good := d.resolve(pathArg(args[2]))
-			if !good {
-				return fsErr(code)
-			}
-			to, code, good := nd.resolve(pathArg(args[4]))
-			if !good {
-				return fsErr(code)
-			}
-			if d.m != nd.m {
-				return fsErr(36) // cross-device
-			}
-			if !nd.writable() {
-				return fsErr(ecReadOnly)
-			}
-			if e := d.m.FS.Link(d.fsPath(from), d.fsPath(to)); e != 0 {
-				return fsErr(errnoCode(e))
-			}
-			return ok(nil)
+			return twoPaths(d, pathArg(args[2]), nd, pathArg(args[4]), nd.writable(), d.m.FS.Link)
 		},
 		"[method]descriptor.open-at": func(_ *call, args []Value) Value {
 			d := descOf(args[0])
@@ -571,24 +576,7 @@ func init() {
 		}, true),
 		"[method]descriptor.rename-at": func(_ *call, args []Value) Value {
 			d, nd := descOf(args[0]), descOf(args[2])
-			from, code, good := d.resolve(pathArg(args[1]))
-			if !good {
-				return fsErr(code)
-			}
-			to, code, good := nd.resolve(pathArg(args[3]))
-			if !good {
-				return fsErr(code)
-			}
-			if d.m != nd.m {
-				return fsErr(36)
-			}
-			if !d.writable() || !nd.writable() {
-				return fsErr(ecReadOnly)
-			}
-			if e := d.m.FS.Rename(d.fsPath(from), d.fsPath(to)); e != 0 {
-				return fsErr(errnoCode(e))
-			}
-			return ok(nil)
+			return twoPaths(d, pathArg(args[1]), nd, pathArg(args[3]), d.writable() && nd.writable(), d.m.FS.Rename)
 		},
 		"[method]descriptor.symlink-at": func(_ *call, args []Value) Value {
 			d := descOf(args[0])

@@ -8,14 +8,20 @@ import (
 	"github.com/agenthost/agenthost/internal/toolname"
 )
 
-// Agent returns the agent named name, or nil.
-func (c *Config) Agent(name string) *Agent {
-	for _, a := range c.Agents {
-		if a.Name == name {
-			return a
+// named returns the item of list named name, or nil; nameOf reads an
+// item's name.
+func named[T any](list []*T, name string, nameOf func(*T) string) *T {
+	for _, x := range list {
+		if nameOf(x) == name {
+			return x
 		}
 	}
 	return nil
+}
+
+// Agent returns the agent named name, or nil.
+func (c *Config) Agent(name string) *Agent {
+	return named(c.Agents, name, func(a *Agent) string { return a.Name })
 }
 
 // AgentTree is a and the agents it can call as subagents, theirs too:
@@ -42,42 +48,22 @@ func (c *Config) AgentTree(a *Agent) []*Agent {
 
 // Model returns the model named name, or nil.
 func (c *Config) Model(name string) *Model {
-	for _, m := range c.Models {
-		if m.Name == name {
-			return m
-		}
-	}
-	return nil
+	return named(c.Models, name, func(m *Model) string { return m.Name })
 }
 
 // Provider returns the provider named name, or nil.
 func (c *Config) Provider(name string) *Provider {
-	for _, p := range c.Providers {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
+	return named(c.Providers, name, func(p *Provider) string { return p.Name })
 }
 
 // Plugin returns the plugin named name, or nil.
 func (c *Config) Plugin(name string) *Plugin {
-	for _, p := range c.Plugins {
-		if p.Name == name {
-			return p
-		}
-	}
-	return nil
+	return named(c.Plugins, name, func(p *Plugin) string { return p.Name })
 }
 
 // MCPServer returns the mcp_server named name, or nil.
 func (c *Config) MCPServer(name string) *MCPServer {
-	for _, s := range c.MCPServers {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return named(c.MCPServers, name, func(s *MCPServer) string { return s.Name })
 }
 
 // DefaultAgent returns the agent with default = true, else the only agent;

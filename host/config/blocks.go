@@ -21,36 +21,14 @@ func (b *builder) host(cfg *Config, h *rawHost) {
 	cfg.Host = Host{MaxSteps: defaults.MaxSteps, DataDir: defaults.DataDir, MaxDepth: defaults.MaxDepth,
 		MaxParallelTools: defaults.MaxParallelTools, MaxCallsPerStep: defaults.MaxCallsPerStep}
 	if h != nil {
-		if h.MaxSteps != nil && b.set(h.MaxStepsRange) {
-			if *h.MaxSteps < 1 {
-				b.errorf(h.MaxStepsRange, "Invalid max_steps", "max_steps must be at least 1 (the default is %d).", defaults.MaxSteps)
-			} else {
-				cfg.Host.MaxSteps = *h.MaxSteps
-			}
-		}
-		if h.MaxDepth != nil && b.set(h.MaxDepthRange) {
-			if *h.MaxDepth < 0 {
-				b.errorf(h.MaxDepthRange, "Invalid max_depth", "max_depth must be 0 or more; 0 allows no subagents (the default is %d).", defaults.MaxDepth)
-			} else {
-				cfg.Host.MaxDepth = *h.MaxDepth
-			}
-		}
-		if h.MaxParallelTools != nil && b.set(h.MaxParallelToolsRange) {
-			if *h.MaxParallelTools < 1 {
-				b.errorf(h.MaxParallelToolsRange, "Invalid max_parallel_tools",
-					"max_parallel_tools must be at least 1: it is how many tool calls run at once, in one run and across all the runs of the process; 1 runs them one at a time (the default is %d).", defaults.MaxParallelTools)
-			} else {
-				cfg.Host.MaxParallelTools = *h.MaxParallelTools
-			}
-		}
-		if h.MaxCallsPerStep != nil && b.set(h.MaxCallsPerStepRange) {
-			if *h.MaxCallsPerStep < 1 {
-				b.errorf(h.MaxCallsPerStepRange, "Invalid max_calls_per_step",
-					"max_calls_per_step must be at least 1: it is how many tool calls of one model response run, the rest getting an error result (the default is %d).", defaults.MaxCallsPerStep)
-			} else {
-				cfg.Host.MaxCallsPerStep = *h.MaxCallsPerStep
-			}
-		}
+		b.intAtLeast(h.MaxSteps, h.MaxStepsRange, "max_steps", 1, &cfg.Host.MaxSteps,
+			"max_steps must be at least 1 (the default is %d).", defaults.MaxSteps)
+		b.intAtLeast(h.MaxDepth, h.MaxDepthRange, "max_depth", 0, &cfg.Host.MaxDepth,
+			"max_depth must be 0 or more; 0 allows no subagents (the default is %d).", defaults.MaxDepth)
+		b.intAtLeast(h.MaxParallelTools, h.MaxParallelToolsRange, "max_parallel_tools", 1, &cfg.Host.MaxParallelTools,
+			"max_parallel_tools must be at least 1: it is how many tool calls run at once, in one run and across all the runs of the process; 1 runs them one at a time (the default is %d).", defaults.MaxParallelTools)
+		b.intAtLeast(h.MaxCallsPerStep, h.MaxCallsPerStepRange, "max_calls_per_step", 1, &cfg.Host.MaxCallsPerStep,
+			"max_calls_per_step must be at least 1: it is how many tool calls of one model response run, the rest getting an error result (the default is %d).", defaults.MaxCallsPerStep)
 		b.hostCost(cfg, h)
 		b.hostOtel(cfg, h)
 		if b.set(h.DataDirRange) {
@@ -97,29 +75,27 @@ func ctyKind(v cty.Value) string {
 // duration parses a duration attribute, or returns def when it is unset or
 // did not decode.
 func (b *builder) duration(s string, r hcl.Range, attr string, def time.Duration) time.Duration {
-	if !b.set(r) {
-		return def
-	}
-	d, err := parseDuration(s)
-	if err != nil {
-		b.errorf(r, "Invalid duration", "%s: %v.", attr, err)
-		return def
-	}
-	return d
+	return parsed(b, s, r, attr, def, "Invalid duration", parseDuration)
 }
 
 // size parses a size attribute, or returns def when it is unset or did not
 // decode.
 func (b *builder) size(s string, r hcl.Range, attr string, def uint64) uint64 {
+	return parsed(b, s, r, attr, def, "Invalid size", parseSize)
+}
+
+// parsed reads the string attribute attr (s, at r) with parse; def when it
+// is unset or did not decode, or parse fails (an error with summary).
+func parsed[T any](b *builder, s string, r hcl.Range, attr string, def T, summary string, parse func(string) (T, error)) T {
 	if !b.set(r) {
 		return def
 	}
-	n, err := parseSize(s)
+	v, err := parse(s)
 	if err != nil {
-		b.errorf(r, "Invalid size", "%s: %v.", attr, err)
+		b.errorf(r, summary, "%s: %v.", attr, err)
 		return def
 	}
-	return n
+	return v
 }
 
 // oneOf checks an enumerated attribute of b; it returns def when unset or
@@ -166,13 +142,8 @@ func (b *builder) provider(rp *rawProvider) *Provider {
 		p.BaseURL = strings.TrimRight(rp.BaseURL, "/")
 	}
 	if r := rp.Retry; r != nil {
-		if r.Attempts != nil && b.set(r.AttemptsRange) {
-			if *r.Attempts < 1 {
-				b.errorf(r.AttemptsRange, "Invalid attempts", "attempts counts every try including the first and must be at least 1; attempts = 1 disables retries.")
-			} else {
-				p.Retry.Attempts = *r.Attempts
-			}
-		}
+		b.intAtLeast(r.Attempts, r.AttemptsRange, "attempts", 1, &p.Retry.Attempts,
+			"attempts counts every try including the first and must be at least 1; attempts = 1 disables retries.")
 		p.Retry.Initial = b.duration(r.Initial, r.InitialRange, "initial", defaults.RetryInitial)
 		p.Retry.MaxDelay = b.duration(r.MaxDelay, r.MaxDelayRange, "max_delay", defaults.RetryMaxDelay)
 		if p.Retry.MaxDelay < p.Retry.Initial && b.set(r.MaxDelayRange) {
@@ -292,13 +263,8 @@ func (b *builder) model(rm *rawModel, cfg *Config) *Model {
 			m.ID = rm.ID
 		}
 	}
-	if rm.ContextWindow != nil && b.set(rm.ContextWindowRange) {
-		if *rm.ContextWindow < 0 {
-			b.errorf(rm.ContextWindowRange, "Invalid context_window", "context_window is the model's context size in tokens and cannot be negative; remove it to turn compaction off.")
-		} else {
-			m.ContextWindow = *rm.ContextWindow
-		}
-	}
+	b.intAtLeast(rm.ContextWindow, rm.ContextWindowRange, "context_window", 0, &m.ContextWindow,
+		"context_window is the model's context size in tokens and cannot be negative; remove it to turn compaction off.")
 	if rm.Temperature != nil && b.set(rm.TemperatureRange) {
 		if t := *rm.Temperature; t < 0 || t > 2 {
 			b.errorf(rm.TemperatureRange, "Invalid temperature", "temperature must be between 0 and 2; remove it to use the server's default.")
@@ -306,13 +272,8 @@ func (b *builder) model(rm *rawModel, cfg *Config) *Model {
 			m.Temperature = &t
 		}
 	}
-	if rm.MaxTokens != nil && b.set(rm.MaxTokensRange) {
-		if *rm.MaxTokens < 1 {
-			b.errorf(rm.MaxTokensRange, "Invalid max_tokens", "max_tokens caps the completion tokens of a response and must be at least 1; remove it for no cap.")
-		} else {
-			m.MaxTokens = *rm.MaxTokens
-		}
-	}
+	b.intAtLeast(rm.MaxTokens, rm.MaxTokensRange, "max_tokens", 1, &m.MaxTokens,
+		"max_tokens caps the completion tokens of a response and must be at least 1; remove it for no cap.")
 	m.Price = b.price(rm.Price)
 	return m
 }
@@ -384,13 +345,8 @@ func (b *builder) agent(ra *rawAgent, cfg *Config) (*Agent, agentExtra) {
 	a.Subagents, ex.subRanges = b.nameList(ra.Subagents, ra.SubagentsRange, "subagents", "subagent")
 
 	if d := ra.DoomLoop; d != nil {
-		if d.Threshold != nil && b.set(d.ThresholdRange) {
-			if *d.Threshold < 2 {
-				b.errorf(d.ThresholdRange, "Invalid threshold", "threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", defaults.DoomThreshold)
-			} else {
-				a.DoomLoop.Threshold = *d.Threshold
-			}
-		}
+		b.intAtLeast(d.Threshold, d.ThresholdRange, "threshold", 2, &a.DoomLoop.Threshold,
+			"threshold is the number of identical consecutive tool calls that make a doom loop and must be at least 2 (the default is %d).", defaults.DoomThreshold)
 		a.DoomLoop.Action = oneOf(b, d.Action, d.ActionRange, "action", defaults.DoomAction, DoomWarn, DoomStop, DoomAsk)
 	}
 	b.approve(a, ra)

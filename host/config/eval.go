@@ -120,14 +120,11 @@ var plainValues = jsonscan.Limits{
 // when two keys of one object become the same, and on a number that is not
 // a modestNumber.
 func normaliseArgs(args []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
-	}
-	if dec.More() {
+	v, err := jsonscan.DecodeOne(bytes.NewReader(args))
+	if err == jsonscan.ErrMore {
 		return nil, errors.New("arguments are not valid JSON: more than one value")
+	} else if err != nil {
+		return nil, fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
 	var walk func(v any, path string) (any, error)
 	walk = func(v any, path string) (any, error) {
@@ -169,8 +166,7 @@ func normaliseArgs(args []byte) ([]byte, error) {
 		}
 		return v, nil
 	}
-	v, err := walk(v, "args")
-	if err != nil {
+	if v, err = walk(v, "args"); err != nil {
 		return nil, err
 	}
 	return json.Marshal(v)

@@ -189,6 +189,20 @@ func (b *builder) decoded(diags hcl.Diagnostics) {
 	b.diags = append(b.diags, diags...)
 }
 
+// intAtLeast sets *dst to the integer attribute attr (v, at r) when it is
+// set and at least min; a smaller value is an error "Invalid <attr>" with
+// the detail format (and args).
+func (b *builder) intAtLeast(v *int, r hcl.Range, attr string, min int, dst *int, format string, args ...any) {
+	if v == nil || !b.set(r) {
+		return
+	}
+	if *v < min {
+		b.errorf(r, "Invalid "+attr, format, args...)
+		return
+	}
+	*dst = *v
+}
+
 // set reports whether an attribute range was filled in by gohcl (the
 // attribute is present) and its value decoded without error.
 func (b *builder) set(r hcl.Range) bool {

@@ -62,11 +62,18 @@ func (c *callClient) CreateMessage(_ context.Context, params json.RawMessage) (j
 	if c.capabilities().Sampling == nil {
 		return nil, notOffered("the MCP client does not offer sampling")
 	}
-	var p mcp.CreateMessageParams
+	return forward(c.ctx, params, "a sampling/createMessage request", c.ss.CreateMessage)
+}
+
+// forward makes a request of the MCP client with ask: params decoded as
+// its parameters (P; when they are not, the error says they are not
+// what), the client's answer encoded.
+func forward[P, R any](ctx context.Context, params json.RawMessage, what string, ask func(context.Context, *P) (R, error)) (json.RawMessage, error) {
+	var p P
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("not a sampling/createMessage request: %v", err)
+		return nil, fmt.Errorf("not %s: %v", what, err)
 	}
-	res, err := c.ss.CreateMessage(c.ctx, &p)
+	res, err := ask(ctx, &p)
 	if err != nil {
 		return nil, fmt.Errorf("the MCP client: %w", err)
 	}
@@ -91,13 +98,5 @@ func (c *callClient) Elicit(_ context.Context, params json.RawMessage) (json.Raw
 		// input-required result instead, which a tool call does not.
 		return nil, notOffered("the MCP client's protocol version " + ip.ProtocolVersion + " takes no elicitation/create during a tool call")
 	}
-	var p mcp.ElicitParams
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, fmt.Errorf("not an elicitation/create request: %v", err)
-	}
-	res, err := c.ss.Elicit(c.ctx, &p)
-	if err != nil {
-		return nil, fmt.Errorf("the MCP client: %w", err)
-	}
-	return json.Marshal(res)
+	return forward(c.ctx, params, "an elicitation/create request", c.ss.Elicit)
 }

@@ -104,25 +104,19 @@ func (s *Server) listResources(ctx context.Context, p *plugin.Plugin, o *offers)
 	defer o.mu.Unlock()
 	s.RemoveResources(dropOwned(o.resources, p)...)
 	s.RemoveResourceTemplates(dropOwned(o.templates, p)...)
-	for _, r := range resources {
-		if r == nil || r.URI == "" || o.resources[r.URI] != nil {
-			log.Warn().Str("plugin", p.Name()).Msg("resource without a URI, or with one offered already: not served")
-			continue
-		}
-		o.resources[r.URI] = p
-		s.AddResource(r, s.readResource(p))
-	}
-	for _, t := range templates {
-		if t == nil || t.URITemplate == "" || o.templates[t.URITemplate] != nil {
-			log.Warn().Str("plugin", p.Name()).Msg("resource template without a URI template, or with one offered already: not served")
-			continue
-		}
-		o.templates[t.URITemplate] = p
-		if err := addTemplate(s.Server, t, s.readResource(p)); err != nil {
-			log.Warn().Err(err).Str("plugin", p.Name()).Str("template", t.URITemplate).Msg("resource template not served")
-			delete(o.templates, t.URITemplate)
-		}
-	}
+	serveOwned(log, p, o.resources, resources, func(r *mcp.Resource) string { return r.URI }, "resource without a URI",
+		func(r *mcp.Resource) bool {
+			s.AddResource(r, s.readResource(p))
+			return true
+		})
+	serveOwned(log, p, o.templates, templates, func(t *mcp.ResourceTemplate) string { return t.URITemplate }, "resource template without a URI template",
+		func(t *mcp.ResourceTemplate) bool {
+			if err := addTemplate(s.Server, t, s.readResource(p)); err != nil {
+				log.Warn().Err(err).Str("plugin", p.Name()).Str("template", t.URITemplate).Msg("resource template not served")
+				return false
+			}
+			return true
+		})
 }
 
 // listPrompts serves the prompts plugin p lists now, in place of those it
@@ -136,13 +130,31 @@ func (s *Server) listPrompts(ctx context.Context, p *plugin.Plugin, o *offers) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	s.RemovePrompts(dropOwned(o.prompts, p)...)
-	for _, pr := range prompts {
-		if pr == nil || pr.Name == "" || o.prompts[pr.Name] != nil {
-			log.Warn().Str("plugin", p.Name()).Msg("prompt without a name, or with one offered already: not served")
+	serveOwned(log, p, o.prompts, prompts, func(pr *mcp.Prompt) string { return pr.Name }, "prompt without a name",
+		func(pr *mcp.Prompt) bool {
+			s.AddPrompt(pr, s.getPrompt(p))
+			return true
+		})
+}
+
+// serveOwned serves, with serve, each of the items plugin p lists that has
+// a key (a URI, a name) no item has in owned yet, and marks it p's there
+// unless serve fails (false). The others are not served: a warning says
+// "<what>, or with one offered already".
+func serveOwned[T any](log *zerolog.Logger, p *plugin.Plugin, owned map[string]*plugin.Plugin, items []*T, key func(*T) string, what string, serve func(*T) bool) {
+	for _, it := range items {
+		k := ""
+		if it != nil {
+			k = key(it)
+		}
+		if k == "" || owned[k] != nil {
+			log.Warn().Str("plugin", p.Name()).Msg(what + ", or with one offered already: not served")
 			continue
 		}
-		o.prompts[pr.Name] = p
-		s.AddPrompt(pr, s.getPrompt(p))
+		owned[k] = p
+		if !serve(it) {
+			delete(owned, k)
+		}
 	}
 }
 
@@ -202,31 +214,31 @@ func (s *Server) request(ctx context.Context, ss *mcp.ServerSession, token any, 
 	return p.MCPRequest(withClient(ctx, ss, token), fn, params)
 }
 
+// requestOf is request, the plugin's answer decoded as an R; what names an
+// R in the error when the answer is not one.
+func requestOf[R any](ctx context.Context, s *Server, ss *mcp.ServerSession, token any, p *plugin.Plugin, fn string, params any, what string) (*R, error) {
+	out, err := s.request(ctx, ss, token, p, fn, params)
+	if err != nil {
+		return nil, err
+	}
+	var res R
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("plugin %q: %s did not return %s: %v", p.Name(), fn, what, err)
+	}
+	return &res, nil
+}
+
 func (s *Server) readResource(p *plugin.Plugin) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		out, err := s.request(ctx, req.Session, req.Params.GetProgressToken(), p, "read_resource", map[string]any{"uri": req.Params.URI})
-		if err != nil {
-			return nil, err
-		}
-		var res mcp.ReadResourceResult
-		if err := json.Unmarshal(out, &res); err != nil {
-			return nil, fmt.Errorf("plugin %q: read_resource did not return MCP resource contents: %v", p.Name(), err)
-		}
-		return &res, nil
+		return requestOf[mcp.ReadResourceResult](ctx, s, req.Session, req.Params.GetProgressToken(), p, "read_resource", map[string]any{"uri": req.Params.URI},
+			"MCP resource contents")
 	}
 }
 
 func (s *Server) getPrompt(p *plugin.Plugin) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		out, err := s.request(ctx, req.Session, req.Params.GetProgressToken(), p, "get_prompt", map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments})
-		if err != nil {
-			return nil, err
-		}
-		var res mcp.GetPromptResult
-		if err := json.Unmarshal(out, &res); err != nil {
-			return nil, fmt.Errorf("plugin %q: get_prompt did not return an MCP prompt: %v", p.Name(), err)
-		}
-		return &res, nil
+		return requestOf[mcp.GetPromptResult](ctx, s, req.Session, req.Params.GetProgressToken(), p, "get_prompt", map[string]any{"name": req.Params.Name, "arguments": req.Params.Arguments},
+			"an MCP prompt")
 	}
 }
 
@@ -249,13 +261,9 @@ func (s *Server) complete(o *offers) func(context.Context, *mcp.CompleteRequest)
 		if p == nil || !p.Offers("complete") {
 			return empty, nil
 		}
-		out, err := s.request(ctx, req.Session, nil, p, "complete", req.Params)
+		res, err := requestOf[mcp.CompleteResult](ctx, s, req.Session, nil, p, "complete", req.Params, "an MCP completion")
 		if err != nil {
 			return nil, err
-		}
-		var res mcp.CompleteResult
-		if err := json.Unmarshal(out, &res); err != nil {
-			return nil, fmt.Errorf("plugin %q: complete did not return an MCP completion: %v", p.Name(), err)
 		}
 		if len(res.Completion.Values) > maxCompletions {
 			res.Completion.Values, res.Completion.HasMore = res.Completion.Values[:maxCompletions], true
@@ -263,6 +271,6 @@ func (s *Server) complete(o *offers) func(context.Context, *mcp.CompleteRequest)
 		if res.Completion.Values == nil {
 			res.Completion.Values = []string{}
 		}
-		return &res, nil
+		return res, nil
 	}
 }

@@ -149,14 +149,21 @@ func (s TokenStore) Check() error {
 	return r.Close()
 }
 
-// Load reads the login of server name at url: nil and no error when there
-// is none.
-func (s TokenStore) Load(name, url string) (*Login, error) {
+// openIfAny opens the directory of logins to read it: nil, and no error,
+// when there is none.
+func (s TokenStore) openIfAny() (*os.Root, error) {
 	r, err := s.open(false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
+	return r, err
+}
+
+// Load reads the login of server name at url: nil and no error when there
+// is none.
+func (s TokenStore) Load(name, url string) (*Login, error) {
+	r, err := s.openIfAny()
+	if r == nil {
 		return nil, err
 	}
 	defer r.Close()
@@ -233,11 +240,8 @@ func (s TokenStore) Save(name, url string, l *Login) error {
 // Remove deletes the login of server name at url; it reports whether there
 // was one.
 func (s TokenStore) Remove(name, url string) (bool, error) {
-	r, err := s.open(false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
+	r, err := s.openIfAny()
+	if r == nil {
 		return false, err
 	}
 	defer r.Close()

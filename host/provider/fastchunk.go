@@ -43,11 +43,8 @@ func (d *chunkDecoder) chunk(c *chunk) bool {
 		case "usage":
 			return once(&seen, 2) && d.usage(&c.Usage)
 		case "x_groq":
-			if !once(&seen, 4) {
-				return false
-			}
-			if d.null() {
-				return true
+			if more, ok := d.onceValue(&seen, 4); !more {
+				return ok
 			}
 			c.XGroq = new(struct {
 				Usage *usage `json:"usage"`
@@ -67,6 +64,19 @@ func (d *chunkDecoder) chunk(c *chunk) bool {
 		return d.skip()
 	})
 	return ok && d.Peek() == 0 && d.I == len(d.Data)
+}
+
+// onceValue is once for a member that may be null: more reports a value
+// other than null to read; when there is none, ok says whether the member
+// was fine (a null, the first time).
+func (d *chunkDecoder) onceValue(seen *uint8, bit uint8) (more, ok bool) {
+	if !once(seen, bit) {
+		return false, false
+	}
+	if d.null() {
+		return false, true
+	}
+	return true, true
 }
 
 // once marks bit in seen and reports whether it was not set yet.
@@ -92,14 +102,22 @@ func (d *chunkDecoder) usage(u **usage) bool {
 	return true
 }
 
-func (d *chunkDecoder) choices(cs *[]choice) bool {
+// list decodes an array into *s (null: nil; [], empty but not nil), each
+// element with item, which fills a new zero element.
+func list[T any](d *chunkDecoder, s *[]T, item func(*T) bool) bool {
 	if d.null() {
-		*cs = nil
+		*s = nil
 		return true
 	}
 	return d.array(func() bool {
-		*cs = append(*cs, choice{})
-		ch := &(*cs)[len(*cs)-1]
+		var zero T
+		*s = append(*s, zero)
+		return item(&(*s)[len(*s)-1])
+	}, func() { *s = []T{} })
+}
+
+func (d *chunkDecoder) choices(cs *[]choice) bool {
+	return list(d, cs, func(ch *choice) bool {
 		var seen uint8
 		return d.object(func(key []byte) bool {
 			switch string(key) {
@@ -108,11 +126,8 @@ func (d *chunkDecoder) choices(cs *[]choice) bool {
 			case "message":
 				return once(&seen, 2) && d.delta(&ch.Message)
 			case "finish_reason":
-				if !once(&seen, 4) {
-					return false
-				}
-				if d.null() {
-					return true
+				if more, ok := d.onceValue(&seen, 4); !more {
+					return ok
 				}
 				s, ok := jsonscan.PlainString(d.Str())
 				ch.FinishReason = s
@@ -120,7 +135,7 @@ func (d *chunkDecoder) choices(cs *[]choice) bool {
 			}
 			return d.skip()
 		})
-	}, func() { *cs = []choice{} })
+	})
 }
 
 func (d *chunkDecoder) delta(p **delta) bool {
@@ -163,13 +178,7 @@ func (d *chunkDecoder) flex(f *flexString) bool {
 }
 
 func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
-	if d.null() {
-		*tds = nil
-		return true
-	}
-	return d.array(func() bool {
-		*tds = append(*tds, toolDelta{})
-		td := &(*tds)[len(*tds)-1]
+	return list(d, tds, func(td *toolDelta) bool {
 		var seen uint8
 		return d.object(func(key []byte) bool {
 			switch string(key) {
@@ -188,11 +197,8 @@ func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
 				td.ExtraContent = append(json.RawMessage(nil), raw...)
 				return ok && once(&seen, 8)
 			case "function":
-				if !once(&seen, 16) {
-					return false
-				}
-				if d.null() {
-					return true // null leaves a struct as it is
+				if more, ok := d.onceValue(&seen, 16); !more { // null leaves a struct as it is
+					return ok
 				}
 				var fseen uint8
 				return d.object(func(key []byte) bool {
@@ -209,7 +215,7 @@ func (d *chunkDecoder) toolCalls(tds *[]toolDelta) bool {
 			}
 			return d.skip()
 		})
-	}, func() { *tds = []toolDelta{} })
+	})
 }
 
 // null consumes a null if one comes next.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agenthost/agenthost/internal/jsonscan"
 	"github.com/agenthost/agenthost/loop"
 )
 
@@ -86,10 +87,7 @@ func canonicalJSON(raw json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err == nil && !dec.More() {
+	if v, err := jsonscan.DecodeOne(bytes.NewReader(raw)); err == nil {
 		if b, err := json.Marshal(v); err == nil {
 			return b
 		}

@@ -50,15 +50,7 @@ func Toolchain(t TB) string {
 // Cache is where built components are kept.
 func Cache(t TB) string {
 	t.Helper()
-	root := os.Getenv("AGENTHOST_NPM_CACHE")
-	if root == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			t.Skipf("no cache directory for built components (%v): set AGENTHOST_NPM_CACHE", err)
-		}
-		root = filepath.Join(c, "agenthost-tests", "npm")
-	}
-	dir := filepath.Join(root, "components")
+	dir := filepath.Join(npmtest.CacheRoot(t, "built components"), "components")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package componenttest
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agenthost/agenthost/internal/wasmbin"
+)
 
 // Nested writes a component, in the binary format, whose one export "f"
 // takes and returns a value type built in levels: t0 is tuple<u8> and each level
@@ -40,7 +44,7 @@ func Nested(shape string, levels, width int) []byte {
 
 	var types []byte
 	for i := 1; i <= levels; i++ {
-		prev := leb(uint64(i - 1))
+		prev := wasmbin.AppendUleb32(nil, uint32(i-1))
 		switch shape {
 		case "result":
 			types = append(types, 0x6a, 0x01)
@@ -49,62 +53,62 @@ func Nested(shape string, levels, width int) []byte {
 			types = append(types, prev...)
 		case "variant":
 			types = append(types, 0x71)
-			types = append(types, leb(uint64(width))...)
+			types = wasmbin.AppendUleb32(types, uint32(width))
 			for c := range width {
-				types = append(types, name(fmt.Sprintf("c%d", c))...)
+				types = wasmbin.AppendName(types, fmt.Sprintf("c%d", c))
 				types = append(types, 0x01)
 				types = append(types, prev...)
 				types = append(types, 0x00)
 			}
 		case "record":
 			types = append(types, 0x72)
-			types = append(types, leb(uint64(width))...)
+			types = wasmbin.AppendUleb32(types, uint32(width))
 			for c := range width {
-				types = append(types, name(fmt.Sprintf("f%d", c))...)
+				types = wasmbin.AppendName(types, fmt.Sprintf("f%d", c))
 				types = append(types, prev...)
 			}
 		case "tuple":
 			types = append(types, 0x6f)
-			types = append(types, leb(uint64(width))...)
+			types = wasmbin.AppendUleb32(types, uint32(width))
 			for range width {
 				types = append(types, prev...)
 			}
 		}
 	}
-	top := leb(uint64(levels))
+	top := wasmbin.AppendUleb32(nil, uint32(levels))
 	// t0, tuple<u8>, is a defined type so that each level names the one
 	// below by its index.
 	t0 := []byte{0x6f, 0x01, 0x7d}
 	fn := []byte{0x40, 0x01}
-	fn = append(fn, name("x")...)
+	fn = wasmbin.AppendName(fn, "x")
 	fn = append(fn, top...)
 	fn = append(fn, 0x00)
 	fn = append(fn, top...)
-	typeSec := append(leb(uint64(levels+2)), t0...)
+	typeSec := append(wasmbin.AppendUleb32(nil, uint32(levels+2)), t0...)
 	typeSec = append(typeSec, types...)
 	typeSec = append(typeSec, fn...)
 
 	b := []byte("\x00asm\x0d\x00\x01\x00")
-	b = appendSection(b, 1, coreModule(flat))
-	b = appendSection(b, 2, []byte{0x01, 0x00, 0x00, 0x00}) // (core instance (instantiate 0))
+	b = wasmbin.AppendSection(b, 1, coreModule(flat))
+	b = wasmbin.AppendSection(b, 2, []byte{0x01, 0x00, 0x00, 0x00}) // (core instance (instantiate 0))
 	var aliases []byte
 	aliases = append(aliases, 0x03)
 	aliases = append(aliases, 0x00, 0x02, 0x01, 0x00) // core memory of core instance 0
-	aliases = append(aliases, name("memory")...)
+	aliases = wasmbin.AppendName(aliases, "memory")
 	aliases = append(aliases, 0x00, 0x00, 0x01, 0x00) // core func
-	aliases = append(aliases, name("realloc")...)
+	aliases = wasmbin.AppendName(aliases, "realloc")
 	aliases = append(aliases, 0x00, 0x00, 0x01, 0x00)
-	aliases = append(aliases, name("f")...)
-	b = appendSection(b, 6, aliases)
-	b = appendSection(b, 7, typeSec)
+	aliases = wasmbin.AppendName(aliases, "f")
+	b = wasmbin.AppendSection(b, 6, aliases)
+	b = wasmbin.AppendSection(b, 7, typeSec)
 	// (func (canon lift (core func 1) (memory 0) (realloc 0) (type levels+1)))
 	canon := []byte{0x01, 0x00, 0x00, 0x01, 0x02, 0x03, 0x00, 0x04, 0x00}
-	canon = append(canon, leb(uint64(levels+1))...)
-	b = appendSection(b, 8, canon)
+	canon = wasmbin.AppendUleb32(canon, uint32(levels+1))
+	b = wasmbin.AppendSection(b, 8, canon)
 	exp := []byte{0x01, 0x00}
-	exp = append(exp, name("f")...)
+	exp = wasmbin.AppendName(exp, "f")
 	exp = append(exp, 0x01, 0x00, 0x00) // func 0, no type ascription
-	b = appendSection(b, 11, exp)
+	b = wasmbin.AppendSection(b, 11, exp)
 	return b
 }
 
@@ -114,48 +118,27 @@ func Nested(shape string, levels, width int) []byte {
 func coreModule(nparams int) []byte {
 	m := []byte("\x00asm\x01\x00\x00\x00")
 	f := []byte{0x60}
-	f = append(f, leb(uint64(nparams))...)
+	f = wasmbin.AppendUleb32(f, uint32(nparams))
 	for range nparams {
 		f = append(f, 0x7f)
 	}
 	f = append(f, 0x01, 0x7f)
 	typ := append([]byte{0x02}, f...)
 	typ = append(typ, 0x60, 0x04, 0x7f, 0x7f, 0x7f, 0x7f, 0x01, 0x7f)
-	m = appendSection(m, 1, typ)
-	m = appendSection(m, 3, []byte{0x02, 0x00, 0x01})
-	m = appendSection(m, 5, []byte{0x01, 0x00, 0x01}) // one memory, one page
+	m = wasmbin.AppendSection(m, 1, typ)
+	m = wasmbin.AppendSection(m, 3, []byte{0x02, 0x00, 0x01})
+	m = wasmbin.AppendSection(m, 5, []byte{0x01, 0x00, 0x01}) // one memory, one page
 	var exp []byte
 	exp = append(exp, 0x03)
-	exp = append(exp, name("memory")...)
+	exp = wasmbin.AppendName(exp, "memory")
 	exp = append(exp, 0x02, 0x00)
-	exp = append(exp, name("f")...)
+	exp = wasmbin.AppendName(exp, "f")
 	exp = append(exp, 0x00, 0x00)
-	exp = append(exp, name("realloc")...)
+	exp = wasmbin.AppendName(exp, "realloc")
 	exp = append(exp, 0x00, 0x01)
-	m = appendSection(m, 7, exp)
+	m = wasmbin.AppendSection(m, 7, exp)
 	body := func(v byte) []byte { return []byte{0x04, 0x00, 0x41, v, 0x0b} } // i32.const v
 	code := append([]byte{0x02}, body(0)...)
 	code = append(code, body(8)...)
-	return appendSection(m, 10, code)
-}
-
-func appendSection(b []byte, id byte, data []byte) []byte {
-	b = append(b, id)
-	b = append(b, leb(uint64(len(data)))...)
-	return append(b, data...)
-}
-
-func name(s string) []byte { return append(leb(uint64(len(s))), s...) }
-
-func leb(v uint64) []byte {
-	var out []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			out = append(out, c|0x80)
-			continue
-		}
-		return append(out, c)
-	}
+	return wasmbin.AppendSection(m, 10, code)
 }

@@ -4,11 +4,15 @@
 // stream chunks, host/config's args.NAME inputs, internal/fakemodel's
 // requests). It is the one JSON scanner of the host side: a fast path
 // walks objects and arrays with Object and Array and passes what it does
-// not read with Value.
+// not read with Value. DecodeOne is the slow path's decoding of one value
+// with exact numbers.
 package jsonscan
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
 	"unicode/utf8"
 )
 
@@ -301,4 +305,24 @@ func (s *Scanner) value(depth int, l Limits) bool {
 		return s.Number() && (l.Number == nil || l.Number(s.Data[start:s.I]))
 	}
 	return false
+}
+
+// ErrMore is DecodeOne's error for text that has more after its value.
+var ErrMore = errors.New("more than one JSON value")
+
+// DecodeOne decodes r, which must hold one JSON value, as encoding/json
+// decodes into an any but with numbers kept exact (json.Number). It
+// returns encoding/json's error, or ErrMore when more follows the value
+// (Decoder.More); each caller words its own message.
+func DecodeOne(r io.Reader) (any, error) {
+	d := json.NewDecoder(r)
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return v, ErrMore
+	}
+	return v, nil
 }

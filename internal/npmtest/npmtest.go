@@ -33,6 +33,21 @@ type TB interface {
 	Fatal(args ...any)
 }
 
+// CacheRoot is $AGENTHOST_NPM_CACHE, else the user's cache directory's
+// agenthost-tests/npm, where npm packages and what they build are kept;
+// what names those in the skip message when there is no cache directory.
+func CacheRoot(t TB, what string) string {
+	t.Helper()
+	if root := os.Getenv("AGENTHOST_NPM_CACHE"); root != "" {
+		return root
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no cache directory for %s (%v): set AGENTHOST_NPM_CACHE", what, err)
+	}
+	return filepath.Join(c, "agenthost-tests", "npm")
+}
+
 // Install installs pkgs (npm package specs, versions pinned) into
 // $AGENTHOST_NPM_CACHE/name, else the user's cache directory's
 // agenthost-tests/npm/name, unless already there, and returns the
@@ -48,14 +63,7 @@ func Install(t TB, why, name string, pkgs ...string) string {
 			t.Skipf("%s not found: %s needs Node and npm (skipped)", tool, why)
 		}
 	}
-	root := os.Getenv("AGENTHOST_NPM_CACHE")
-	if root == "" {
-		c, err := os.UserCacheDir()
-		if err != nil {
-			t.Skipf("no cache directory for npm packages (%v): set AGENTHOST_NPM_CACHE", err)
-		}
-		root = filepath.Join(c, "agenthost-tests", "npm")
-	}
+	root := CacheRoot(t, "npm packages")
 	dir := filepath.Join(root, name)
 	bin := filepath.Join(dir, "node_modules", ".bin")
 	if _, err := os.Stat(bin); err == nil {

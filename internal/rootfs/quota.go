@@ -129,3 +129,16 @@ func (q *Quota) uncreate() {
 		q.entries.Add(-1)
 	}
 }
+
+// creating runs op, which makes one entry, with an entry reserved for it
+// (none past the quota: ErrnoQuota), and returns the entry when op fails.
+func (q *Quota) creating(op func() error) experimentalsys.Errno {
+	if e := q.create(); e != 0 {
+		return e
+	}
+	e := errno(op())
+	if e != 0 {
+		q.uncreate()
+	}
+	return e
+}

@@ -334,45 +334,57 @@ func (f *FS) openOnce(r *resolved, flag experimentalsys.Oflag, oflag int, perm f
 
 // Lstat implements sys.FS.
 func (f *FS) Lstat(p string) (sys.Stat_t, experimentalsys.Errno) {
-	if f.guard.walk {
-		return f.statResolved(p, false)
-	}
-	name, e := rel(p)
-	if e != 0 {
-		return sys.Stat_t{}, e
-	}
-	fi, err := f.root.Lstat(strings.TrimSuffix(name, "/"))
-	if err != nil {
-		return sys.Stat_t{}, errno(err)
-	}
-	return sys.NewStat_t(fi), 0
+	return f.stat(p, false)
 }
 
 // Stat implements sys.FS.
 func (f *FS) Stat(p string) (sys.Stat_t, experimentalsys.Errno) {
+	return f.stat(p, true)
+}
+
+// stat is Stat, or Lstat when it does not follow a link in p's last
+// component.
+func (f *FS) stat(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
 	if f.guard.walk {
-		return f.statResolved(p, true)
+		return f.statResolved(p, follow)
 	}
 	name, e := rel(p)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
-	fi, err := f.root.Stat(name)
+	var fi fs.FileInfo
+	var err error
+	if follow {
+		fi, err = f.root.Stat(name)
+	} else {
+		fi, err = f.root.Lstat(strings.TrimSuffix(name, "/"))
+	}
 	if err != nil {
 		return sys.Stat_t{}, errno(err)
 	}
 	return sys.NewStat_t(fi), 0
 }
 
-func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
+// resolveEntry is resolve for an entry that must exist: ENOENT when it
+// does not. The caller closes r.
+func (f *FS) resolveEntry(p string, follow bool) (*resolved, experimentalsys.Errno) {
 	r, e := f.resolve(p, follow)
+	if e != 0 {
+		return nil, e
+	}
+	if r.fi == nil {
+		r.close()
+		return nil, experimentalsys.ENOENT
+	}
+	return r, 0
+}
+
+func (f *FS) statResolved(p string, follow bool) (sys.Stat_t, experimentalsys.Errno) {
+	r, e := f.resolveEntry(p, follow)
 	if e != 0 {
 		return sys.Stat_t{}, e
 	}
 	defer r.close()
-	if r.fi == nil {
-		return sys.Stat_t{}, experimentalsys.ENOENT
-	}
 	return sys.NewStat_t(r.fi), 0
 }
 
@@ -390,12 +402,7 @@ func (f *FS) Mkdir(p string, perm fs.FileMode) experimentalsys.Errno {
 		if name, e = rel(p); e != 0 {
 			return e
 		}
-		if e = f.quota.create(); e != 0 {
-			return e
-		}
-		if e = errno(f.root.Mkdir(strings.TrimSuffix(name, "/"), perm)); e != 0 {
-			f.quota.uncreate()
-		}
+		e = f.quota.creating(func() error { return f.root.Mkdir(strings.TrimSuffix(name, "/"), perm) })
 	}
 	if e == experimentalsys.ENOTDIR {
 		return experimentalsys.ENOENT
@@ -412,29 +419,29 @@ func (f *FS) mkdirResolved(p string, perm fs.FileMode) experimentalsys.Errno {
 	if r.fi != nil {
 		return experimentalsys.EEXIST
 	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(r.parent.Mkdir(r.name, perm)); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+	return f.quota.creating(func() error { return r.parent.Mkdir(r.name, perm) })
 }
 
 // Chmod implements sys.FS.
 func (f *FS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
+	return f.touch(p, func(dir *os.Root, name string) error { return dir.Chmod(name, perm) })
+}
+
+// touch runs op (chmod, utimes) on the entry p names, in the directory
+// that holds it: resolved by touchResolved on a guarded mount, else the
+// mount's root with p made relative.
+func (f *FS) touch(p string, op func(dir *os.Root, name string) error) experimentalsys.Errno {
 	if f.readOnly {
 		return experimentalsys.EROFS
 	}
 	if f.guard.walk {
-		return f.touchResolved(p, func(r *resolved) error { return r.parent.Chmod(r.name, perm) })
+		return f.touchResolved(p, func(r *resolved) error { return op(r.parent, r.name) })
 	}
 	name, e := rel(p)
 	if e != 0 {
 		return e
 	}
-	return errno(f.root.Chmod(name, perm))
+	return errno(op(f.root, name))
 }
 
 // touchResolved runs op (chmod, utimes: os.Root follows a link in the last
@@ -443,30 +450,35 @@ func (f *FS) Chmod(p string, perm fs.FileMode) experimentalsys.Errno {
 func (f *FS) touchResolved(p string, op func(*resolved) error) experimentalsys.Errno {
 	nsMu.RLock()
 	defer nsMu.RUnlock()
-	r, e := f.resolve(p, true)
+	r, e := f.resolveEntry(p, true)
 	if e != 0 {
 		return e
 	}
 	defer r.close()
-	switch {
-	case r.fi == nil:
-		return experimentalsys.ENOENT
-	case f.pinned(r):
+	if f.pinned(r) {
 		return experimentalsys.EACCES
 	}
 	return errno(op(r))
 }
 
+// writablePair checks that the mount is writable and makes the two paths
+// of a rename or a link relative (rel).
+func (f *FS) writablePair(from, to string) (a, b string, e experimentalsys.Errno) {
+	if f.readOnly {
+		return "", "", experimentalsys.EROFS
+	}
+	if a, e = rel(from); e != 0 {
+		return "", "", e
+	}
+	if b, e = rel(to); e != 0 {
+		return "", "", e
+	}
+	return a, b, 0
+}
+
 // Rename implements sys.FS.
 func (f *FS) Rename(from, to string) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	a, e := rel(from)
-	if e != 0 {
-		return e
-	}
-	b, e := rel(to)
+	a, b, e := f.writablePair(from, to)
 	if e != 0 {
 		return e
 	}
@@ -480,6 +492,23 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 		}
 		return e
 	}
+	return f.pairLocked(from, to, func(ra, rb *resolved) experimentalsys.Errno {
+		if f.pinned(ra) || f.pinned(rb) {
+			return experimentalsys.EACCES
+		}
+		e := errno(f.root.Rename(ra.rel(), rb.rel()))
+		if e == experimentalsys.EEXIST {
+			e = replaceAt(ra, rb)
+		}
+		return e
+	})
+}
+
+// pairLocked runs op on the entries the paths of a rename or a link
+// resolve to (resolvePair), under nsMu: no guest can turn a directory of
+// either path into a link meanwhile, so os.Root resolves them as resolve
+// did.
+func (f *FS) pairLocked(from, to string, op func(ra, rb *resolved) experimentalsys.Errno) experimentalsys.Errno {
 	nsMu.Lock()
 	defer nsMu.Unlock()
 	ra, rb, e := f.resolvePair(from, to)
@@ -488,16 +517,7 @@ func (f *FS) Rename(from, to string) experimentalsys.Errno {
 	}
 	defer ra.close()
 	defer rb.close()
-	if f.pinned(ra) || f.pinned(rb) {
-		return experimentalsys.EACCES
-	}
-	// Under nsMu no guest can turn a directory of either path into a
-	// link, so os.Root resolves them as resolve did.
-	e = errno(f.root.Rename(ra.rel(), rb.rel()))
-	if e == experimentalsys.EEXIST {
-		e = replaceAt(ra, rb)
-	}
-	return e
+	return op(ra, rb)
 }
 
 // replace renames a to b (names from rel) when os.Root refused to because
@@ -565,14 +585,12 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 	}
 	parent, fi := f.root, fs.FileInfo(nil)
 	if f.guard.walk {
-		r, e := f.resolve(name, false)
+		r, e := f.resolveEntry(name, false)
 		if e != 0 {
 			return e
 		}
 		defer r.close()
 		switch {
-		case r.fi == nil:
-			return experimentalsys.ENOENT
 		case r.isRoot() && dir:
 			return experimentalsys.EINVAL
 		case r.isRoot():
@@ -605,53 +623,26 @@ func (f *FS) remove(p string, dir bool) experimentalsys.Errno {
 
 // Link implements sys.FS.
 func (f *FS) Link(oldPath, newPath string) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	a, e := rel(oldPath)
-	if e != 0 {
-		return e
-	}
-	b, e := rel(newPath)
+	a, b, e := f.writablePair(oldPath, newPath)
 	if e != 0 {
 		return e
 	}
 	if !f.guard.walk {
-		if e := f.quota.create(); e != 0 {
-			return e
+		return f.quota.creating(func() error { return f.root.Link(a, b) })
+	}
+	return f.pairLocked(oldPath, newPath, func(ra, rb *resolved) experimentalsys.Errno {
+		switch {
+		case f.pinned(ra):
+			return experimentalsys.EACCES
+		case rb.fi != nil:
+			return experimentalsys.EEXIST
+		case strings.HasSuffix(b, "/"):
+			// A trailing slash names a directory, which a new link is not
+			// (as os.Root says on the direct path).
+			return experimentalsys.ENOENT
 		}
-		e := errno(f.root.Link(a, b))
-		if e != 0 {
-			f.quota.uncreate()
-		}
-		return e
-	}
-	nsMu.Lock()
-	defer nsMu.Unlock()
-	ra, rb, e := f.resolvePair(oldPath, newPath)
-	if e != 0 {
-		return e
-	}
-	defer ra.close()
-	defer rb.close()
-	switch {
-	case f.pinned(ra):
-		return experimentalsys.EACCES
-	case rb.fi != nil:
-		return experimentalsys.EEXIST
-	case strings.HasSuffix(b, "/"):
-		// A trailing slash names a directory, which a new link is not
-		// (as os.Root says on the direct path).
-		return experimentalsys.ENOENT
-	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(f.root.Link(ra.rel(), rb.rel())); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+		return f.quota.creating(func() error { return f.root.Link(ra.rel(), rb.rel()) })
+	})
 }
 
 // Symlink implements sys.FS. The target must be relative and must stay
@@ -687,27 +678,17 @@ func (f *FS) Symlink(target, linkName string) experimentalsys.Errno {
 	if _, ok := splice(dir, target, nil); !ok {
 		return experimentalsys.EPERM
 	}
-	if e := f.quota.create(); e != 0 {
-		return e
-	}
-	if e := errno(r.parent.Symlink(target, r.name)); e != 0 {
-		f.quota.uncreate()
-		return e
-	}
-	return 0
+	return f.quota.creating(func() error { return r.parent.Symlink(target, r.name) })
 }
 
 // Readlink implements sys.FS.
 func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
 	if f.guard.walk {
-		r, e := f.resolve(p, false)
+		r, e := f.resolveEntry(p, false)
 		if e != 0 {
 			return "", e
 		}
 		defer r.close()
-		if r.fi == nil {
-			return "", experimentalsys.ENOENT
-		}
 		dst, err := r.parent.Readlink(r.name)
 		if err != nil {
 			return "", errno(err)
@@ -727,19 +708,9 @@ func (f *FS) Readlink(p string) (string, experimentalsys.Errno) {
 
 // Utimens implements sys.FS.
 func (f *FS) Utimens(p string, atim, mtim int64) experimentalsys.Errno {
-	if f.readOnly {
-		return experimentalsys.EROFS
-	}
-	if f.guard.walk {
-		return f.touchResolved(p, func(r *resolved) error {
-			return r.parent.Chtimes(r.name, nanosToTime(atim), nanosToTime(mtim))
-		})
-	}
-	name, e := rel(p)
-	if e != 0 {
-		return e
-	}
-	return errno(f.root.Chtimes(name, nanosToTime(atim), nanosToTime(mtim)))
+	return f.touch(p, func(dir *os.Root, name string) error {
+		return dir.Chtimes(name, nanosToTime(atim), nanosToTime(mtim))
+	})
 }
 
 // nanosToTime converts a WASI timestamp; UTIME_OMIT becomes the zero time,

@@ -5,7 +5,10 @@
 // linker writes by the tens of thousands, and can take the data section out
 // of a module for the host to write into each new instance's memory. It
 // reads only section headers and the memory and data sections; everything
-// else is copied as it is, and the engine validates the result.
+// else is copied as it is, and the engine validates the result. Its Reader
+// and its Append functions are the one reader and writer of the binary
+// format's primitives (LEB128, names, sections) that the component parser
+// (host/component) uses too.
 package wasmbin
 
 import (

@@ -81,6 +81,18 @@ func (s *Sink) Count(what string) bool {
 	return ok
 }
 
+// deliver sends a note with send to the call's report, then to its
+// client; false when the call has neither.
+func deliver(client loop.CallClient, report loop.CallReport, send func(loop.CallReport)) bool {
+	if report != nil {
+		send(report)
+	}
+	if client != nil {
+		send(client)
+	}
+	return report != nil || client != nil
+}
+
 // Progress routes a progress notification (total and message nil when
 // absent); what names the channel it came by, for the log.
 func (s *Sink) Progress(what string, progress float64, total *float64, message *string) {
@@ -95,13 +107,7 @@ func (s *Sink) Progress(what string, progress float64, total *float64, message *
 	if message != nil {
 		msg = Cut(*message, MaxMessage)
 	}
-	if report != nil {
-		report.Progress(progress, t, msg)
-	}
-	if client != nil {
-		client.Progress(progress, t, msg)
-	}
-	if report != nil || client != nil {
+	if deliver(client, report, func(to loop.CallReport) { to.Progress(progress, t, msg) }) {
 		return
 	}
 	s.log.Debug().Str("plugin", s.plugin).Float64("progress", progress).Float64("total", t).Str("message", msg).Msg("plugin progress")
@@ -120,13 +126,7 @@ func (s *Sink) Log(what, level string, logger *string, data json.RawMessage) {
 	if logger != nil {
 		name = Cut(*logger, MaxLogger)
 	}
-	if report != nil {
-		report.Log(level, name, data)
-	}
-	if client != nil {
-		client.Log(level, name, data)
-	}
-	if report != nil || client != nil {
+	if deliver(client, report, func(to loop.CallReport) { to.Log(level, name, data) }) {
 		return
 	}
 	var ev *zerolog.Event
