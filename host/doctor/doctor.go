@@ -325,6 +325,16 @@ func (pr *probe) failure(name string, err error, ms float64) Check {
 	switch {
 	case pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden:
 		c.Name = "auth"
+		// GET /models may answer without checking the key (some proxies
+		// and servers do): the refusal replaces what it seemed to say, so
+		// the report has one auth row, and says why it looked accepted.
+		for i, prev := range pr.checks {
+			if prev.Name == "auth" && prev.Status == OK {
+				pr.checks = append(pr.checks[:i], pr.checks[i+1:]...)
+				c.Detail += " (GET /models answered without checking it)"
+				break
+			}
+		}
 	case pe.Status == http.StatusNotFound && pr.models404:
 		c.Hint = suffixHint(pr.p.BaseURL)
 	}
