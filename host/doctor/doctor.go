@@ -162,7 +162,11 @@ func (pr *probe) reach(ctx context.Context) bool {
 	t = time.Now()
 	tc := tls.Client(conn, &tls.Config{ServerName: host})
 	if err := tc.HandshakeContext(ctx); err != nil {
-		pr.add(Check{Name: "tls", Status: Fail, Detail: err.Error(), MS: since(t), Hint: tlsHint(host)})
+		hint := tlsHint(host)
+		if plainHTTP(err) {
+			hint = plainHTTPHint(pr.u)
+		}
+		pr.add(Check{Name: "tls", Status: Fail, Detail: err.Error(), MS: since(t), Hint: hint})
 		return false
 	}
 	st := tc.ConnectionState()

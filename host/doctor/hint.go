@@ -41,6 +41,8 @@ func Hint(p *config.Provider, m *config.Model, err error) string {
 		return listenHint(host, port)
 	case errors.As(err, &dns) && dns.IsNotFound:
 		return "check the host name in base_url"
+	case plainHTTP(err) && u != nil:
+		return plainHTTPHint(u)
 	case certificateError(err) && u != nil:
 		return tlsHint(u.Hostname())
 	case !errors.As(err, &pe):
@@ -83,6 +85,23 @@ func certificateError(err error) bool {
 	)
 	return errors.As(err, &unknownAuthority) || errors.As(err, &hostname) ||
 		errors.As(err, &invalid) || errors.As(err, &verify)
+}
+
+// plainHTTP reports whether err is an https request answered in plain
+// http: net/http's words for it, or the TLS record error under them (a
+// handshake of our own, doctor's tls check).
+func plainHTTP(err error) bool {
+	var rec tls.RecordHeaderError
+	return errors.As(err, &rec) || strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+}
+
+// plainHTTPHint says that base_url's https:// meets a plain http server,
+// with the http:// URL to use (its credentials redacted).
+func plainHTTPHint(u *url.URL) string {
+	host, port := hostPort(u)
+	h := *u
+	h.Scheme = "http"
+	return fmt.Sprintf("base_url says https://, but the server at %s answers plain http: use %q", net.JoinHostPort(host, port), h.Redacted())
 }
 
 func listenHint(host, port string) string {
