@@ -25,6 +25,22 @@ func needsCompaction(promptTokens, window int) bool {
 	return window > 0 && promptTokens*100 > window*compactionPercent
 }
 
+// checkWindow warns when req, the run's first request, is larger than the
+// model's context window by the usage estimate (EstimateUsage): compaction
+// acts on the sizes a server reports after a response, too late for a
+// prompt or a continued history that is too large from the start. The
+// request is sent all the same: the estimate is rough, and the server
+// decides.
+func (ru *run) checkWindow(req Request) {
+	if ru.a.ContextWindow <= 0 {
+		return
+	}
+	if est := EstimateUsage(req, Response{}).PromptTokens; est > ru.a.ContextWindow {
+		ru.log.Warn().Int("estimated_tokens", est).Int("context_window", ru.a.ContextWindow).
+			Msg("the request is larger than the model's context_window: the server may refuse or cut it; shorten the prompt, or set context_window to the model's real size")
+	}
+}
+
 // compactionCut returns how many of the oldest messages of body (the history
 // after the system message) compaction replaces: all but the last
 // compactionKeep, fewer when that would separate an assistant message from

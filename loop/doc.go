@@ -212,6 +212,8 @@
 // fields, for the run and for a session being continued alike.
 // A failed or empty summary leaves the history as it was (a failure is listed
 // in Result.Errors). Compaction is not a step and is not streamed to OnText.
+// A run's first request larger than ContextWindow by the usage estimate
+// (EstimateUsage) is logged as a warning before it is sent (checkWindow).
 //
 // # Subagents
 //

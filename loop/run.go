@@ -174,6 +174,9 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		}
 
 		req.Messages = ru.history[:len(ru.history):len(ru.history)]
+		if step == 1 {
+			ru.checkWindow(req)
+		}
 		resp, failed, err := ru.stream(ctx, req, true)
 		if failed != "" {
 			if failed != StopAborted {
