@@ -108,26 +108,10 @@ type toolRef struct {
 // in the config are returned as diagnostics; other failures (a compilation
 // cache that is not private among them) as an error.
 func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diagnostics, error) {
-	cache, err := opts.cacheDir()
-	if err != nil {
-		return nil, nil, err
+	h, diags, cleanup, err := openTools(ctx, cfg, opts)
+	if err != nil || diags.HasErrors() {
+		return nil, diags, err
 	}
-	cleanup, err := prepareProtected(cfg, cache, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	rt, err := plugin.NewRuntime(ctx, cache)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
-	rt.SetProtected(Protected(cfg, cache, opts))
-	h := &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache,
-		getenv: opts.Getenv, version: opts.Version, slots: loop.NewSlots(cfg.Host.MaxParallelTools), mcpOpts: opts}
-	if h.getenv == nil {
-		h.getenv = os.Getenv
-	}
-	h.tracingWanted = tracing.Wanted(cfg.Host.Otel, h.getenv)
 	ok := false
 	defer func() {
 		if !ok {
@@ -136,7 +120,50 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		}
 	}()
 
-	var diags hcl.Diagnostics
+	h.tab.Store(h.firstTab())
+	h.all = allTools(h)
+
+	models, err := h.models(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range cfg.Agents {
+		h.build(a, models)
+	}
+	h.needs = map[string]ClientNeeds{}
+	for _, a := range cfg.Agents {
+		h.needs[a.Name] = h.clientNeeds(a.Name)
+	}
+	ok = true
+	return h, diags, nil
+}
+
+// openTools is the first half of New: the runtime, the plugins and the MCP
+// servers loaded, and the agents' tool names checked against what they
+// offer. With an error or error diagnostics it returns no Host, and has
+// released what it opened; otherwise the caller owns h and cleanup.
+func openTools(ctx context.Context, cfg *config.Config, opts Options) (h *Host, diags hcl.Diagnostics, cleanup func(), err error) {
+	cache, err := opts.cacheDir()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cleanup, err = prepareProtected(cfg, cache, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rt, err := plugin.NewRuntime(ctx, cache)
+	if err != nil {
+		cleanup()
+		return nil, nil, nil, err
+	}
+	rt.SetProtected(Protected(cfg, cache, opts))
+	h = &Host{Config: cfg, runtime: rt, tools: map[string]toolRef{}, agents: map[string]*loop.Agent{}, cacheDir: cache,
+		getenv: opts.Getenv, version: opts.Version, slots: loop.NewSlots(cfg.Host.MaxParallelTools), mcpOpts: opts}
+	if h.getenv == nil {
+		h.getenv = os.Getenv
+	}
+	h.tracingWanted = tracing.Wanted(cfg.Host.Otel, h.getenv)
+
 	specs := make([]plugin.Spec, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
 		specs[i] = pluginSpec(p)
@@ -175,25 +202,25 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 		diags = append(diags, unknown...)
 	}
 	if diags.HasErrors() {
-		return nil, diags, nil
+		h.Close(ctx)
+		cleanup()
+		return nil, diags, nil, nil
 	}
+	return h, diags, cleanup, nil
+}
 
-	h.tab.Store(h.firstTab())
-	h.all = allTools(h)
-
-	models, err := h.models(opts)
-	if err != nil {
-		return nil, nil, err
+// CheckTools loads the plugins and MCP servers of cfg and checks the
+// agents' tool names against what they offer, as New does, and closes
+// them again: for validate, on a partial config (config.Options.Partial)
+// whose errors leave the tools checkable. It returns New's diagnostics
+// of that stage, and an error New would return.
+func CheckTools(ctx context.Context, cfg *config.Config, opts Options) (hcl.Diagnostics, error) {
+	h, diags, cleanup, err := openTools(ctx, cfg, opts)
+	if h != nil {
+		h.Close(ctx)
+		cleanup()
 	}
-	for _, a := range cfg.Agents {
-		h.build(a, models)
-	}
-	h.needs = map[string]ClientNeeds{}
-	for _, a := range cfg.Agents {
-		h.needs[a.Name] = h.clientNeeds(a.Name)
-	}
-	ok = true
-	return h, diags, nil
+	return diags, err
 }
 
 // Protected lists agenthost's own files and directories for this config,

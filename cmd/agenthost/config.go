@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 )
@@ -68,18 +70,26 @@ func agentNames(c *config.Config) string {
 // loadConfig loads and validates the config, printing every diagnostic.
 // It returns a non-zero exit code when nothing may run.
 func loadConfig(path string, e *env) (*config.Config, int) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(e.stderr, "agenthost: config file %s not found: pass -c FILE, set AGENTHOST_CONFIG, or run 'agenthost init' to write a starter agents.hcl\n", path)
-		return nil, exitUsage
-	}
-	cfg, files, diags := config.LoadFiles(path, config.Options{LookupEnv: e.lookupEnv})
+	cfg, files, diags, code := readConfig(path, e, false)
 	if len(diags) > 0 {
 		writeDiagnostics(e, files, diags)
 	}
-	if diags.HasErrors() {
-		return nil, exitUsage
+	return cfg, code
+}
+
+// readConfig loads the config without printing its diagnostics, but for
+// a file that is not there. With errors, cfg is nil, or partial (see
+// config.Options.Partial) when asked, and the code exitUsage.
+func readConfig(path string, e *env, partial bool) (*config.Config, map[string]*hcl.File, hcl.Diagnostics, int) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(e.stderr, "agenthost: config file %s not found: pass -c FILE, set AGENTHOST_CONFIG, or run 'agenthost init' to write a starter agents.hcl\n", path)
+		return nil, nil, nil, exitUsage
 	}
-	return cfg, exitOK
+	cfg, files, diags := config.LoadFiles(path, config.Options{LookupEnv: e.lookupEnv, Partial: partial})
+	if diags.HasErrors() {
+		return cfg, files, diags, exitUsage
+	}
+	return cfg, files, diags, exitOK
 }
 
 // loadHost loads the config and builds the host (plugins loaded and
@@ -93,6 +103,20 @@ func loadConfig(path string, e *env) (*config.Config, int) {
 // that: wazero writes an entry to a temporary file and renames it into
 // place only once complete.
 func loadHost(ctx context.Context, path string, opts host.Options, e *env) (*host.Host, int) {
+	return watchLoad(ctx, e, func(le *env) (*host.Host, int) { return loadHostNow(ctx, path, opts, le, false) })
+}
+
+// validateHost is loadHost for validate: a config whose errors all lie in
+// provider, model or agent blocks still has its plugins and MCP servers
+// loaded and the agents' tool names checked, so that an unknown tool is
+// reported with those errors rather than after they are fixed.
+func validateHost(ctx context.Context, path string, opts host.Options, e *env) (*host.Host, int) {
+	return watchLoad(ctx, e, func(le *env) (*host.Host, int) { return loadHostNow(ctx, path, opts, le, true) })
+}
+
+// watchLoad runs load (loadHostNow) and returns what it returns, unless a
+// signal comes first: see loadHost.
+func watchLoad(ctx context.Context, e *env, load func(le *env) (*host.Host, int)) (*host.Host, int) {
 	if ctx.Err() != nil {
 		return nil, loadInterrupted(e)
 	}
@@ -106,7 +130,7 @@ func loadHost(ctx context.Context, path string, opts host.Options, e *env) (*hos
 		l := &loaded{}
 		le := *e
 		le.stderr = &l.stderr
-		l.h, l.code = loadHostNow(ctx, path, opts, &le)
+		l.h, l.code = load(&le)
 		done <- l
 	}()
 	select {
@@ -134,9 +158,34 @@ func loadInterrupted(e *env) int {
 	return exitAborted
 }
 
-// loadHostNow is loadHost without the watch for signals.
-func loadHostNow(ctx context.Context, path string, opts host.Options, e *env) (*host.Host, int) {
+// loadHostNow is loadHost without the watch for signals; partial is
+// validateHost's.
+func loadHostNow(ctx context.Context, path string, opts host.Options, e *env, partial bool) (*host.Host, int) {
+	if partial {
+		cfg, files, diags, code := readConfig(path, e, true)
+		if !diags.HasErrors() {
+			if len(diags) > 0 {
+				writeDiagnostics(e, files, diags)
+			}
+			return hostOf(ctx, cfg, opts, e, code)
+		}
+		if cfg != nil {
+			more, err := host.CheckTools(ctx, cfg, opts)
+			diags = config.SortDiagnostics(append(diags, more...))
+			if err != nil {
+				defer fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+			}
+		}
+		writeDiagnostics(e, files, diags)
+		return nil, exitUsage
+	}
 	cfg, code := loadConfig(path, e)
+	return hostOf(ctx, cfg, opts, e, code)
+}
+
+// hostOf builds the host of a loaded config (code exitOK), printing its
+// diagnostics.
+func hostOf(ctx context.Context, cfg *config.Config, opts host.Options, e *env, code int) (*host.Host, int) {
 	if code != exitOK {
 		return nil, code
 	}

@@ -29,7 +29,7 @@ agents printed. Exit 2 when something is wrong, with where and what to do.`,
 	asJSON := jsonFlag(fs, "print the summary as JSON")
 	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
 		path := configPath(*cfgFlag, e)
-		h, code := loadHost(ctx, path, hostOptions(e), e)
+		h, code := validateHost(ctx, path, hostOptions(e), e)
 		if code != exitOK {
 			return code
 		}

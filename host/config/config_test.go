@@ -286,6 +286,27 @@ func TestCheckTools(t *testing.T) {
 	}
 }
 
+// TestPartial: with Options.Partial, a config whose errors all lie in
+// provider, model and agent blocks comes back with them (its tool names
+// checkable); an error in another block, or no Partial, gives no config.
+func TestPartial(t *testing.T) {
+	agentErr := base + "agent \"a\" {\n  steps = \"ten\"\n  tools = [\"lst_dir\"]\n}\n"
+	cfg, diags := Parse([]byte(agentErr), filepath.Join(t.TempDir(), "agents.hcl"), Options{Partial: true})
+	if !diags.HasErrors() || cfg == nil {
+		t.Fatalf("agent error, Partial: cfg %v, diags:%s", cfg != nil, dump(diags))
+	}
+	if got := cfg.CheckTools([]string{"list_dir"}); len(got) != 1 || got[0].Summary != "Unknown tool" {
+		t.Errorf("CheckTools on the partial config:%s", dump(got))
+	}
+	if cfg, _ := Parse([]byte(agentErr), filepath.Join(t.TempDir(), "agents.hcl"), Options{}); cfg != nil {
+		t.Error("agent error without Partial: got a config")
+	}
+	hostErr := base + "host {\n  max_parallel_tools = \"x\"\n}\nagent \"a\" {\n  tools = [\"lst_dir\"]\n}\n"
+	if cfg, diags := Parse([]byte(hostErr), filepath.Join(t.TempDir(), "agents.hcl"), Options{Partial: true}); cfg != nil || !diags.HasErrors() {
+		t.Errorf("host block error, Partial: cfg %v, diags:%s", cfg != nil, dump(diags))
+	}
+}
+
 func TestEnvAndFile(t *testing.T) {
 	dir := writeTree(t, map[string]string{"p.md": "hello"})
 	src := base + `agent "a" {

@@ -22,11 +22,17 @@ type Options struct {
 	// Files, when non-nil, receives every parsed file by name, also when
 	// loading fails, so that WriteDiagnostics can print source lines.
 	Files map[string]*hcl.File
+	// Partial makes Load return the config as far as it was built, with
+	// its errors, when every error lies inside a provider, model or agent
+	// block: the host, plugins and MCP servers are then whole, so what
+	// tools they offer can still be checked (validate does, so that one
+	// error does not hide another). The config is not fit to run.
+	Partial bool
 }
 
 // Load parses, decodes and validates the file at path. It returns every
 // problem of the file at once, sorted by position; cfg is nil when
-// diags.HasErrors(). Diagnostics name the file by its absolute path
+// diags.HasErrors(), but for a partial config (Options.Partial). Diagnostics name the file by its absolute path
 // (WriteDiagnostics shortens it).
 func Load(path string, opts Options) (*Config, hcl.Diagnostics) {
 	abs, err := filepath.Abs(path)
@@ -71,7 +77,7 @@ func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics)
 				d.Detail = "HCL allows one attribute in a one-line block; put each attribute on its own line:\n" + oneLineBlock(src, d.Subject.Start.Line)
 			}
 		}
-		return nil, sortDiags(diags)
+		return nil, SortDiagnostics(diags)
 	}
 	absFile, err := filepath.Abs(filename)
 	if err != nil {
@@ -93,9 +99,42 @@ func Parse(src []byte, filename string, opts Options) (*Config, hcl.Diagnostics)
 	sort.Strings(inputs)
 	cfg.Inputs = inputs
 	if b.diags.HasErrors() {
-		return nil, sortDiags(b.diags)
+		if opts.Partial && errorsOnlyIn(file.Body, b.diags, "provider", "model", "agent") {
+			return cfg, SortDiagnostics(b.diags)
+		}
+		return nil, SortDiagnostics(b.diags)
 	}
-	return cfg, sortDiags(b.diags)
+	return cfg, SortDiagnostics(b.diags)
+}
+
+// errorsOnlyIn reports whether every error of diags has a subject inside a
+// top-level block of one of the types.
+func errorsOnlyIn(body hcl.Body, diags hcl.Diagnostics, types ...string) bool {
+	syn, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return false
+	}
+	for _, d := range diags {
+		if d.Severity != hcl.DiagError {
+			continue
+		}
+		if d.Subject == nil {
+			return false
+		}
+		inside := false
+		for _, blk := range syn.Blocks {
+			r := blk.Range()
+			if slices.Contains(types, blk.Type) && d.Subject.Filename == r.Filename &&
+				d.Subject.Start.Byte >= r.Start.Byte && d.Subject.End.Byte <= r.End.Byte {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			return false
+		}
+	}
+	return true
 }
 
 // recordReads wraps the file function: every file it reads is appended to
@@ -124,9 +163,9 @@ func recordReads(file function.Function, baseDir string, read *[]string) functio
 	})
 }
 
-// sortDiags orders diagnostics by file and position; those without a
+// SortDiagnostics orders diagnostics by file and position; those without a
 // subject come first. The order of equal positions is kept.
-func sortDiags(diags hcl.Diagnostics) hcl.Diagnostics {
+func SortDiagnostics(diags hcl.Diagnostics) hcl.Diagnostics {
 	sort.SliceStable(diags, func(i, j int) bool {
 		a, b := diags[i].Subject, diags[j].Subject
 		switch {
