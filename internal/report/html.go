@@ -34,7 +34,7 @@ type htmlStep struct {
 	Reasoning string
 	Calls     []*htmlCall
 	// Approvals are the step's decisions about calls that waited for one.
-	Approvals []htmlApproval
+	Approvals []*htmlApproval
 	start     time.Time
 	modelEnd  time.Time
 }
@@ -52,9 +52,13 @@ type htmlCall struct {
 	end       time.Time
 }
 
-// htmlApproval is one decision about a call that waited for a person.
+// htmlApproval is one decision about a call that waited for a person,
+// and the wait, from the question to the decision, on the time axis.
 type htmlApproval struct {
 	Tool, CallID, Decision, By, Reason string
+	WaitMS                             int64
+	Left, Width                        float64
+	asked, decided                     time.Time
 }
 
 type htmlRun struct {
@@ -68,6 +72,9 @@ type htmlRun struct {
 	Answer template.HTML
 	Errors []string
 	MS     int64
+	// Estimated: the loop estimated some token counts (a server sent
+	// none).
+	Estimated bool
 }
 
 // htmlTurn is one top-level run of the session: a chat's line, or a
@@ -105,6 +112,7 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 	open := map[key]*htmlStep{}
 	last := map[key]*htmlStep{} // the latest step of each agent, to mark the final one
 	calls := map[string]*htmlCall{}
+	asked := map[string]time.Time{} // approval questions by call id
 	for _, ev := range evs {
 		k := key{ev.Agent, ev.Depth}
 		if turn == nil || ev.Type == loop.EventRunStart && ev.Depth == 0 {
@@ -159,9 +167,15 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 					c.MS = *ev.DurationMS
 				}
 			}
+		case loop.EventApprovalRequest:
+			asked[ev.CallID] = ev.Time
 		case loop.EventApprovalDecision:
 			if s := open[k]; s != nil {
-				s.Approvals = append(s.Approvals, htmlApproval{Tool: ev.Tool, CallID: ev.CallID, Decision: ev.Decision, By: ev.By, Reason: ev.Message})
+				a := &htmlApproval{Tool: ev.Tool, CallID: ev.CallID, Decision: ev.Decision, By: ev.By, Reason: ev.Message, decided: ev.Time}
+				if t, ok := asked[ev.CallID]; ok {
+					a.asked = t
+				}
+				s.Approvals = append(s.Approvals, a)
 			}
 		case loop.EventStepEnd:
 			s := open[k]
@@ -177,6 +191,9 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 			}
 			if u := ev.Usage; u != nil {
 				s.Tokens = fmt.Sprintf("%d in / %d out", u.PromptTokens, u.CompletionTokens)
+				if u.Estimated {
+					s.Tokens = fmt.Sprintf("~%d in / ~%d out (estimated)", u.PromptTokens, u.CompletionTokens)
+				}
 			}
 			delete(open, k)
 		case loop.EventRunEnd:
@@ -184,7 +201,7 @@ func buildHTMLPage(m session.Meta, evs []loop.Event) *htmlPage {
 				s.Final = true
 			}
 			if r := ev.Result; r != nil {
-				run := htmlRun{Agent: r.Agent, Stop: string(r.StopReason), Steps: r.Steps, Tokens: r.Usage.TotalTokens, Output: r.Output, Errors: r.Errors}
+				run := htmlRun{Agent: r.Agent, Stop: string(r.StopReason), Steps: r.Steps, Tokens: r.Usage.TotalTokens, Estimated: r.Usage.Estimated, Output: r.Output, Errors: r.Errors}
 				run.Answer, _ = markdownHTML(r.Output)
 				turn.Runs = append(turn.Runs, run)
 			}
@@ -231,6 +248,15 @@ func (turn *htmlTurn) layout() {
 				c.MS = c.end.Sub(c.start).Milliseconds()
 			}
 			c.Left, c.Width = pct(c.start), width(c.start, c.end)
+		}
+		for _, a := range s.Approvals {
+			// A decision with no question before it, or made at once (a
+			// rule, --yes), has no wait to show.
+			if a.asked.IsZero() || a.decided.Sub(a.asked) < time.Millisecond {
+				continue
+			}
+			a.WaitMS = a.decided.Sub(a.asked).Milliseconds()
+			a.Left, a.Width = pct(a.asked), width(a.asked, a.decided)
 		}
 	}
 }
@@ -291,6 +317,7 @@ td.model-ms, td.tokens { white-space: nowrap; }
 .model { background: #6a8fd8; }
 .tool { background: #5cb85c; }
 .tool.error { background: #d9534f; }
+.wait { background: repeating-linear-gradient(45deg, #e8c36a, #e8c36a 4px, #f6e3b4 4px, #f6e3b4 8px); }
 .legend { font-size: 0.9em; color: #444; }
 .legend .key { display: inline-block; margin-right: 1.2em; }
 .legend .swatch { position: static; display: inline-block; width: 1.6em; height: 0.9em; vertical-align: middle; margin-right: 0.3em; }
@@ -312,7 +339,8 @@ details summary { cursor: pointer; }
 <p class="legend">Time axis of each turn, from its start to its end:
 <span class="key"><span class="swatch bar model"></span>model request</span>
 <span class="key"><span class="swatch bar tool"></span>tool call</span>
-<span class="key"><span class="swatch bar tool error"></span>tool call that failed</span></p>
+<span class="key"><span class="swatch bar tool error"></span>tool call that failed</span>
+<span class="key"><span class="swatch bar wait"></span>waiting for a person's approval</span></p>
 {{$many := gt (len .Turns) 1}}{{range .Turns}}<section class="turn" data-turn="{{.N}}">
 {{if $many}}<h2>Turn {{.N}} <span class="turn-ms">({{dur .TotalMS}})</span></h2>{{end}}
 {{if .Prompt}}<h3>Prompt</h3><pre class="prompt">{{.Prompt}}</pre>{{end}}
@@ -326,10 +354,11 @@ details summary { cursor: pointer; }
 <td class="tokens">{{.Tokens}}</td>
 <td>{{.Finish}}</td>
 <td class="axis"><div class="track"><div class="bar model" style="left: {{pct .ModelL}}; width: {{pct .ModelW}}" title="model {{dur .ModelMS}}"></div></div>
-{{range .Calls}}<div class="track"><div class="bar tool{{if .IsError}} error{{end}}" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} {{dur .MS}}"></div></div>
+{{range .Approvals}}{{if .Width}}<div class="track"><div class="bar wait" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} waited {{dur .WaitMS}} for approval"></div></div>
+{{end}}{{end}}{{range .Calls}}<div class="track"><div class="bar tool{{if .IsError}} error{{end}}" style="left: {{pct .Left}}; width: {{pct .Width}}" title="{{.Tool}} {{dur .MS}}"></div></div>
 {{end}}</td>
 <td>{{if .Text}}<details class="text"><summary>text</summary><pre>{{.Text}}</pre></details>{{end}}
-{{range .Approvals}}<div class="approval" data-decision="{{.Decision}}">{{.Tool}}: <b>{{.Decision}}</b> by {{.By}}{{if .Reason}}: {{.Reason}}{{end}}</div>
+{{range .Approvals}}<div class="approval" data-decision="{{.Decision}}">{{.Tool}}: <b>{{.Decision}}</b> by {{.By}}{{if .Width}} after {{dur .WaitMS}}{{end}}{{if .Reason}}: {{.Reason}}{{end}}</div>
 {{end}}{{range .Calls}}<details class="call" data-tool="{{.Tool}}"><summary>{{.Tool}} {{dur .MS}}{{if .IsError}} (error){{end}}</summary>
 <div>arguments</div><pre class="arguments">{{.Arguments}}</pre>
 <div>result</div><pre class="result">{{.Result}}</pre></details>
@@ -338,7 +367,7 @@ details summary { cursor: pointer; }
 {{end}}</tbody>
 </table>
 {{range .Runs}}<h3>Result of {{.Agent}}</h3>
-<p class="stop">Stop reason: <b>{{.Stop}}</b>, {{.Steps}} {{plural .Steps "step" "steps"}}, {{.Tokens}} tokens.</p>
+<p class="stop">Stop reason: <b>{{.Stop}}</b>, {{.Steps}} {{plural .Steps "step" "steps"}}, {{if .Estimated}}~{{.Tokens}} tokens (estimated){{else}}{{.Tokens}} tokens{{end}}.</p>
 {{range .Errors}}<p class="error">{{.}}</p>{{end}}
 {{if .Answer}}<div class="answer">{{.Answer}}</div>
 <details class="source"><summary>Markdown source</summary><pre class="output">{{.Output}}</pre></details>

@@ -364,6 +364,57 @@ func TestSessionHTMLApproval(t *testing.T) {
 	}
 }
 
+// TestSessionHTMLWaitAndEstimates: the time a call waited for a person's
+// decision is a labelled bar of its own on the axis, with how long it
+// waited, and token counts the loop estimated (the server sent none) are
+// marked as estimates, in the step and in the run's total.
+func TestSessionHTMLWaitAndEstimates(t *testing.T) {
+	t0, evs := twoStepEvents()
+	var out []loop.Event
+	for _, ev := range evs {
+		switch {
+		case ev.Type == loop.EventStepEnd && ev.Step == 2:
+			ev.Usage = &loop.Usage{PromptTokens: 200, CompletionTokens: 5, Estimated: true}
+		case ev.Type == loop.EventRunEnd:
+			r := *ev.Result
+			r.Usage = loop.Usage{TotalTokens: 355, Estimated: true}
+			ev.Result = &r
+		}
+		out = append(out, ev)
+		if ev.Type == loop.EventStepStart && ev.Step == 1 {
+			at := ev.Time.Add(time.Millisecond)
+			out = append(out,
+				loop.Event{Type: loop.EventApprovalRequest, Time: at, Agent: ev.Agent, Step: 1, CallID: "c9", Tool: "write_file", Arguments: `{}`},
+				loop.Event{Type: loop.EventApprovalDecision, Time: at.Add(300 * time.Millisecond), Agent: ev.Agent, Step: 1, CallID: "c9", Tool: "write_file", Decision: "approve", By: "terminal"})
+		}
+	}
+	var sb strings.Builder
+	if err := WriteHTML(&sb, session.Meta{ID: "s1", Agent: "main", Created: t0}, out); err != nil {
+		t.Fatal(err)
+	}
+	doc := parseHTML(t, sb.String())
+	rows := doc.find("tr", "step")
+	wait := rows[0].find("div", "wait")
+	if len(wait) != 1 || !strings.Contains(wait[0].attr["title"], "write_file waited 300 ms for approval") {
+		t.Fatalf("step 1's wait bars: %d %v", len(wait), wait)
+	}
+	if ap := rows[0].find("div", "approval"); len(ap) != 1 || !strings.Contains(ap[0].allText(), "after 300 ms") {
+		t.Errorf("the decision does not say how long it waited: %v", ap)
+	}
+	if len(doc.find("span", "wait")) == 0 {
+		t.Error("the legend has no key for a wait")
+	}
+	if got := rows[0].find("td", "tokens")[0].allText(); got != "120 in / 30 out" {
+		t.Errorf("reported tokens: %q", got)
+	}
+	if got := rows[1].find("td", "tokens")[0].allText(); !strings.Contains(got, "~200 in / ~5 out (estimated)") {
+		t.Errorf("estimated tokens of step 2: %q", got)
+	}
+	if got := doc.find("p", "stop")[0].allText(); !strings.Contains(got, "~355 tokens (estimated)") {
+		t.Errorf("the run's estimated total: %q", got)
+	}
+}
+
 // mdAnswer is an answer in Markdown with everything the report renders
 // and everything it must not turn into markup.
 const mdAnswer = "# Findings\n\nThe file has **two** lines and *one* `code span`.\n\n" +
@@ -496,7 +547,7 @@ func TestSessionHTMLTurnsMarkdown(t *testing.T) {
 	}
 	// the legend names each kind of bar
 	leg := doc.find("p", "legend")
-	if len(leg) != 1 || len(leg[0].find("span", "swatch")) != 3 || !strings.Contains(leg[0].allText(), "tool call that failed") {
+	if len(leg) != 1 || len(leg[0].find("span", "swatch")) != 4 || !strings.Contains(leg[0].allText(), "tool call that failed") || !strings.Contains(leg[0].allText(), "waiting for a person's approval") {
 		t.Errorf("legend: %v", leg)
 	}
 	for _, sw := range leg[0].find("span", "swatch") {
