@@ -15,16 +15,28 @@ import (
 
 // ptyRun is the "ptyrun" program of the script tests:
 //
-//	ptyrun CMD ARGS...
+//	ptyrun [-cols N] CMD ARGS...
 //
 // runs CMD with its stdout and its stderr each on a pseudo-terminal of its
 // own (stdin is /dev/null, or the script's terminal after 'ttyin -stdin'), prints what each terminal received to its own
 // stdout and stderr, and exits with CMD's exit code. The terminal's output
 // processing turns every "\n" into "\r\n"; ptyrun folds "\r\n" back, so a
-// script sees the program's bytes, and a lone "\r" stays visible.
+// script sees the program's bytes, and a lone "\r" stays visible. With
+// -cols N, the stdout terminal is N columns wide (24 rows); without, its
+// size is not set, and a program sees no width.
 func ptyRun() int {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ptyrun CMD ARGS...")
+	args := os.Args[1:]
+	cols := 0
+	if len(args) > 1 && args[0] == "-cols" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "ptyrun: -cols wants a positive number, not %q\n", args[1])
+			return 2
+		}
+		cols, args = n, args[2:]
+	}
+	if len(args) < 1 {
+		fmt.Fprintln(os.Stderr, "usage: ptyrun [-cols N] CMD ARGS...")
 		return 2
 	}
 	outM, outS, err := openPTY()
@@ -32,12 +44,19 @@ func ptyRun() int {
 		fmt.Fprintf(os.Stderr, "ptyrun: %v\n", err)
 		return 2
 	}
+	if cols > 0 {
+		ws := struct{ rows, cols, x, y uint16 }{24, uint16(cols), 0, 0}
+		if err := ioctl(outS, syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&ws))); err != nil {
+			fmt.Fprintf(os.Stderr, "ptyrun: set the terminal's size: %v\n", err)
+			return 2
+		}
+	}
 	errM, errS, err := openPTY()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ptyrun: %v\n", err)
 		return 2
 	}
-	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = outS, errS
 	if isTerminal(os.Stdin) {
 		// A script's 'ttyin -stdin' terminal: the program reads it (and
