@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ const chatHelp = `commands:
   /new      start a new session (the next line is its first turn)
   /clear    clear the screen and start a new session
   /session  print the session's id
-  /tools    list the agent's tools
+  /tools    list the agent's tools and subagents
   /usage    print the session's turns, tokens (prompt and completion) and cost
   /exit     leave (so do Ctrl-D and Ctrl-C at an empty prompt)
 Up and Down recall earlier lines, of this chat and of earlier ones; a pasted
@@ -223,7 +224,16 @@ func (c *chat) tools() {
 	for _, t := range c.h.Tools() {
 		desc[t.Name] = t.Description
 	}
-	term.WriteTools(c.e.stdout, name, a.Tools, desc, c.e.stdoutTTY)
+	// The subagents too: the model calls each as a tool of its name.
+	names := slices.Clone(a.Tools)
+	for _, s := range a.Subagents {
+		names = append(names, s)
+		desc[s] = "subagent"
+		if sub := c.h.Config.Agent(s); sub != nil && sub.Description != "" {
+			desc[s] = "subagent: " + sub.Description
+		}
+	}
+	term.WriteTools(c.e.stdout, name, names, desc, c.e.stdoutTTY)
 }
 
 // usage prints the session's turns, tokens and cost so far, summed over
