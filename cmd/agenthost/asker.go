@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -35,10 +36,15 @@ func addApproveFlags(fs *pflag.FlagSet) *approveFlags {
 
 // cliApprover answers the questions of run and chat: --approve and --yes
 // first, then a person at the terminal; with neither, the call is refused
-// with a reason saying how to allow it.
+// with a reason saying how to allow it, to the model and, a line on
+// stderr, to the person.
 type cliApprover struct {
 	flags *approveFlags
 	tty   *term.Asker // nil without a terminal
+	// e's stderr takes the line about a call refused for want of a
+	// terminal; mu keeps concurrent calls' lines whole.
+	e  *env
+	mu sync.Mutex
 }
 
 func (a *cliApprover) Decide(ctx context.Context, q loop.Question) loop.Decision {
@@ -58,8 +64,14 @@ func (a *cliApprover) Decide(ctx context.Context, q loop.Question) loop.Decision
 	if q.Kind == loop.AskDoomLoop {
 		return loop.Decision{Verdict: loop.Deny, By: loop.ByNone, Reason: "no terminal to ask"}
 	}
+	allow := fmt.Sprintf("--approve %s (or --yes)", shquote.Quote(q.Call.Name))
+	if a.e != nil {
+		a.mu.Lock()
+		fmt.Fprintf(a.e.stderr, "agenthost: refused a call of %s: it needs approval and there is no terminal to ask; allow it with %s\n", errText(a.e, q.Call.Name), allow)
+		a.mu.Unlock()
+	}
 	return loop.Decision{Verdict: loop.Deny, By: loop.ByNone,
-		Reason: fmt.Sprintf("no terminal to ask; the user can allow it with --approve %s (or --yes) on the command line", shquote.Quote(q.Call.Name))}
+		Reason: "no terminal to ask; the user can allow it with " + allow + " on the command line"}
 }
 
 // terminalAsker returns an asker when a person can answer (term.OpenAsker):
@@ -72,7 +84,7 @@ func terminalAsker(e *env) *term.Asker {
 // releases the terminal it opened. Its questions show what a call of
 // write_file or edit would do to the file as a diff (h.FileChange).
 func newApprover(e *env, af *approveFlags, h *host.Host) (*cliApprover, func()) {
-	a := &cliApprover{flags: af, tty: terminalAsker(e)}
+	a := &cliApprover{flags: af, tty: terminalAsker(e), e: e}
 	if a.tty == nil {
 		return a, func() {}
 	}
