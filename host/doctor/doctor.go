@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agenthost/agenthost/host/config"
@@ -176,58 +177,26 @@ func (pr *probe) reach(ctx context.Context) bool {
 
 // listModels asks GET /models whether the server knows the model.
 func (pr *probe) listModels(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(pr.p.BaseURL, "/")+"/models", nil)
-	if err != nil {
-		pr.add(Check{Name: "models", Status: Fail, Detail: err.Error()})
-		return
-	}
-	if pr.p.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+pr.p.APIKey)
-	}
-	for k, v := range pr.p.Headers {
-		req.Header.Set(k, v)
-	}
 	t := time.Now()
-	resp, err := pr.client.Do(req)
-	if err != nil {
-		pr.add(Check{Name: "models", Status: Fail, Detail: err.Error(), MS: since(t)})
-		return
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	ids, status, err := ListModels(ctx, pr.client, pr.p)
 	ms := since(t)
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		pr.add(Check{Name: "auth", Status: Fail, Detail: fmt.Sprintf("GET /models answered %d", resp.StatusCode), MS: ms, Hint: authHint(pr.p)})
+	case err != nil && status == 0:
+		pr.add(Check{Name: "models", Status: Fail, Detail: err.Error(), MS: ms})
 		return
-	case resp.StatusCode == http.StatusNotFound:
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		pr.add(Check{Name: "auth", Status: Fail, Detail: fmt.Sprintf("GET /models answered %d", status), MS: ms, Hint: authHint(pr.p)})
+		return
+	case status == http.StatusNotFound:
 		pr.models404 = true
 		pr.add(Check{Name: "models", Status: Skip, Detail: "the server has no GET /models (404)", MS: ms})
 		return
-	case resp.StatusCode != http.StatusOK:
-		pr.add(Check{Name: "models", Status: Skip, Detail: fmt.Sprintf("GET /models answered %d", resp.StatusCode), MS: ms})
+	case status != http.StatusOK:
+		pr.add(Check{Name: "models", Status: Skip, Detail: fmt.Sprintf("GET /models answered %d", status), MS: ms})
 		return
-	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-		Models []struct { // Ollama's /api/tags shape, seen behind some proxies
-			Name string `json:"name"`
-		} `json:"models"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
+	case err != nil:
 		pr.add(Check{Name: "models", Status: Skip, Detail: "GET /models did not answer a model list", MS: ms})
 		return
-	}
-	var ids []string
-	for _, d := range list.Data {
-		ids = append(ids, d.ID)
-	}
-	for _, d := range list.Models {
-		ids = append(ids, d.Name)
 	}
 	if pr.p.APIKey != "" {
 		pr.add(Check{Name: "auth", Status: OK, Detail: "api_key accepted"})
@@ -245,6 +214,73 @@ func (pr *probe) listModels(ctx context.Context) {
 	pr.add(Check{Name: "models", Status: Fail, MS: ms,
 		Detail: fmt.Sprintf("%q is not among the server's models: %s", pr.m.ID, strings.Join(shown, ", ")),
 		Hint:   fmt.Sprintf("pull it (Ollama: ollama pull %s), or set the model block's name to one the server has", pr.m.ID)})
+}
+
+// ListModels asks the provider's GET /models for the ids of the models it
+// serves, with the provider's key and headers. status is the HTTP status,
+// 0 when no answer came (err says why); err is also set for a 200 whose
+// body is not a model list. The body read is bounded (4 MiB).
+func ListModels(ctx context.Context, client *http.Client, p *config.Provider) (ids []string, status int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(p.BaseURL, "/")+"/models", nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	if p.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	for k, v := range p.Headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp.StatusCode, fmt.Errorf("GET /models answered %d", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+		Models []struct { // Ollama's /api/tags shape, seen behind some proxies
+			Name string `json:"name"`
+		} `json:"models"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, resp.StatusCode, errors.New("GET /models did not answer a model list")
+	}
+	ids = []string{}
+	for _, d := range list.Data {
+		ids = append(ids, d.ID)
+	}
+	for _, d := range list.Models {
+		ids = append(ids, d.Name)
+	}
+	return ids, resp.StatusCode, nil
+}
+
+// ListHint says what to do when ListModels failed with status (0: no
+// answer) and err, where the cause is known; "" otherwise.
+func ListHint(p *config.Provider, status int, err error) string {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return authHint(p)
+	case status == http.StatusNotFound:
+		return "nothing answers GET /models under this base_url: check that it is the API root (usually ending in /v1); some servers list no models at all"
+	case status == 0 && err != nil:
+		u, _ := url.Parse(p.BaseURL)
+		if errors.Is(err, syscall.ECONNREFUSED) && u != nil {
+			return listenHint(hostPort(u))
+		}
+		if plainHTTP(err) && u != nil {
+			return plainHTTPHint(u)
+		}
+	}
+	return ""
 }
 
 // complete sends a short completion (streamed, like every request of a
