@@ -76,24 +76,26 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 		if code != exitOK {
 			return code
 		}
-		return sessionsRemove(dir, append([]string{"rm"}, pos...), "", e)
+		return sessionsRemove(dir, append([]string{"rm"}, pos...), "", false, e)
 	})
 
 	prune := &cobra.Command{
-		Use:   "prune --older-than DURATION",
+		Use:   "prune --older-than DURATION [--dry-run]",
 		Short: "Remove the sessions created longer ago than a duration",
-		Long: `Remove every session created longer ago than --older-than (such as 720h, 30d or 2w). A
-session a run holds is kept.`,
-		Example:           "  agenthost sessions prune --older-than 30d",
+		Long: `Remove every session created longer ago than --older-than: a number and a unit, ` + session.AgeUnits + `.
+A session a run holds is kept. --dry-run lists the sessions that would be removed and
+removes nothing.`,
+		Example:           "  agenthost sessions prune --older-than 30d --dry-run\n  agenthost sessions prune --older-than 30d",
 		ValidArgsFunction: noFiles,
 	}
-	olderThan := prune.Flags().String("older-than", "", "remove the sessions created longer ago than this `duration` (such as 720h, 30d, 2w)")
+	olderThan := prune.Flags().String("older-than", "", "remove the sessions created longer ago than this `duration`: "+session.AgeUnits)
+	dryRun := prune.Flags().Bool("dry-run", false, "list the sessions that would be removed; remove nothing")
 	c.action(prune, func(_ context.Context, pos []string, e *env) int {
 		dir, code := dataDir(e)
 		if code != exitOK {
 			return code
 		}
-		return sessionsRemove(dir, append([]string{"prune"}, pos...), *olderThan, e)
+		return sessionsRemove(dir, append([]string{"prune"}, pos...), *olderThan, *dryRun, e)
 	})
 
 	g.AddCommand(show, rm, prune)

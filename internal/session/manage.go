@@ -84,21 +84,25 @@ func Remove(dataDir, id string) error {
 	return sessions.RemoveAll(id)
 }
 
-// ParseAge parses a duration as time.ParseDuration does, with days (d)
-// and weeks (w) too: 30d, 2w, 36h.
+// AgeUnits says which units ParseAge accepts; flag help and errors quote it.
+const AgeUnits = "s, m (minutes), h, d (days) and w (weeks), such as 90s, 45m, 36h, 30d, 2w; there is no month: use 30d"
+
+// ParseAge parses a duration as time.ParseDuration does (m is minutes, as
+// in Go and kubectl), with days (d) and weeks (w) too: 30d, 2w, 36h.
 func ParseAge(s string) (time.Duration, error) {
+	bad := fmt.Errorf("not a duration: use a number and a unit: %s", AgeUnits)
 	for unit, d := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
 		if n, ok := strings.CutSuffix(s, unit); ok {
 			v, err := strconv.ParseFloat(n, 64)
 			if err != nil || v < 0 {
-				return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+				return 0, bad
 			}
 			return time.Duration(v * float64(d)), nil
 		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, fmt.Errorf("not a duration: use a number and a unit, such as 30d, 2w or 12h")
+		return 0, bad
 	}
 	return d, nil
 }
