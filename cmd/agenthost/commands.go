@@ -152,12 +152,13 @@ func group(name, short string, subs ...*cobra.Command) *cobra.Command {
 
 // listGroup gives g, a group (agenthost sessions, agenthost runs), its
 // command list (short and example its help's), which g also runs when it
-// is given no command; both take --json, and list(asJSON) makes what they
-// run. An unknown command is refused.
-func (c *cli) listGroup(g *cobra.Command, short, example string, list func(asJSON *bool) func(ctx context.Context, pos []string, e *env) int) {
+// is given no command; both take --json, and list(fs, asJSON) makes what
+// they run, declaring on fs the flags of its own both take. An unknown
+// command is refused.
+func (c *cli) listGroup(g *cobra.Command, short, example string, list func(fs *pflag.FlagSet, asJSON *bool) func(ctx context.Context, pos []string, e *env) int) {
 	listCmd := &cobra.Command{Use: "list", Short: short, Example: example, ValidArgsFunction: noFiles}
-	c.action(listCmd, list(jsonFlag(listCmd.Flags(), "print JSON")))
-	run := list(jsonFlag(g.Flags(), "print JSON (as "+g.Name()+" list --json)"))
+	c.action(listCmd, list(listCmd.Flags(), jsonFlag(listCmd.Flags(), "print JSON")))
+	run := list(g.Flags(), jsonFlag(g.Flags(), "print JSON (as "+g.Name()+" list --json)"))
 	c.action(g, run)
 	g.SuggestionsMinimumDistance = 2
 	g.RunE = func(cmd *cobra.Command, pos []string) error {

@@ -83,6 +83,8 @@ func TestCommandFlags(t *testing.T) {
 	}{
 		{[]string{"sessions", "list", "--older-than", "3d"}, exitUsage, nil, nil},
 		{[]string{"sessions", "list", "--html"}, exitUsage, nil, nil},
+		{[]string{"sessions", "list", "-n", "3"}, exitOK, []string{}, map[string]string{"limit": "3"}},
+		{[]string{"sessions", "--limit", "2", "--json"}, exitOK, []string{}, map[string]string{"limit": "2", "json": "true"}},
 		{[]string{"sessions", "rm", "--json", "x"}, exitUsage, nil, nil},
 		{[]string{"sessions", "show", "--html", "last"}, exitOK, []string{"last"}, map[string]string{"html": "true", "json": "false"}},
 		{[]string{"sessions", "-c", "x.hcl", "prune", "--older-than", "3d"}, exitOK, []string{}, map[string]string{"config": "x.hcl", "older-than": "3d"}},

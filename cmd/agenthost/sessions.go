@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
@@ -31,19 +32,23 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 		}
 		return cfg.Host.DataDir, exitOK
 	}
-	list := func(asJSON *bool) func(context.Context, []string, *env) int {
+	list := func(fs *pflag.FlagSet, asJSON *bool) func(context.Context, []string, *env) int {
+		limit := fs.IntP("limit", "n", 0, "list only the newest `N` sessions (default: all)")
 		return func(_ context.Context, pos []string, e *env) int {
 			if len(pos) > 0 {
 				return usageErr(e, "sessions list takes no arguments (got %q)", pos)
+			}
+			if *limit < 0 {
+				return usageErr(e, "sessions list: --limit %d: give a number of sessions, 1 or more (0, the default, lists all)", *limit)
 			}
 			dir, code := dataDir(e)
 			if code != exitOK {
 				return code
 			}
-			return sessionsList(dir, *asJSON, e)
+			return sessionsList(dir, *asJSON, *limit, e)
 		}
 	}
-	c.listGroup(g, "List the sessions, newest first", "  agenthost sessions list --json", list)
+	c.listGroup(g, "List the sessions, newest first", "  agenthost sessions list --json\n  agenthost sessions list -n 5", list)
 
 	show := &cobra.Command{
 		Use:               "show ID",
@@ -76,36 +81,42 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 		if code != exitOK {
 			return code
 		}
-		return sessionsRemove(dir, append([]string{"rm"}, pos...), "", e)
+		return sessionsRemove(dir, append([]string{"rm"}, pos...), "", false, e)
 	})
 
 	prune := &cobra.Command{
-		Use:   "prune --older-than DURATION",
+		Use:   "prune --older-than DURATION [--dry-run]",
 		Short: "Remove the sessions created longer ago than a duration",
-		Long: `Remove every session created longer ago than --older-than (such as 720h, 30d or 2w). A
-session a run holds is kept.`,
-		Example:           "  agenthost sessions prune --older-than 30d",
+		Long: `Remove every session created longer ago than --older-than: a number and a unit, ` + session.AgeUnits + `.
+A session a run holds is kept. --dry-run lists the sessions that would be removed and
+removes nothing.`,
+		Example:           "  agenthost sessions prune --older-than 30d --dry-run\n  agenthost sessions prune --older-than 30d",
 		ValidArgsFunction: noFiles,
 	}
-	olderThan := prune.Flags().String("older-than", "", "remove the sessions created longer ago than this `duration` (such as 720h, 30d, 2w)")
+	olderThan := prune.Flags().String("older-than", "", "remove the sessions created longer ago than this `duration`: "+session.AgeUnits)
+	dryRun := prune.Flags().Bool("dry-run", false, "list the sessions that would be removed; remove nothing")
 	c.action(prune, func(_ context.Context, pos []string, e *env) int {
 		dir, code := dataDir(e)
 		if code != exitOK {
 			return code
 		}
-		return sessionsRemove(dir, append([]string{"prune"}, pos...), *olderThan, e)
+		return sessionsRemove(dir, append([]string{"prune"}, pos...), *olderThan, *dryRun, e)
 	})
 
 	g.AddCommand(show, rm, prune)
 	return g
 }
 
-// sessionsList prints the sessions of dataDir, newest first.
-func sessionsList(dataDir string, asJSON bool, e *env) int {
+// sessionsList prints the sessions of dataDir, newest first: the newest
+// limit of them when limit is above 0.
+func sessionsList(dataDir string, asJSON bool, limit int, e *env) int {
 	ms, err := session.List(dataDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
 		return exitError
+	}
+	if limit > 0 && len(ms) > limit {
+		ms = ms[:limit]
 	}
 	sums := make([]session.Summary, len(ms))
 	for i, m := range ms {

@@ -10,10 +10,11 @@ import (
 	"github.com/agenthost/agenthost/internal/session"
 )
 
-// sessionsRemove is `sessions rm ID...` and `sessions prune --older-than D`.
-// Every session is tried; a session a run holds is kept and reported, and
-// the exit code is 1 when any was not removed.
-func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int {
+// sessionsRemove is `sessions rm ID...` and `sessions prune --older-than D
+// [--dry-run]`. Every session is tried; a session a run holds is kept and
+// reported, and the exit code is 1 when any was not removed. A dry run
+// lists what would go, as git clean -n does, and removes nothing.
+func sessionsRemove(dataDir string, pos []string, olderThan string, dryRun bool, e *env) int {
 	var ids []string
 	switch pos[0] {
 	case "rm":
@@ -29,7 +30,7 @@ func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int 
 		}
 	case "prune":
 		if len(pos) != 1 || olderThan == "" {
-			return usageErr(e, "usage: agenthost sessions prune --older-than DURATION (such as 720h, 30d, 2w)")
+			return usageErr(e, "usage: agenthost sessions prune --older-than DURATION [--dry-run] (%s)", session.AgeUnits)
 		}
 		age, err := session.ParseAge(olderThan)
 		if err != nil {
@@ -46,6 +47,13 @@ func sessionsRemove(dataDir string, pos []string, olderThan string, e *env) int 
 				ids = append(ids, m.ID)
 			}
 		}
+	}
+	if dryRun {
+		for _, id := range ids {
+			fmt.Fprintf(e.stdout, "would remove %s\n", id)
+		}
+		fmt.Fprintf(e.stderr, "%d %s would be removed (dry run: nothing removed)\n", len(ids), term.Plural(len(ids), "session", "sessions"))
+		return exitOK
 	}
 	code := exitOK
 	for _, id := range ids {

@@ -249,7 +249,7 @@ one, approve or deny the call one waits on. Without a command, runs lists them. 
 			return runsCode(e, f(ctx, cl, pos, e))
 		}
 	}
-	list := func(asJSON *bool) func(context.Context, []string, *env) int {
+	list := func(_ *pflag.FlagSet, asJSON *bool) func(context.Context, []string, *env) int {
 		return do(0, 0, func(ctx context.Context, cl client.Client, _ []string, e *env) error {
 			return runs.List(ctx, cl, *asJSON, runsOut(e))
 		})

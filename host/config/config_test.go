@@ -371,7 +371,8 @@ agent "a" {
 	cfg, diags := Parse([]byte(src), filepath.Join(t.TempDir(), "agents.hcl"), Options{
 		LookupEnv: func(k string) (string, bool) { return "", false },
 	})
-	if len(diags) > 0 {
+	// The literal key is the one warning (TestLiteralAPIKey).
+	if len(diags) != 1 || diags[0].Severity != hcl.DiagWarning || diags[0].Summary != "API key written in the config" {
 		t.Fatal(dump(diags))
 	}
 	for _, c := range []struct {
@@ -729,5 +730,40 @@ agent "a" {}
 				t.Errorf("stdin = nil, want %q", tc.stdin)
 			}
 		})
+	}
+}
+
+// TestLiteralAPIKey: an api_key written as a literal is a warning at the
+// attribute that points to env(); one read with env(), computed, or empty
+// is not.
+func TestLiteralAPIKey(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		warn bool
+	}{
+		{`"sk-abc123"`, true},
+		{`"sk-${"abc"}"`, true},
+		{`env("OPENAI_API_KEY", "")`, false},
+		{`"${env("PREFIX", "")}-key"`, false},
+		{`""`, false},
+	} {
+		src := "provider \"p\" {\n  base_url = \"http://127.0.0.1:1/v1\"\n  api_key  = " + tc.key + "\n}\nmodel \"m\" {\n  provider = \"p\"\n}\nagent \"a\" {}\n"
+		_, diags := Parse([]byte(src), filepath.Join(t.TempDir(), "agents.hcl"), Options{
+			LookupEnv: func(k string) (string, bool) { return "", false },
+		})
+		var got []*hcl.Diagnostic
+		for _, d := range diags {
+			if d.Summary == "API key written in the config" {
+				got = append(got, d)
+			}
+		}
+		if diags.HasErrors() || (len(got) == 1) != tc.warn || len(got) > 1 {
+			t.Errorf("api_key = %s: %s", tc.key, dump(diags))
+			continue
+		}
+		if tc.warn && (got[0].Severity != hcl.DiagWarning || got[0].Subject == nil || got[0].Subject.Start.Line != 3 || got[0].Subject.Start.Column != 3 ||
+			!strings.Contains(got[0].Detail, `env("OPENAI_API_KEY")`)) {
+			t.Errorf("api_key = %s: warning %+v, want one at 3:3 naming env(\"OPENAI_API_KEY\")", tc.key, got[0])
+		}
 	}
 }

@@ -67,7 +67,11 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 			fmt.Fprintf(&buf, "%s%s: %s\n", header, sev, d.Summary)
 		}
 		if d.Subject != nil {
-			writeSnippet(&buf, source(d.Subject.Filename), *d.Subject, color, sevColor)
+			src := source(d.Subject.Filename)
+			if sec, ok := d.Extra.(secretValue); ok {
+				src = masked(src, sec.Range)
+			}
+			writeSnippet(&buf, src, *d.Subject, color, sevColor)
 		}
 		if detail := strings.TrimSpace(d.Detail); detail != "" {
 			buf.WriteString(detail)
@@ -75,6 +79,25 @@ func WriteDiagnostics(w io.Writer, files map[string]*hcl.File, diags hcl.Diagnos
 		}
 	}
 	w.Write(buf.Bytes())
+}
+
+// secretValue is the Extra of a diagnostic about a secret written in the
+// file: its snippet shows the value at Range masked, never the secret.
+type secretValue struct{ Range hcl.Range }
+
+// masked is a copy of src with the characters of r, but for quotes and
+// line ends, replaced by '*': one byte for one, so that the columns stay.
+func masked(src []byte, r hcl.Range) []byte {
+	if r.Start.Byte < 0 || r.End.Byte > len(src) || r.Start.Byte >= r.End.Byte {
+		return src
+	}
+	out := bytes.Clone(src)
+	for i := r.Start.Byte; i < r.End.Byte; i++ {
+		if c := out[i]; c != '"' && c != '\n' && c != '\r' {
+			out[i] = '*'
+		}
+	}
+	return out
 }
 
 // shortPath is name relative to cwd when that is shorter.

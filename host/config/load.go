@@ -300,6 +300,7 @@ func (b *builder) build(body hcl.Body) *Config {
 		if b.declared("provider", rp.Name, rp.NameRange, providers) {
 			p := b.provider(rp)
 			p.APIKeyEnv = envReads(body, "provider", rp.Name, "api_key")
+			b.literalAPIKey(body, rp.Name)
 			cfg.Providers = append(cfg.Providers, p)
 		}
 	}
@@ -349,36 +350,68 @@ func (b *builder) build(body hcl.Body) *Config {
 // first block of type typ labelled label reads with env(), in order, each
 // once. Only names written as literals count: env("OPENAI_API_KEY", "").
 func envReads(body hcl.Body, typ, label, attr string) []string {
+	a := blockAttr(body, typ, label, attr)
+	if a == nil {
+		return nil
+	}
+	var names []string
+	hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || call.Name != "env" || len(call.Args) == 0 {
+			return nil
+		}
+		v, diags := call.Args[0].Value(nil)
+		if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
+			return nil
+		}
+		if name := v.AsString(); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return nil
+	})
+	return names
+}
+
+// blockAttr is attribute attr of the first block of type typ labelled
+// label, as written; nil when it is not there.
+func blockAttr(body hcl.Body, typ, label, attr string) *hclsyntax.Attribute {
 	syn, ok := body.(*hclsyntax.Body)
 	if !ok {
 		return nil
 	}
 	for _, blk := range syn.Blocks {
-		if blk.Type != typ || len(blk.Labels) == 0 || blk.Labels[0] != label {
-			continue
+		if blk.Type == typ && len(blk.Labels) > 0 && blk.Labels[0] == label {
+			return blk.Body.Attributes[attr]
 		}
-		a := blk.Body.Attributes[attr]
-		if a == nil {
-			return nil
-		}
-		var names []string
-		hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
-			call, ok := n.(*hclsyntax.FunctionCallExpr)
-			if !ok || call.Name != "env" || len(call.Args) == 0 {
-				return nil
-			}
-			v, diags := call.Args[0].Value(nil)
-			if diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String {
-				return nil
-			}
-			if name := v.AsString(); name != "" && !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-			return nil
-		})
-		return names
 	}
 	return nil
+}
+
+// literalAPIKey warns about a provider's api_key written in the file: a
+// key that is neither read with env() nor computed from anything is a
+// secret in a file that is shared, committed and shown.
+func (b *builder) literalAPIKey(body hcl.Body, provider string) {
+	a := blockAttr(body, "provider", provider, "api_key")
+	if a == nil || len(a.Expr.Variables()) > 0 {
+		return
+	}
+	calls := false
+	hclsyntax.VisitAll(a.Expr, func(n hclsyntax.Node) hcl.Diagnostics {
+		if _, ok := n.(*hclsyntax.FunctionCallExpr); ok {
+			calls = true
+		}
+		return nil
+	})
+	if calls {
+		return
+	}
+	if v, diags := a.Expr.Value(nil); diags.HasErrors() || !v.IsKnown() || v.IsNull() || v.Type() != cty.String || v.AsString() == "" {
+		return
+	}
+	b.warnf(a.SrcRange, "API key written in the config",
+		"api_key of provider %q is a literal: anyone who reads this file (or its repository, or a paste of it) has the key. Read it from the environment instead: api_key = env(\"OPENAI_API_KEY\"), and set that variable where agenthost runs.", provider)
+	// The snippet shows the attribute, not the key.
+	b.diags[len(b.diags)-1].Extra = secretValue{a.Expr.Range()}
 }
 
 // article is "an" before a word that starts with a vowel sound and "a"

@@ -50,7 +50,9 @@ func TestRemoveHeld(t *testing.T) {
 }
 
 // TestResolve: an id, last, a unique prefix; an ambiguous prefix lists
-// the ids; an unknown ref is returned as it is.
+// the ids; an unknown ref is ErrNotFound saying to use a prefix, and which
+// id has it inside; a directory without a readable meta is returned as it
+// is, for Events to report.
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := Resolve(dir, Last); !errors.Is(err, ErrNotFound) {
@@ -64,7 +66,10 @@ func TestResolve(t *testing.T) {
 		}
 		s.Close()
 	}
-	for ref, want := range map[string]string{"last": "ab", "abd": "abd", "abc1": "abc1", "abc2": "abc2", "ab": "ab", "abd0": "abd0", "zz": "zz"} {
+	if err := os.Mkdir(filepath.Join(Dir(dir), "broken"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for ref, want := range map[string]string{"last": "ab", "abd": "abd", "abc1": "abc1", "abc2": "abc2", "ab": "ab", "broken": "broken", "../x": "../x"} {
 		if got, err := Resolve(dir, ref); err != nil || got != want {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", ref, got, err, want)
 		}
@@ -74,5 +79,11 @@ func TestResolve(t *testing.T) {
 	}
 	if got, err := Resolve(dir, "a"); err == nil {
 		t.Errorf("Resolve(a) = %q; want ambiguous", got)
+	}
+	for ref, want := range map[string]string{"zz": "session not found: zz; use a prefix of the id, or last", "abd0": "session not found: abd0; use a prefix of the id, or last",
+		"c2": `session not found: c2; use a prefix of the id, or last (abc2 has "c2" inside, not at its start)`} {
+		if got, err := Resolve(dir, ref); !errors.Is(err, ErrNotFound) || err.Error() != want {
+			t.Errorf("Resolve(%q) = %q, %v; want %s", ref, got, err, want)
+		}
 	}
 }

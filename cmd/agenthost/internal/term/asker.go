@@ -60,7 +60,8 @@ const maxAnswer = 4 << 10
 
 // Decide puts q to the person. An approval: y (yes), n (no, also an empty
 // line, end of input or an abort), a (always: this tool, the rest of this
-// run), r (no, then a line with the reason for the model). A doom loop: o
+// run), r (no, then a line with the reason for the model; "r REASON" gives
+// it on the same line); any other answer is asked again. A doom loop: o
 // (once), a (always), s (stop, the default).
 func (a *Asker) Decide(ctx context.Context, q loop.Question) loop.Decision {
 	// The terminal shows the model's call: escaped, each argument on
@@ -92,21 +93,39 @@ func (a *Asker) Decide(ctx context.Context, q loop.Question) loop.Decision {
 		view = callview.Arguments(q.Call.Arguments, width)
 	}
 	fmt.Fprintf(a.Out, ":\n%s[y] yes  [n] no (default)  [a] always (%s, this run)  [r] no, with a reason: ", view, tool)
-	line, err := a.ReadLine(ctx)
-	if err != nil {
-		return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
+	for {
+		line, err := a.ReadLine(ctx)
+		if err != nil {
+			return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
+		}
+		// The first word is the answer; after r, the rest of the line is
+		// the reason, as if typed at the reason's own question.
+		word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
+		rest = strings.TrimSpace(rest)
+		switch strings.ToLower(word) {
+		case "y", "yes":
+			if rest == "" {
+				return loop.Decision{Verdict: loop.Allow, By: loop.ByTerminal}
+			}
+		case "a", "always":
+			if rest == "" {
+				return loop.Decision{Verdict: loop.AllowAlways, By: loop.ByTerminal}
+			}
+		case "", "n", "no":
+			if rest == "" {
+				return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
+			}
+		case "r", "reason":
+			if rest == "" {
+				fmt.Fprint(a.Out, "reason (for the model): ")
+				reason, _ := a.ReadLine(ctx)
+				rest = strings.TrimSpace(reason)
+			}
+			return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal, Reason: rest}
+		}
+		// Anything else is asked again: a typo must not decide.
+		fmt.Fprintf(a.Out, "%s? answer y (yes), n (no, also an empty line), a (always) or r (no, with a reason; r REASON on one line): ", termtext.Line(strings.TrimSpace(line)))
 	}
-	switch strings.ToLower(strings.TrimSpace(line)) {
-	case "y", "yes":
-		return loop.Decision{Verdict: loop.Allow, By: loop.ByTerminal}
-	case "a", "always":
-		return loop.Decision{Verdict: loop.AllowAlways, By: loop.ByTerminal}
-	case "r", "reason":
-		fmt.Fprint(a.Out, "reason (for the model): ")
-		reason, _ := a.ReadLine(ctx)
-		return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal, Reason: strings.TrimSpace(reason)}
-	}
-	return loop.Decision{Verdict: loop.Deny, By: loop.ByTerminal}
 }
 
 // fileChange is what c would do to a file, when a.Change knows.

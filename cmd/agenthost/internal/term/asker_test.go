@@ -55,6 +55,11 @@ func TestAskerApproval(t *testing.T) {
 		{"\n", loop.Deny, ""},
 		{"", loop.Deny, ""},
 		{"r\nuse the other file\n", loop.Deny, "use the other file"},
+		{"r  use the other file \n", loop.Deny, "use the other file"},
+		{"Reason use b\n", loop.Deny, "use b"},
+		{"t\ny\n", loop.Allow, ""},
+		{"yes please\na\n", loop.AllowAlways, ""},
+		{"t\n", loop.Deny, ""},
 	} {
 		var out strings.Builder
 		a := NewAsker(strings.NewReader(tc.in), &out)
@@ -63,6 +68,13 @@ func TestAskerApproval(t *testing.T) {
 			t.Errorf("answer %q: got %+v, want %v %q", tc.in, got, tc.want, tc.reason)
 		}
 		q := out.String()
+		again := 0
+		if strings.HasPrefix(tc.in, "t\n") || strings.HasPrefix(tc.in, "yes please\n") {
+			again = 1 // an unknown answer is asked again, once per unknown line
+		}
+		if got := strings.Count(q, "? answer y (yes), n (no, also an empty line), a (always) or r (no, with a reason; r REASON on one line): "); got != again {
+			t.Errorf("answer %q: asked again %d times, want %d:\n%s", tc.in, got, again, q)
+		}
 		for _, want := range []string{"main wants to run write_file:\n", `  path: a\x1b[31m.txt` + "\n", "  content: 1 line, 1000 B\n    │ xxxxxxxxxx",
 			"  n: {\"a\":1}\n", "[y] yes  [n] no (default)  [a] always (write_file, this run)  [r] no, with a reason: "} {
 			if !strings.Contains(q, want) {
