@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/internal/report"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/loop"
@@ -34,6 +35,7 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 	}
 	list := func(fs *pflag.FlagSet, asJSON *bool) func(context.Context, []string, *env) int {
 		limit := fs.IntP("limit", "n", 0, "list only the newest `N` sessions (default: all)")
+		all := fs.Bool("all", false, "list the sessions that failed before any model answer too")
 		return func(_ context.Context, pos []string, e *env) int {
 			if len(pos) > 0 {
 				return usageErr(e, "sessions list takes no arguments (got %q)", pos)
@@ -45,7 +47,7 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 			if code != exitOK {
 				return code
 			}
-			return sessionsList(dir, *asJSON, *limit, e)
+			return sessionsList(dir, *asJSON, *all, *limit, e)
 		}
 	}
 	c.listGroup(g, "List the sessions, newest first", "  agenthost sessions list --json\n  agenthost sessions list -n 5", list)
@@ -109,19 +111,33 @@ removes nothing.`,
 
 // sessionsList prints the sessions of dataDir, newest first: the newest
 // limit of them when limit is above 0.
-func sessionsList(dataDir string, asJSON bool, limit int, e *env) int {
+func sessionsList(dataDir string, asJSON, all bool, limit int, e *env) int {
 	ms, err := session.List(dataDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
 		return exitError
 	}
-	if limit > 0 && len(ms) > limit {
-		ms = ms[:limit]
-	}
-	sums := make([]session.Summary, len(ms))
-	for i, m := range ms {
+	// Newest first, the sessions listed and their summaries: those that
+	// failed before any model answer are left out (counted) unless all.
+	var kept []session.Meta
+	var sums []session.Summary
+	hidden := 0
+	for _, m := range ms {
+		if limit > 0 && len(kept) == limit {
+			break
+		}
 		_, evs, _ := session.Events(dataDir, m.ID)
-		sums[i] = session.Summarize(evs)
+		sum := session.Summarize(evs)
+		if sum.FailedEarly() && !all {
+			hidden++
+			continue
+		}
+		kept, sums = append(kept, m), append(sums, sum)
+	}
+	ms = kept
+	if hidden > 0 && !asJSON {
+		fmt.Fprintf(e.stderr, "%d %s that failed before any model answer %s not listed; sessions list --all lists %s\n",
+			hidden, term.Plural(hidden, "session", "sessions"), term.Plural(hidden, "is", "are"), term.Plural(hidden, "it", "them"))
 	}
 	switch {
 	case asJSON:

@@ -21,6 +21,17 @@ type Summary struct {
 	Usage     loop.Usage
 	Cost      float64
 	CostKnown bool
+	// Answered is true once a model answered in a top-level run: false
+	// for a session whose runs all ended before any answer (the server
+	// down, the key refused), which holds only its prompts.
+	Answered bool
+}
+
+// FailedEarly reports whether the session's runs all failed before any
+// model answer: finished, not Answered, and the last run failed
+// (provider_error, error). An aborted one is not: a person stopped it.
+func (s Summary) FailedEarly() bool {
+	return s.Finished && !s.Answered && s.Stop.ExitClass() == loop.ExitFailed
 }
 
 // Summarize sums up a session's events, read from its top-level ones
@@ -45,6 +56,8 @@ func Summarize(evs []loop.Event) Summary {
 			} else {
 				s.Cost += *ev.Result.Cost
 			}
+		case ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant:
+			s.Answered = true
 		case s.Prompt == "" && ev.Type == loop.EventMessage && ev.Msg != nil && ev.Msg.Role == loop.RoleUser:
 			s.Prompt = ev.Msg.Content
 		}
