@@ -114,7 +114,15 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 	}
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		done, err := c.startJQ(cmd)
+		if err != nil {
+			c.code = usageErr(c.e, "%v", err)
+			return nil
+		}
 		c.code = f(c.ctx, pos, c.e)
+		if done != nil {
+			c.code = done(c.code)
+		}
 		return nil
 	}
 	c.addCompletions(cmd)

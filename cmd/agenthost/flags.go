@@ -29,8 +29,9 @@ func agentFlag(fs *pflag.FlagSet, usage string) *string {
 	return fs.StringP("agent", "a", "", usage)
 }
 
-// jsonFlag is --json.
+// jsonFlag is --json, and --jq EXPR with it (jq.go).
 func jsonFlag(fs *pflag.FlagSet, usage string) *bool {
+	fs.String(jqFlag, "", "filter the JSON with a jq `expression` (implies --json; gh's --jq)")
 	return fs.Bool("json", false, usage)
 }
 
