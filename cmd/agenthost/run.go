@@ -85,6 +85,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 
 		out := newOutput(e, *asJSON, *events)
 		out.Hint = func(res *loop.Result) string { return doctor.FailureHint(h.Config, res, e.getenv) }
+		out.Schema = hasSchema(h.Config)
 		// What the load touched of the executable leaves the resident set
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
