@@ -39,12 +39,11 @@ func run(ctx context.Context, args []string, e *env) int {
 	root := c.tree()
 	if len(args) == 0 {
 		root.SetOut(e.stderr)
+		root.InitDefaultHelpFlag() // the usage --help prints
 		_ = root.Help()
 		return exitUsage
 	}
 	root.SetArgs(goStyleArgs(root, args))
-	root.SetOut(e.stdout)
-	root.SetErr(e.stderr)
 	root.SetContext(ctx)
 	if _, err := root.ExecuteC(); err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
@@ -101,7 +100,40 @@ a limit (max_steps, budget, token_limit, cost_limit, doom_loop), 130 aborted.`,
 		newManCmd(c),
 	)
 	root.SetGlobalNormalizationFunc(normalizeFlag)
+	// Before strictBuiltins: the completion command keeps the writer it
+	// is made with.
+	root.SetOut(c.e.stdout)
+	root.SetErr(c.e.stderr)
+	strictBuiltins(root)
 	return root
+}
+
+// strictBuiltins adds cobra's help and completion commands now (cobra adds
+// them when it executes), so that every command list has them, and makes
+// them refuse an unknown command as a group does (unknownCommand): cobra's
+// help shows the root's help for "help rnu", and its completion its own
+// help for "completion bsh", both exiting 0.
+func strictBuiltins(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, sub := range root.Commands() {
+		switch sub.Name() {
+		case "help":
+			help := sub.Run
+			sub.Run = nil
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if target, rest, err := cmd.Root().Find(args); err == nil && len(rest) > 0 && target.HasAvailableSubCommands() {
+					return unknownCommand(target, rest)
+				}
+				help(cmd, args)
+				return nil
+			}
+		case "completion":
+			sub.SuggestionsMinimumDistance = 2
+			sub.Args = cobra.ArbitraryArgs
+			sub.RunE = unknownCommand
+		}
+	}
 }
 
 // action makes cmd run f with its positional arguments (the flags parsed
@@ -216,7 +248,10 @@ func flagError(cmd *cobra.Command, err error) error {
 			msg += fmt.Sprintf("; did you mean --%s?", best)
 		}
 	}
-	return fmt.Errorf("%s: %s (see '%s --help')", strings.TrimPrefix(cmd.CommandPath(), "agenthost "), msg, cmd.CommandPath())
+	if cmd.HasParent() {
+		msg = strings.TrimPrefix(cmd.CommandPath(), "agenthost ") + ": " + msg
+	}
+	return fmt.Errorf("%s (see '%s --help')", msg, cmd.CommandPath())
 }
 
 // goStyleArgs rewrites the single-dash long flags the commands have always

@@ -15,7 +15,7 @@ func TestReadPromptStdinCap(t *testing.T) {
 	}{{maxStdinPrompt, exitOK}, {maxStdinPrompt + 1, exitUsage}} {
 		var stderr bytes.Buffer
 		e := &env{stdin: strings.NewReader(strings.Repeat("a", tc.n)), stderr: &stderr}
-		p, code := readPrompt([]string{"-"}, e)
+		p, code := readPrompt([]string{"-"}, "", e)
 		if code != tc.code {
 			t.Fatalf("%d bytes: exit %d, want %d (%s)", tc.n, code, tc.code, stderr.String())
 		}

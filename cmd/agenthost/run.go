@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -25,13 +26,16 @@ func newRunCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT | -]",
 		Short: "Run an agent once on a prompt",
-		Long: `Run an agent on a prompt: the arguments joined by spaces, or stdin with - (at most 16 MiB).
+		Long: `Run an agent on a prompt: the arguments joined by spaces (stdin with -, FILE's text with
+@FILE as the only argument, @@ for a literal leading @), then the text of -f FILE, then piped
+stdin when it is not a terminal, each after a blank line (at most 16 MiB).
 The answer streams to stdout; progress and logs go to stderr. --json prints one object with
 the result at the end, --events one JSON line per event. --session ID continues a session
 (an id, a unique prefix of one, or "last").`,
 		Example: `  agenthost run "List the files in the workspace"
   agenthost run -a explore --json "What does main.go do?"
-  git diff | agenthost run -
+  git diff | agenthost run "Review this diff"
+  agenthost run -f task.md
   agenthost run --session last "And now in French"`,
 		ValidArgsFunction: noFiles,
 	}
@@ -41,6 +45,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 	asJSON := jsonFlag(fs, "print one JSON object with the result at the end")
 	events := fs.Bool("events", false, "print every event as a JSON line")
 	sessionID := sessionFlag(fs)
+	promptFile := fs.StringP("file", "f", "", "read the prompt from `file` (after the arguments, before piped stdin; at most 16 MiB)")
 	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
 	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
 	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
@@ -53,7 +58,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		if *record != "" && *replay != "" {
 			return usageErr(e, "--record and --replay cannot be used together")
 		}
-		prompt, code := readPrompt(pos, e)
+		prompt, code := readPrompt(pos, *promptFile, e)
 		if code != exitOK {
 			return code
 		}
@@ -85,6 +90,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 
 		out := newOutput(e, *asJSON, *events)
 		out.Hint = func(res *loop.Result) string { return doctor.FailureHint(h.Config, res, e.getenv) }
+		out.Schema = hasSchema(h.Config)
 		// What the load touched of the executable leaves the resident set
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
@@ -140,32 +146,102 @@ func exitCode(r loop.StopReason) int {
 	return exitError
 }
 
-// maxStdinPrompt is the most `run -` reads from stdin: 16 MiB. A bigger
-// prompt is refused, never cut.
+// maxStdinPrompt is the most `run` reads of a prompt, from stdin or a
+// file, and the most a whole prompt may be: 16 MiB. A bigger prompt is
+// refused, never cut.
 const maxStdinPrompt = 16 << 20
 
-// readPrompt takes the prompt from the arguments, or from stdin with "-".
-func readPrompt(pos []string, e *env) (string, int) {
-	if len(pos) == 1 && pos[0] == "-" {
-		b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinPrompt+1))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
-			return "", exitError
+// tooBig is the advice of a prompt over maxStdinPrompt.
+const tooBig = "nothing was run: put the material in a file under a mount and name it in the prompt"
+
+// readPrompt makes the prompt of run: the arguments joined by spaces (stdin
+// with "-", FILE's text with "@FILE" as the only argument, "@@..." a
+// literal "@..."), then the text of file (-f) and then piped stdin (not a
+// terminal, not empty, and not read already), each trimmed and after a
+// blank line.
+func readPrompt(pos []string, file string, e *env) (string, int) {
+	var parts []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
 		}
-		if len(b) > maxStdinPrompt {
-			return "", usageErr(e, "run: the prompt on stdin is more than %d MiB, the most 'run -' reads; nothing was run: put the material in a file under a mount and name it in the prompt", maxStdinPrompt>>20)
+	}
+	piped := !e.stdinTTY
+	switch {
+	case len(pos) == 1 && pos[0] == "-":
+		b, code := readStdin(e)
+		if code != exitOK {
+			return "", code
 		}
-		p := strings.TrimSpace(string(b))
-		if p == "" {
+		if strings.TrimSpace(string(b)) == "" {
 			return "", usageErr(e, "run: the prompt read from stdin is empty")
 		}
-		return p, exitOK
+		add(string(b))
+		piped = false
+	case len(pos) == 1 && strings.HasPrefix(pos[0], "@@"):
+		add(pos[0][1:])
+	case len(pos) == 1 && strings.HasPrefix(pos[0], "@"):
+		s, code := readPromptFile(pos[0][1:], " (a prompt that starts with @ names a file; write @@ for a literal @)", e)
+		if code != exitOK {
+			return "", code
+		}
+		add(s)
+	default:
+		add(strings.Join(pos, " "))
 	}
-	p := strings.TrimSpace(strings.Join(pos, " "))
-	if p == "" {
+	if file != "" {
+		s, code := readPromptFile(file, "", e)
+		if code != exitOK {
+			return "", code
+		}
+		add(s)
+	}
+	if piped {
+		b, code := readStdin(e)
+		if code != exitOK {
+			return "", code
+		}
+		add(string(b))
+	}
+	p := strings.Join(parts, "\n\n")
+	switch {
+	case p == "":
 		return "", usageErr(e, "run needs a prompt: agenthost run \"your task\" (or - to read it from stdin)")
+	case len(p) > maxStdinPrompt:
+		return "", usageErr(e, "run: the prompt is more than %d MiB, the most run reads; %s", maxStdinPrompt>>20, tooBig)
 	}
 	return p, exitOK
+}
+
+// readStdin reads stdin whole, at most maxStdinPrompt.
+func readStdin(e *env) ([]byte, int) {
+	b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinPrompt+1))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
+		return nil, exitError
+	}
+	if len(b) > maxStdinPrompt {
+		return nil, usageErr(e, "run: the prompt on stdin is more than %d MiB, the most run reads; %s", maxStdinPrompt>>20, tooBig)
+	}
+	return b, exitOK
+}
+
+// readPromptFile reads a prompt file, at most maxStdinPrompt; hint ends
+// the message of a file that cannot be read.
+func readPromptFile(name, hint string, e *env) (string, int) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", usageErr(e, "run: reading the prompt file: %v%s", err, hint)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStdinPrompt+1))
+	if err != nil {
+		return "", usageErr(e, "run: reading the prompt file: %v%s", err, hint)
+	}
+	if len(b) > maxStdinPrompt {
+		return "", usageErr(e, "run: the prompt file %s is more than %d MiB, the most run reads; %s", name, maxStdinPrompt>>20, tooBig)
+	}
+	return string(b), exitOK
 }
 
 // newLogger makes the logger of a command on stderr (term.NewLogger).

@@ -187,6 +187,7 @@ func runTemporal(ctx context.Context, path string, tf tflags, req temporalRun, e
 	}
 	zerolog.Ctx(ctx).Info().Str("run", id).Str("task_queue", queue).Str("session", sess.ID).Msg("run started on Temporal")
 	out := newOutput(e, req.json, req.events)
+	out.Schema = hasSchema(cfg)
 	res, err := runs.Follow(ctx, c, run, addr, queue, sess.Emit, out)
 	if cerr := sess.Close(); cerr != nil && res != nil {
 		res.Errors = append(res.Errors, cerr.Error())

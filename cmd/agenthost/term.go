@@ -69,6 +69,15 @@ func newOutput(e *env, asJSON, events bool) *term.Output {
 	return o
 }
 
+// hasSchema is term.Output's Schema for cfg: whether an agent has an
+// output_schema.
+func hasSchema(cfg *config.Config) func(agent string) bool {
+	return func(agent string) bool {
+		a := cfg.Agent(agent)
+		return a != nil && len(a.OutputSchema) > 0
+	}
+}
+
 // showsProgress tells whether a run shows the progress display on stderr:
 // on a terminal, unless stdout is --json or --events.
 func showsProgress(e *env, asJSON, events bool) bool {

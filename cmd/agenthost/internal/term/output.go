@@ -45,6 +45,14 @@ type Output struct {
 	MD    *MarkdownStream
 	Spin  bool
 	Color bool // the progress display is in colour
+	// Schema, when set, says whether an agent has an output_schema. When
+	// the top-level agent has one and stdout is not a terminal, stdout
+	// holds only the validated JSON value, on one line (nothing when the
+	// answer is invalid): the text of every step, a rejected answer among
+	// them, stays off it.
+	Schema func(agent string) bool
+
+	jsonOnly bool // stdout holds only the validated value (Schema)
 
 	mu       sync.Mutex
 	callArg  map[string]string // key argument of each call in flight, by call id
@@ -72,6 +80,9 @@ func (o *Output) Text(agent string, depth int, s string) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.jsonOnly {
+		return
+	}
 	if !o.Live {
 		o.pending.WriteString(s)
 		return
@@ -148,6 +159,8 @@ func (o *Output) Event(ev loop.Event) {
 	defer o.mu.Unlock()
 	if ev.Depth == 0 && !o.JSON && !o.Events {
 		switch ev.Type {
+		case loop.EventRunStart:
+			o.jsonOnly = !o.Live && o.Schema != nil && o.Schema(ev.Agent)
 		case loop.EventStepStart:
 			o.mdFlush()
 			o.endLine()
@@ -234,9 +247,12 @@ func (o *Output) Finish(res *loop.Result) {
 	case o.Events:
 		// run.end was printed as an event.
 	default:
+		if o.jsonOnly && res.OutputJSON != nil {
+			o.print(string(res.OutputJSON))
+		}
 		// The final text is normally streamed already; a host-written
 		// sentinel, or text from a replay, is printed here.
-		if res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
+		if !o.jsonOnly && res.Output != "" && strings.TrimSpace(o.streamed.String()) != strings.TrimSpace(res.Output) {
 			o.endLine()
 			o.print(res.Output)
 		}
