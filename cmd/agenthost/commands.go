@@ -240,7 +240,8 @@ func flagError(cmd *cobra.Command, err error) error {
 	if name != "" {
 		best, bestD := "", 3
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if d := toolname.Distance(name, f.Name); d < bestD && len(f.Name) > 1 {
+			// A suggestion keeps some of what was typed: -v is not --jq.
+			if d := toolname.Distance(name, f.Name); d < bestD && d < len(name) && len(f.Name) > 1 {
 				best, bestD = f.Name, d
 			}
 		})
