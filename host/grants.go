@@ -32,6 +32,20 @@ func grantWarnings(cp *config.Plugin, g plugin.Grants) hcl.Diagnostics {
 		if r.Reason != "" {
 			why = ": " + r.Reason
 		}
+		if cp.Bare {
+			asks, at := fmt.Sprintf("asks for the directory %s", guest), guest
+			if r.Guest == plugin.AnyMount {
+				asks, at = "works on the directories it is granted", "/workspace"
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Plugin request not granted",
+				Detail: fmt.Sprintf("the module %s (%s%s), but no --mount grants it, so its calls that need files fail. Grant it with --mount HOST:GUEST[:ro|rw], like: --mount .:%s:%s",
+					asks, mode, why, at, mode),
+				Subject: cp.DefRange.Ptr(),
+			})
+			continue
+		}
 		if r.Guest == plugin.AnyMount {
 			diags = append(diags, &hcl.Diagnostic{
 				Severity: hcl.DiagWarning,
@@ -71,7 +85,15 @@ func grantWarnings(cp *config.Plugin, g plugin.Grants) hcl.Diagnostics {
 		}
 		fix = append(fix, "  env = {\n"+strings.Join(kv, "\n")+"\n  }")
 	}
-	if len(asked) > 0 {
+	if len(asked) > 0 && cp.Bare {
+		diags = append(diags, &hcl.Diagnostic{
+			Severity: hcl.DiagWarning,
+			Summary:  "Plugin request not granted",
+			Detail: fmt.Sprintf("the module asks for %s, which a module called by file is not granted. If it should have it, call it through a plugin block of agents.hcl that grants it (agenthost plugin call NAME), with:\n%s",
+				strings.Join(asked, "; "), strings.Join(fix, "\n")),
+			Subject: cp.DefRange.Ptr(),
+		})
+	} else if len(asked) > 0 {
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,
 			Summary:  "Plugin request not granted",
@@ -90,6 +112,19 @@ func grantWarnings(cp *config.Plugin, g plugin.Grants) hcl.Diagnostics {
 		asks := "asks for no other directory; remove the mount"
 		if len(requested) > 0 {
 			asks = fmt.Sprintf("asks for %s; set guest = %q, or remove the mount", strings.Join(requested, ", "), requested[0])
+		}
+		if cp.Bare {
+			asks = "asks for no other directory; leave that --mount out"
+			if len(requested) > 0 {
+				asks = fmt.Sprintf("asks for %s; give --mount HOST:%s instead", strings.Join(requested, ", "), requested[0])
+			}
+			diags = append(diags, &hcl.Diagnostic{
+				Severity: hcl.DiagWarning,
+				Summary:  "Mount not requested",
+				Detail:   fmt.Sprintf("--mount at %s is not mounted: the module does not request %s. The module %s.", m.Guest, m.Guest, asks),
+				Subject:  subject,
+			})
+			continue
 		}
 		diags = append(diags, &hcl.Diagnostic{
 			Severity: hcl.DiagWarning,

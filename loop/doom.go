@@ -118,16 +118,16 @@ func (ru *run) checkDoom(ctx context.Context, c ToolCall, canon string) (run boo
 	log := ru.log.Warn().Str("tool", c.Name).Str("call_id", c.ID).Int("count", d.count).Str("action", string(d.action))
 	switch verdict {
 	case verdictWarn:
-		log.Msg("doom loop: call not executed, model warned")
+		log.Msg(LogDoomLoop + ": call not executed, model warned")
 		return false, orDefault(ru.a.Prompts.DoomWarn, defaultPrompts.DoomWarn), false
 	case verdictOnce:
-		log.Msg("doom loop: user let the call run once")
+		log.Msg(LogDoomLoop + ": user let the call run once")
 		return true, "", false
 	case verdictAlways:
-		log.Msg("doom loop: user turned detection off")
+		log.Msg(LogDoomLoop + ": user turned detection off")
 		return true, "", false
 	}
-	log.Msg("doom loop: run stops, next request is the final step")
+	log.Msg(LogDoomLoop + ": run stops, next request is the final step")
 	if ru.final == "" {
 		ru.final = StopDoomLoop
 	}

@@ -47,6 +47,18 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // those may leave the records out.
 const LogRequestFailed = "model request failed"
 
+// LogDoomLoop starts the message of every log record about a doom-loop
+// verdict (each is also an EventDoomLoop), LogFinalStep that of the
+// record of a run's final step (also EventStepStart with Final), and
+// LogRunEnd is the message of the record of a run's end (also
+// EventRunEnd): a front end that shows those events may leave the
+// records out.
+const (
+	LogDoomLoop  = "doom loop"
+	LogFinalStep = "final step: tools disabled"
+	LogRunEnd    = "run end"
+)
+
 // stream sends req, retrying failures per the run's RetryPolicy. Which
 // failures retry is the Model's call: a *ProviderError with Retryable set
 // (the provider adapter decides from the HTTP status or the network error);

@@ -137,7 +137,7 @@ func (r *Runner) run(ctx context.Context, a *Agent, in Input, depth int, parent 
 		ev = ru.log.Warn()
 	}
 	ev.Str("stop_reason", string(reason)).Int("steps", ru.res.Steps).Int("cap", ru.stepsMax).
-		Int("tool_calls", ru.res.ToolCalls).Int("total_tokens", ru.res.Usage.TotalTokens).Msg("run end")
+		Int("tool_calls", ru.res.ToolCalls).Int("total_tokens", ru.res.Usage.TotalTokens).Msg(LogRunEnd)
 	ru.emit(Event{Type: EventRunEnd, StepsMax: ru.stepsMax, Result: ru.res})
 	return ru.res
 }
@@ -169,7 +169,7 @@ func (ru *run) loop(ctx context.Context) StopReason {
 		ru.emit(Event{Type: EventStepStart, Step: step, StepsMax: ru.stepsMax, Final: Bool(final), Offered: offered})
 		ru.log.Debug().Int("step", step).Int("cap", ru.stepsMax).Bool("final", final).Strs("tools", offered).Msg("step start")
 		if final && !ru.textOnly() {
-			ru.log.Warn().Int("step", step).Int("cap", ru.stepsMax).Str("reason", string(reason)).Msg("final step: tools disabled")
+			ru.log.Warn().Int("step", step).Int("cap", ru.stepsMax).Str("reason", string(reason)).Msg(LogFinalStep)
 			ru.append(Message{Role: RoleUser, Content: ru.finalPrompt(reason)})
 		}
 

@@ -36,7 +36,8 @@ const chatHelp = `commands:
   /usage    print the session's turns, tokens (prompt and completion) and cost
   /exit     leave (so do Ctrl-D and Ctrl-C at an empty prompt)
 Up and Down recall earlier lines, of this chat and of earlier ones; a pasted
-text is one message (its line breaks show as ⏎); Enter sends.
+text is one message (its line breaks show as ⏎; up to 65536 characters); Enter
+sends.
 `
 
 // newChatCmd is `agenthost chat`: an interactive loop on a terminal. Each line

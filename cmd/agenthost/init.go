@@ -20,13 +20,14 @@ import (
 // (agents.hcl, prompts/, data_dir) stay out of their reach.
 const starterWorkspace = config.StarterWorkspace
 
-// newInitCmd is `agenthost init`: it writes a starter agents.hcl and prompts/ in the current directory,
-// and makes workspace/ unless it is a directory already, refusing to
-// overwrite anything.
+// newInitCmd is `agenthost init`: it writes a starter agents.hcl, prompts/ and a first
+// scenario test (testdata/agenthost/) in the current directory, and makes
+// workspace/ unless it is a directory already, refusing to overwrite
+// anything.
 func newInitCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Write a starter agents.hcl, prompts/ and workspace/ here",
+		Short: "Write a starter agents.hcl, prompts/, a first scenario test and workspace/ here",
 		Example: `  agenthost init
   export AGENTHOST_MODEL=qwen3:8b
   agenthost doctor`,
@@ -82,6 +83,7 @@ func newInitCmd(c *cli) *cobra.Command {
   export OPENAI_BASE_URL=http://127.0.0.1:11434/v1   # its server (default: Ollama), and OPENAI_API_KEY if it needs one
   agenthost doctor                             # checks the server, the key, the model and the plugins
   agenthost run "your task"
+  agenthost test                               # runs testdata/agenthost/*.txtar on a scripted model
 `)
 		return exitOK
 	})

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -29,21 +31,23 @@ func newPluginCallCmd(c *cli) *cobra.Command {
 		Long: `Call one tool of a plugin with the given arguments (a JSON object, default {}) and print
 its result, without a model: to develop and debug a plugin. NAME is a plugin block of the
 config, run with the block's grants and mounts; FILE.wasm is a module run with the default
-grants (no mounts, no network, no clock, random or environment). The result is printed as
-the model would read it; --json prints {"content": ..., "is_error": ...}.
+grants (no network, no clock, random or environment) and the directories --mount grants:
+--mount HOST:GUEST[:ro|rw] (repeatable; read-only unless :rw, as a mount block). The result
+is printed as the model would read it; --json prints {"content": ..., "is_error": ...}.
 
 Exit codes: 0 the tool returned a result, 1 the tool returned an error or trapped, 2 usage,
 config or load error (a plugin or tool that does not exist, arguments that are not a JSON
 object).`,
 		Example: `  agenthost plugin call echo echo '{"text": "hi"}'
-  agenthost plugin call ./build/mytool.wasm count '{"path": "notes.md"}' --json`,
+  agenthost plugin call ./build/mytool.wasm count '{"path": "/workspace/notes.md"}' --mount .:/workspace --json`,
 		ValidArgsFunction: c.completePluginCall,
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)
 	asJSON := toolResultJSONFlag(fs)
+	mountFlags := fs.StringArray("mount", nil, "grant a FILE.wasm module a directory: HOST:GUEST[:ro|rw] (repeatable; default ro)")
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
-		const usage = "usage: agenthost plugin call [-c FILE] [--json] FILE.wasm|NAME TOOL [ARGS-JSON]"
+		const usage = "usage: agenthost plugin call [-c FILE] [--json] [--mount HOST:GUEST[:ro|rw]]... FILE.wasm|NAME TOOL [ARGS-JSON]"
 		if len(pos) < 2 || len(pos) > 3 {
 			return usageErr(e, usage)
 		}
@@ -56,7 +60,17 @@ object).`,
 		var code int
 		block := target
 		if isPluginFile(target) {
-			h, block, code = loadPluginFile(ctx, target, e)
+			var mounts []config.Mount
+			for _, f := range *mountFlags {
+				m, err := parseMountFlag(f)
+				if err != nil {
+					return usageErr(e, "plugin call: --mount %q: %v", f, err)
+				}
+				mounts = append(mounts, m)
+			}
+			h, block, code = loadPluginFile(ctx, target, mounts, e)
+		} else if len(*mountFlags) > 0 {
+			return usageErr(e, "plugin call: --mount is for a FILE.wasm module; plugin %q has the mounts of its mount blocks in %s", target, configPath(*cfgFlag, e))
 		} else {
 			h, code = loadHost(ctx, configPath(*cfgFlag, e), hostOptions(e), e)
 		}
@@ -109,9 +123,38 @@ func isPluginFile(s string) bool {
 	return strings.HasSuffix(s, ".wasm") || strings.HasPrefix(s, "builtin:") || strings.ContainsRune(s, filepath.Separator) || strings.ContainsRune(s, '/')
 }
 
+// parseMountFlag is a --mount HOST:GUEST[:ro|rw] (docker's -v form): the
+// guest is the part after the last ":" that starts an absolute path, so a
+// host path may hold a colon; HOST is made absolute. The mode is left
+// empty for the mount block's default (ro).
+func parseMountFlag(s string) (config.Mount, error) {
+	var m config.Mount
+	for _, mode := range []config.MountMode{config.MountRO, config.MountRW} {
+		if rest, ok := strings.CutSuffix(s, ":"+string(mode)); ok {
+			s, m.Mode = rest, mode
+			break
+		}
+	}
+	i := strings.LastIndex(s, ":/")
+	if i <= 0 {
+		return m, fmt.Errorf("use HOST:GUEST[:ro|rw], the guest an absolute path, like --mount .:/workspace:rw")
+	}
+	host, err := filepath.Abs(s[:i])
+	if err != nil {
+		return m, err
+	}
+	if fi, err := os.Stat(host); err != nil {
+		return m, fmt.Errorf("the host directory %s: %w", host, errors.Unwrap(err))
+	} else if !fi.IsDir() {
+		return m, fmt.Errorf("%s is not a directory", host)
+	}
+	m.Host, m.Guest = host, s[i+1:]
+	return m, nil
+}
+
 // loadPluginFile builds a host with one plugin block for the module src
-// and nothing granted (config.ForModule).
-func loadPluginFile(ctx context.Context, src string, e *env) (*host.Host, string, int) {
+// and nothing granted but mounts (config.ForModule).
+func loadPluginFile(ctx context.Context, src string, mounts []config.Mount, e *env) (*host.Host, string, int) {
 	if !strings.HasPrefix(src, "builtin:") {
 		abs, err := filepath.Abs(src)
 		if err != nil {
@@ -119,7 +162,7 @@ func loadPluginFile(ctx context.Context, src string, e *env) (*host.Host, string
 		}
 		src = abs
 	}
-	cfg, err := config.ForModule(src, config.Options{LookupEnv: e.lookupEnv})
+	cfg, err := config.ForModule(src, mounts, config.Options{LookupEnv: e.lookupEnv})
 	if err != nil {
 		return nil, "", usageErr(e, "plugin call: %s: %s", src, err)
 	}

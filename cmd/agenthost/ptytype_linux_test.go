@@ -95,6 +95,7 @@ func ptyType() int {
 
 	pos := 0
 	sc := bufio.NewScanner(bytes.NewReader(steps))
+	sc.Buffer(nil, 1<<20) // a send may hold a long paste
 	for line := 1; sc.Scan(); line++ {
 		op, arg, _ := strings.Cut(strings.TrimSpace(sc.Text()), " ")
 		switch op {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -26,6 +27,13 @@ import (
 // testdata/agenthost. The scenario environment has AGENTHOST_PROJECT set to
 // the directory 'agenthost test' ran in, so a scenario can run the
 // project's own config with -c $AGENTHOST_PROJECT/agents.hcl.
+// defaultScenarioDir is where 'agenthost test' looks without a PATH;
+// scenarioHint says what to put there.
+const (
+	defaultScenarioDir = "testdata/agenthost"
+	scenarioHint       = "A scenario is a .txtar file there: commands (fakemodel start, agenthost run, stdout ...), then the files they use; agenthost init writes a first one, and docs/testing.md says how to write more"
+)
+
 func newTestCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test [PATH...]",
@@ -41,7 +49,10 @@ testdata/agenthost): each runs commands in a fresh directory and checks their ou
 	update := fs.Bool("update", false, "rewrite a failing cmp's expected file when it is part of the scenario file")
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
 		if len(pos) == 0 {
-			pos = []string{"testdata/agenthost"}
+			pos = []string{defaultScenarioDir}
+			if _, err := os.Stat(defaultScenarioDir); errors.Is(err, os.ErrNotExist) {
+				return usageErr(e, "test: no scenario files: there is no %s/ here. %s", defaultScenarioDir, scenarioHint)
+			}
 		}
 		files, err := scenario.Find(pos, *run)
 		if err != nil {
@@ -51,7 +62,7 @@ testdata/agenthost): each runs commands in a fresh directory and checks their ou
 			if *run != "" {
 				return usageErr(e, "test: no .txtar scenario files matching -run %q in %s", *run, strings.Join(pos, ", "))
 			}
-			return usageErr(e, "test: no .txtar scenario files in %s", strings.Join(pos, ", "))
+			return usageErr(e, "test: no .txtar scenario files in %s. %s", strings.Join(pos, ", "), scenarioHint)
 		}
 
 		// Every scenario shares the compilation cache 'agenthost run' would

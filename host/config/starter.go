@@ -14,7 +14,8 @@ var starterFS embed.FS
 const StarterWorkspace = "workspace"
 
 // Starter returns the files "agenthost init" writes: a commented
-// agents.hcl and the prompts it reads, by slash-separated path relative to
+// agents.hcl, the prompts it reads and a first scenario test of it
+// (testdata/agenthost/build_writes_hello.txtar), by slash-separated path relative to
 // the directory of agents.hcl ("agents.hcl", "prompts/build.md", ...).
 // They load without diagnostics.
 func Starter() map[string][]byte {

@@ -200,6 +200,9 @@ type Plugin struct {
 	// ToolNames (tool_prefix, rename) give the plugin's tools other names
 	// in the agent's world; see ToolName.
 	ToolNames
+	// Bare is set on ForModule's block: a module called by file
+	// (`plugin call FILE.wasm`), its mounts given with --mount.
+	Bare     bool
 	DefRange hcl.Range
 }
 

@@ -2,8 +2,10 @@ package term
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Keys is the chat's keyboard between the terminal and x/term's
@@ -19,22 +21,38 @@ import (
 // chat asks for it) becomes part of one line: its line breaks are shown
 // as ⏎ and become line breaks again when the line is entered (PasteLine),
 // a tab becomes four spaces, other control characters are dropped, so a
-// pasted text is one message and nothing in it acts as a key.
+// pasted text is one message and nothing in it acts as a key. The paste
+// is inserted whole at the cursor by Complete (the Terminal itself drops
+// keys past 4096 runes a line, without a word): a paste that would make
+// the line longer than MaxLine runes is not inserted, and Notice says so.
 type Keys struct {
 	r       io.Reader
-	leave   bool   // Ctrl-C came at an empty line
-	pasting bool   // inside a bracketed paste
-	carry   []byte // the start of a paste marker cut by a read
-	out     []byte // keys ready for the Terminal
+	leave   bool     // Ctrl-C came at an empty line
+	pasting bool     // inside a bracketed paste
+	carry   []byte   // the start of a paste marker cut by a read
+	pasted  []byte   // the paste being read
+	pastes  []string // pastes ended, each waiting for its pasteRune
+	out     []byte   // keys ready for the Terminal
 	buf     []byte
+
+	// Notice shows a line above the prompt (a refused paste).
+	Notice func(string)
 }
+
+// MaxLine is the longest line, in runes, a paste may make: 64 Ki, 16 times
+// what the Terminal takes typed.
+const MaxLine = 64 << 10
 
 // NewKeys is the keyboard of the terminal r reads; Complete is the
 // Terminal's AutoCompleteCallback.
 func NewKeys(r io.Reader) *Keys { return &Keys{r: r} }
 
-// ctrlCRune stands for Ctrl-C between Keys.Read and Complete.
-const ctrlCRune = '\uE003'
+// ctrlCRune stands for Ctrl-C between Keys.Read and Complete, pasteRune
+// for the next ended paste.
+const (
+	ctrlCRune = '\uE003'
+	pasteRune = '\uE004'
+)
 
 // pastedBreak shows a line break of a paste on the input line.
 const pastedBreak = "⏎"
@@ -91,6 +109,11 @@ func (k *Keys) feed(data []byte) {
 		}
 		emit(data[:i])
 		data = data[i+len(marker):]
+		if k.pasting {
+			k.pastes = append(k.pastes, string(k.pasted))
+			k.pasted = nil
+			k.out = append(k.out, string(pasteRune)...)
+		}
 		k.pasting = !k.pasting
 	}
 }
@@ -117,18 +140,18 @@ func (k *Keys) keys(b []byte) {
 	}
 }
 
-// paste passes pasted text on as text.
+// paste keeps pasted text as text, for Complete to insert at pasteRune.
 func (k *Keys) paste(b []byte) {
 	for i := 0; i < len(b); i++ {
 		switch c := b[i]; {
 		case c == '\r' && i+1 < len(b) && b[i+1] == '\n':
 		case c == '\r' || c == '\n':
-			k.out = append(k.out, pastedBreak...)
+			k.pasted = append(k.pasted, pastedBreak...)
 		case c == '\t':
-			k.out = append(k.out, "    "...)
+			k.pasted = append(k.pasted, "    "...)
 		case c < 0x20 || c == 0x7f:
 		default:
-			k.out = append(k.out, c)
+			k.pasted = append(k.pasted, c)
 		}
 	}
 }
@@ -137,8 +160,19 @@ func (k *Keys) paste(b []byte) {
 func PasteLine(line string) string { return strings.ReplaceAll(line, pastedBreak, "\n") }
 
 // Complete is the Terminal's AutoCompleteCallback: it sees every key that
-// is not an editing key, so the stand-in for Ctrl-C too.
+// is not an editing key, so the stand-ins for Ctrl-C and a paste too.
 func (k *Keys) Complete(line string, pos int, key rune) (string, int, bool) {
+	if key == pasteRune && len(k.pastes) > 0 {
+		p := k.pastes[0]
+		k.pastes = k.pastes[1:]
+		if n, m := utf8.RuneCountInString(line), utf8.RuneCountInString(p); n+m > MaxLine {
+			if k.Notice != nil {
+				k.Notice(fmt.Sprintf("agenthost: the paste of %d characters was not added: a message holds at most %d; put a longer text in a file under a mount and name it", m, MaxLine))
+			}
+			return line, pos, true
+		}
+		return line[:pos] + p + line[pos:], pos + len(p), true
+	}
 	if key != ctrlCRune {
 		return "", 0, false
 	}

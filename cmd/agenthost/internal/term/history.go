@@ -25,8 +25,8 @@ const (
 	historyFile     = "chat_history"
 	historyMax      = 1000
 	historyMaxBytes = 1 << 20
-	// historyMaxLine is the longest line kept: x/term's line editor
-	// holds at most 4096 runes.
+	// historyMaxLine is the longest line kept: a longer one (a long
+	// paste, up to MaxLine runes) is sent but not kept.
 	historyMaxLine = 16 << 10
 )
 

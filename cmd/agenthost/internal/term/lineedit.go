@@ -24,6 +24,7 @@ func NewLineEditor(tty *os.File, prompt string) *LineEditor {
 		io.Writer
 	}{keys, tty}, prompt)
 	line.AutoCompleteCallback = keys.Complete
+	keys.Notice = func(s string) { line.Write([]byte(s + "\n")) }
 	return &LineEditor{tty: tty, line: line}
 }
 

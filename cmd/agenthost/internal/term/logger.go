@@ -15,9 +15,12 @@ import (
 // format on a terminal (tty; in colour with color), JSON lines otherwise.
 // An empty level is warn on a terminal (the progress display says what
 // info logs would), info otherwise. With progress (the progress display of
-// a run is on w), the records about failed model requests are left out:
-// the display shows each retry, and the run's last lines the error that
-// stopped it. The error is that of a level that is not one.
+// a run is on w), the records of what the display reports already are
+// left out, so each event is reported once: failed model requests (the
+// display shows each retry, and the run's last lines the error that
+// stopped it), doom-loop verdicts and the final step (progress lines),
+// and the run's end (the last line). The error is that of a level that is
+// not one.
 func NewLogger(w io.Writer, level string, tty, color, progress bool) (zerolog.Logger, error) {
 	if level == "" {
 		level = "info"
@@ -40,11 +43,17 @@ func NewLogger(w io.Writer, level string, tty, color, progress bool) (zerolog.Lo
 }
 
 // shownElsewhere drops the log records that the progress display and the
-// last lines of a run show already (loop.LogRequestFailed).
+// last lines of a run show already (loop.LogRequestFailed and the like).
 type shownElsewhere struct{}
 
 func (shownElsewhere) Run(ev *zerolog.Event, _ zerolog.Level, msg string) {
-	if strings.HasPrefix(msg, loop.LogRequestFailed) {
+	for _, p := range []string{loop.LogRequestFailed, loop.LogDoomLoop, loop.LogFinalStep} {
+		if strings.HasPrefix(msg, p) {
+			ev.Discard()
+			return
+		}
+	}
+	if msg == loop.LogRunEnd {
 		ev.Discard()
 	}
 }

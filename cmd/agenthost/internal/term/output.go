@@ -256,7 +256,13 @@ func (o *Output) Finish(res *loop.Result) {
 			o.endLine()
 			o.print(res.Output)
 		}
+		open := o.Con.LineOpen()
 		o.endLine()
+		if res.StopReason == loop.StopAborted && o.Progress && !open {
+			// Ctrl-C: the terminal echoed ^C where the cursor was, at the
+			// start of a line; the last lines start on the next.
+			fmt.Fprintln(o.Con.Err())
+		}
 		for _, err := range res.Errors {
 			// Provider messages quote the server: escaped on a terminal.
 			fmt.Fprintf(o.Con.Err(), "agenthost: %s\n", o.errText(err))

@@ -18,12 +18,42 @@ func TestKeysPaste(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ab" + string(ctrlCRune) + "one⏎two    x]0;t⏎three\x1b[Acd"
+	want := "ab" + string(ctrlCRune) + string(pasteRune) + "\x1b[Acd"
 	if string(got) != want {
 		t.Errorf("keys %q, want %q", got, want)
 	}
+	line, pos, ok := k.Complete("ab", 1, pasteRune)
+	if want := "aone⏎two    x]0;t⏎threeb"; !ok || line != want || pos != len(want)-1 {
+		t.Errorf("Complete(paste) = %q, %d, %v; want %q", line, pos, ok, want)
+	}
+	if len(k.pastes) != 0 {
+		t.Errorf("paste kept after Complete: %q", k.pastes)
+	}
 	if l := PasteLine("one⏎two"); l != "one\ntwo" {
 		t.Errorf("PasteLine %q", l)
+	}
+}
+
+// A paste is inserted whole however long, up to MaxLine runes on the
+// line; one that would make the line longer is refused with a notice.
+func TestKeysPasteBound(t *testing.T) {
+	fits := strings.Repeat("é", MaxLine-2)
+	k := NewKeys(strings.NewReader("\x1b[200~" + fits + "\x1b[201~\x1b[200~xyz\x1b[201~"))
+	var notices []string
+	k.Notice = func(s string) { notices = append(notices, s) }
+	if _, err := io.ReadAll(k); err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := k.Complete("ab", 2, pasteRune)
+	if line != "ab"+fits || len(notices) != 0 {
+		t.Fatalf("paste that fits: %d bytes, notices %q", len(line), notices)
+	}
+	line2, pos, ok := k.Complete(line, len(line), pasteRune)
+	if !ok || line2 != line || pos != len(line) {
+		t.Errorf("paste over the bound changed the line")
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "paste of 3 characters was not added") {
+		t.Errorf("notices %q", notices)
 	}
 }
 
