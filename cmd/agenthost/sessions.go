@@ -112,29 +112,11 @@ removes nothing.`,
 // sessionsList prints the sessions of dataDir, newest first: the newest
 // limit of them when limit is above 0.
 func sessionsList(dataDir string, asJSON, all bool, limit int, e *env) int {
-	ms, err := session.List(dataDir)
+	ms, sums, hidden, err := session.ListSummaries(dataDir, limit, all)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "agenthost: sessions: %v\n", err)
 		return exitError
 	}
-	// Newest first, the sessions listed and their summaries: those that
-	// failed before any model answer are left out (counted) unless all.
-	var kept []session.Meta
-	var sums []session.Summary
-	hidden := 0
-	for _, m := range ms {
-		if limit > 0 && len(kept) == limit {
-			break
-		}
-		_, evs, _ := session.Events(dataDir, m.ID)
-		sum := session.Summarize(evs)
-		if sum.FailedEarly() && !all {
-			hidden++
-			continue
-		}
-		kept, sums = append(kept, m), append(sums, sum)
-	}
-	ms = kept
 	if hidden > 0 && !asJSON {
 		fmt.Fprintf(e.stderr, "%d %s that failed before any model answer %s not listed; sessions list --all lists %s\n",
 			hidden, term.Plural(hidden, "session", "sessions"), term.Plural(hidden, "is", "are"), term.Plural(hidden, "it", "them"))

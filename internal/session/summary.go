@@ -64,3 +64,27 @@ func Summarize(evs []loop.Event) Summary {
 	}
 	return s
 }
+
+// ListSummaries is what `sessions list` shows: the sessions of dataDir,
+// newest first, with their summaries, at most limit of them when limit is
+// above 0. Unless all, the sessions that failed before any model answer
+// (FailedEarly) are left out, and hidden counts those passed over.
+func ListSummaries(dataDir string, limit int, all bool) (ms []Meta, sums []Summary, hidden int, err error) {
+	metas, err := List(dataDir)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, m := range metas {
+		if limit > 0 && len(ms) == limit {
+			break
+		}
+		_, evs, _ := Events(dataDir, m.ID)
+		sum := Summarize(evs)
+		if sum.FailedEarly() && !all {
+			hidden++
+			continue
+		}
+		ms, sums = append(ms, m), append(sums, sum)
+	}
+	return ms, sums, hidden, nil
+}
