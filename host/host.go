@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -471,6 +472,26 @@ type Tool struct {
 // a server said they changed (RefreshTools). The slice is shared; do not
 // modify it.
 func (h *Host) Tools() []Tool { return h.tab.Load().list }
+
+// AgentTools is what agent a offers its model as tools, in order: its
+// tools, then its subagents (each a tool of its name), with a
+// description of each: the tool's own, or "subagent: " and the agent's
+// description.
+func (h *Host) AgentTools(a *config.Agent) (names []string, desc map[string]string) {
+	desc = map[string]string{}
+	for _, t := range h.Tools() {
+		desc[t.Name] = t.Description
+	}
+	names = slices.Clone(a.Tools)
+	for _, s := range a.Subagents {
+		names = append(names, s)
+		desc[s] = "subagent"
+		if sub := h.Config.Agent(s); sub != nil && sub.Description != "" {
+			desc[s] = "subagent: " + sub.Description
+		}
+	}
+	return names, desc
+}
 
 // ToolsVersion is Tools with the version of the host's tools it lists
 // (RefreshTools).

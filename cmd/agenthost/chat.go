@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -221,19 +220,7 @@ func (c *chat) tools() {
 		fmt.Fprintf(c.e.stderr, "agenthost: no agent %q in %s\n", name, c.path)
 		return
 	}
-	desc := map[string]string{}
-	for _, t := range c.h.Tools() {
-		desc[t.Name] = t.Description
-	}
-	// The subagents too: the model calls each as a tool of its name.
-	names := slices.Clone(a.Tools)
-	for _, s := range a.Subagents {
-		names = append(names, s)
-		desc[s] = "subagent"
-		if sub := c.h.Config.Agent(s); sub != nil && sub.Description != "" {
-			desc[s] = "subagent: " + sub.Description
-		}
-	}
+	names, desc := c.h.AgentTools(a)
 	term.WriteTools(c.e.stdout, name, names, desc, c.e.stdoutTTY)
 }
 
