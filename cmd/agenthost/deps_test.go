@@ -21,7 +21,9 @@ import (
 // imports nothing else of ours; the terminal (cmd/agenthost/internal/term)
 // draws the loop's questions and text and never links the host, the
 // sandbox, the provider client or Temporal; what the runs command does
-// (cmd/agenthost/internal/runs) parses no flags and reads no config.
+// (cmd/agenthost/internal/runs) parses no flags and reads no config; the
+// prompt of run (cmd/agenthost/internal/prompt) depends on the standard
+// library alone.
 func TestImportPolicy(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -51,6 +53,7 @@ func TestImportPolicy(t *testing.T) {
 		{"../../host", false, []string{"go.temporal.io"}, false},
 		{"../../internal/report", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/host", mod + "/cmd", "go.temporal.io"}, false},
 		{"./internal/term", false, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", mod + "/host", "go.temporal.io", "go.opentelemetry.io"}, false},
+		{"./internal/prompt", false, nil, true},
 		{"./internal/runs", true, []string{"github.com/tetratelabs/wazero", "github.com/sashabaranov/go-openai", "github.com/spf13", mod + "/host/config", mod + "/host/plugin", "go.opentelemetry.io"}, false},
 		{"../../host/mcpserve/httpserve", true, []string{mod + "/host/plugin", mod + "/host/config", mod + "/host/provider", mod + "/loop", mod + "/internal", mod + "/cmd", "go.temporal.io"}, false},
 		{"../../prompts", false, nil, true},

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -62,7 +60,7 @@ object).`,
 		if isPluginFile(target) {
 			var mounts []config.Mount
 			for _, f := range *mountFlags {
-				m, err := parseMountFlag(f)
+				m, err := config.ParseMountFlag(f)
 				if err != nil {
 					return usageErr(e, "plugin call: --mount %q: %v", f, err)
 				}
@@ -121,35 +119,6 @@ object).`,
 // isPluginFile tells a module (a path or builtin:NAME) from a block name.
 func isPluginFile(s string) bool {
 	return strings.HasSuffix(s, ".wasm") || strings.HasPrefix(s, "builtin:") || strings.ContainsRune(s, filepath.Separator) || strings.ContainsRune(s, '/')
-}
-
-// parseMountFlag is a --mount HOST:GUEST[:ro|rw] (docker's -v form): the
-// guest is the part after the last ":" that starts an absolute path, so a
-// host path may hold a colon; HOST is made absolute. The mode is left
-// empty for the mount block's default (ro).
-func parseMountFlag(s string) (config.Mount, error) {
-	var m config.Mount
-	for _, mode := range []config.MountMode{config.MountRO, config.MountRW} {
-		if rest, ok := strings.CutSuffix(s, ":"+string(mode)); ok {
-			s, m.Mode = rest, mode
-			break
-		}
-	}
-	i := strings.LastIndex(s, ":/")
-	if i <= 0 {
-		return m, fmt.Errorf("use HOST:GUEST[:ro|rw], the guest an absolute path, like --mount .:/workspace:rw")
-	}
-	host, err := filepath.Abs(s[:i])
-	if err != nil {
-		return m, err
-	}
-	if fi, err := os.Stat(host); err != nil {
-		return m, fmt.Errorf("the host directory %s: %w", host, errors.Unwrap(err))
-	} else if !fi.IsDir() {
-		return m, fmt.Errorf("%s is not a directory", host)
-	}
-	m.Host, m.Guest = host, s[i+1:]
-	return m, nil
 }
 
 // loadPluginFile builds a host with one plugin block for the module src

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/prompt"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/doctor"
@@ -146,102 +145,19 @@ func exitCode(r loop.StopReason) int {
 	return exitError
 }
 
-// maxStdinPrompt is the most `run` reads of a prompt, from stdin or a
-// file, and the most a whole prompt may be: 16 MiB. A bigger prompt is
-// refused, never cut.
-const maxStdinPrompt = 16 << 20
-
-// tooBig is the advice of a prompt over maxStdinPrompt.
-const tooBig = "nothing was run: put the material in a file under a mount and name it in the prompt"
-
-// readPrompt makes the prompt of run: the arguments joined by spaces (stdin
-// with "-", FILE's text with "@FILE" as the only argument, "@@..." a
-// literal "@..."), then the text of file (-f) and then piped stdin (not a
-// terminal, not empty, and not read already), each trimmed and after a
-// blank line.
+// readPrompt makes the prompt of run (prompt.Build); a prompt that cannot
+// be made of what was given is a usage error.
 func readPrompt(pos []string, file string, e *env) (string, int) {
-	var parts []string
-	add := func(s string) {
-		if s = strings.TrimSpace(s); s != "" {
-			parts = append(parts, s)
-		}
-	}
-	piped := !e.stdinTTY
+	p, err := prompt.Build(pos, file, e.stdin, e.stdinTTY)
+	var ue *prompt.UsageError
 	switch {
-	case len(pos) == 1 && pos[0] == "-":
-		b, code := readStdin(e)
-		if code != exitOK {
-			return "", code
-		}
-		if strings.TrimSpace(string(b)) == "" {
-			return "", usageErr(e, "run: the prompt read from stdin is empty")
-		}
-		add(string(b))
-		piped = false
-	case len(pos) == 1 && strings.HasPrefix(pos[0], "@@"):
-		add(pos[0][1:])
-	case len(pos) == 1 && strings.HasPrefix(pos[0], "@"):
-		s, code := readPromptFile(pos[0][1:], " (a prompt that starts with @ names a file; write @@ for a literal @)", e)
-		if code != exitOK {
-			return "", code
-		}
-		add(s)
-	default:
-		add(strings.Join(pos, " "))
-	}
-	if file != "" {
-		s, code := readPromptFile(file, "", e)
-		if code != exitOK {
-			return "", code
-		}
-		add(s)
-	}
-	if piped {
-		b, code := readStdin(e)
-		if code != exitOK {
-			return "", code
-		}
-		add(string(b))
-	}
-	p := strings.Join(parts, "\n\n")
-	switch {
-	case p == "":
-		return "", usageErr(e, "run needs a prompt: agenthost run \"your task\" (or - to read it from stdin)")
-	case len(p) > maxStdinPrompt:
-		return "", usageErr(e, "run: the prompt is more than %d MiB, the most run reads; %s", maxStdinPrompt>>20, tooBig)
+	case errors.As(err, &ue):
+		return "", usageErr(e, "%v", err)
+	case err != nil:
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return "", exitError
 	}
 	return p, exitOK
-}
-
-// readStdin reads stdin whole, at most maxStdinPrompt.
-func readStdin(e *env) ([]byte, int) {
-	b, err := io.ReadAll(io.LimitReader(e.stdin, maxStdinPrompt+1))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "agenthost: reading the prompt from stdin: %v\n", err)
-		return nil, exitError
-	}
-	if len(b) > maxStdinPrompt {
-		return nil, usageErr(e, "run: the prompt on stdin is more than %d MiB, the most run reads; %s", maxStdinPrompt>>20, tooBig)
-	}
-	return b, exitOK
-}
-
-// readPromptFile reads a prompt file, at most maxStdinPrompt; hint ends
-// the message of a file that cannot be read.
-func readPromptFile(name, hint string, e *env) (string, int) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", usageErr(e, "run: reading the prompt file: %v%s", err, hint)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxStdinPrompt+1))
-	if err != nil {
-		return "", usageErr(e, "run: reading the prompt file: %v%s", err, hint)
-	}
-	if len(b) > maxStdinPrompt {
-		return "", usageErr(e, "run: the prompt file %s is more than %d MiB, the most run reads; %s", name, maxStdinPrompt>>20, tooBig)
-	}
-	return string(b), exitOK
 }
 
 // newLogger makes the logger of a command on stderr (term.NewLogger).

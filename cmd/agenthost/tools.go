@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/internal/textcut"
 )
 
 // newToolsCmd is `agenthost tools`: the tools of the config's plugins, all
@@ -56,16 +54,17 @@ func newToolsCmd(c *cli) *cobra.Command {
 			}
 			return writeJSON(e, tools)
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOOL\tPLUGIN\tKIND\tDESCRIPTION")
-		room := descRoom(e, tools)
+		// Names and descriptions come from plugins: escaped on a terminal.
+		rows := [][]string{{"TOOL", "PLUGIN", "KIND", "DESCRIPTION"}}
 		for _, t := range tools {
-			// Names and descriptions come from plugins: escaped on a terminal.
-			desc := outText(e, firstLine(t.Description))
-			if room > 0 {
-				desc = textcut.Runes(desc, room)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", outText(e, t.Name), t.Plugin, t.Kind, desc)
+			rows = append(rows, []string{outText(e, t.Name), t.Plugin, string(t.Kind), outText(e, firstLine(t.Description))})
+		}
+		if e.stdoutTTY {
+			term.FitLastColumn(rows, term.ColumnsOf(e.stdout))
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		for _, r := range rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
 		}
 		tw.Flush()
 		if len(h.Config.MCPServers) > 0 {
@@ -82,27 +81,4 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// descRoom is the runes a description may take so that a row of the tools
-// table fits the terminal's width, as gh cuts a table's last column; 0
-// (no cut) when stdout is not a terminal, its width is unknown, or the
-// other columns leave less than descMin.
-func descRoom(e *env, tools []host.Tool) int {
-	const descMin = 20
-	if !e.stdoutTTY {
-		return 0
-	}
-	cols := term.ColumnsOf(e.stdout)
-	name, plugin, kind := len("TOOL"), len("PLUGIN"), len("KIND")
-	for _, t := range tools {
-		name = max(name, utf8.RuneCountInString(outText(e, t.Name)))
-		plugin = max(plugin, utf8.RuneCountInString(t.Plugin))
-		kind = max(kind, utf8.RuneCountInString(string(t.Kind)))
-	}
-	room := cols - (name + 2) - (plugin + 2) - (kind + 2)
-	if cols == 0 || room < descMin {
-		return 0
-	}
-	return room
 }

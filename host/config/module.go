@@ -1,7 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -48,6 +51,36 @@ agent "plugin-call" {
 	}
 	cfg.Plugins[0].Bare = true
 	return cfg, nil
+}
+
+// ParseMountFlag is a --mount HOST:GUEST[:ro|rw] of `agenthost plugin call
+// FILE.wasm` (docker's -v form), a mount of ForModule: the guest is the
+// part after the last ":" that starts an absolute path, so a host path may
+// hold a colon; HOST is made absolute and must be a directory. The mode is
+// left empty for the mount block's default (ro).
+func ParseMountFlag(s string) (Mount, error) {
+	var m Mount
+	for _, mode := range []MountMode{MountRO, MountRW} {
+		if rest, ok := strings.CutSuffix(s, ":"+string(mode)); ok {
+			s, m.Mode = rest, mode
+			break
+		}
+	}
+	i := strings.LastIndex(s, ":/")
+	if i <= 0 {
+		return m, fmt.Errorf("use HOST:GUEST[:ro|rw], the guest an absolute path, like --mount .:/workspace:rw")
+	}
+	host, err := filepath.Abs(s[:i])
+	if err != nil {
+		return m, err
+	}
+	if fi, err := os.Stat(host); err != nil {
+		return m, fmt.Errorf("the host directory %s: %w", host, errors.Unwrap(err))
+	} else if !fi.IsDir() {
+		return m, fmt.Errorf("%s is not a directory", host)
+	}
+	m.Host, m.Guest = host, s[i+1:]
+	return m, nil
 }
 
 // hclQuote is s as an HCL string literal: quoted, and no template in it.
