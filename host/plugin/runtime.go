@@ -28,6 +28,8 @@ import (
 type Runtime struct {
 	rt    wazero.Runtime
 	cache wazero.CompilationCache
+	// compileLocks holds a mutex per module being compiled (compileLock).
+	compileLocks sync.Map
 	// cacheDir is the on-disk compilation cache ("" = in memory only).
 	cacheDir string
 	// facts holds the load facts, module sums and module data in cacheDir
@@ -225,10 +227,12 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 	if err != nil {
 		return nil, err
 	}
+	unlock := r.compileLock(sum, pages)
 	cm, err := r.rt.CompileModule(ctx, patched)
 	if err != nil && r.dropBadCache(ctx, err) {
 		cm, err = r.rt.CompileModule(ctx, patched)
 	}
+	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -240,6 +244,21 @@ func (r *Runtime) compilePatched(ctx context.Context, wasm []byte, bin *binary, 
 		cm = &compiledModule{CompiledModule: cm, data: data}
 	}
 	return cm, nil
+}
+
+// compileLock takes the lock of one module's compilations: the module of
+// sum patched for pages memory pages, the same bytes for every plugin
+// that loads it. wazero compiles a module once and shares the code among
+// its compiled modules; two compilations of the same module at once (two
+// plugin blocks of one .wasm, loaded together from the compilation
+// cache) could leave a call running code that is gone: a host panic in
+// the call, seen under load in plugin_tool_prefix_run. One at a time,
+// the second finds the first's code. It returns the unlock.
+func (r *Runtime) compileLock(sum string, pages uint32) func() {
+	v, _ := r.compileLocks.LoadOrStore(fmt.Sprintf("%s/%d", sum, pages), new(sync.Mutex))
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // patchModule lowers the module's memory maximum to pages and takes its
