@@ -166,9 +166,9 @@ func TestTools(t *testing.T) {
 		"c":     `{"description":"1 unicode codepoint","type":"string"}`,
 		"o":     `{"anyOf":[{"type":"null"},{"type":"number"}]}`,
 		"r":     `{"oneOf":[{"properties":{"ok":{"type":"string"}},"required":["ok"],"type":"object"},{"properties":{"err":{"type":"number"}},"required":["err"],"type":"object"}]}`,
-		"t":     `{"maxItems":3,"minItems":3,"prefixItems":[{"description":"1 unicode codepoint","type":"string"},{"type":"number"},{"type":"number"}],"type":"array"}`,
+		"t":     `{"maxItems":3,"minItems":3,"prefixItems":[{"description":"1 unicode codepoint","type":"string"},{"anyOf":[{"type":"number"},{"enum":["NaN","inf","-inf"]}]},{"type":"number"}],"type":"array"}`,
 		"color": `{"enum":["red","green","blue"],"type":"string"}`,
-		"shape": `{"oneOf":[{"properties":{"tag":{"const":"circle"},"val":{"type":"number"}},"required":["tag","val"],"type":"object"},{"properties":{"tag":{"const":"square"},"val":{"type":"number"}},"required":["tag","val"],"type":"object"},{"properties":{"tag":{"const":"none"}},"required":["tag"],"type":"object"}]}`,
+		"shape": `{"oneOf":[{"properties":{"tag":{"const":"circle"},"val":{"anyOf":[{"type":"number"},{"enum":["NaN","inf","-inf"]}]}},"required":["tag","val"],"type":"object"},{"properties":{"tag":{"const":"square"},"val":{"type":"number"}},"required":["tag","val"],"type":"object"},{"properties":{"tag":{"const":"none"}},"required":["tag"],"type":"object"}]}`,
 		"bytes": `{"items":{"type":"number"},"type":"array"}`,
 	}
 	for name, w := range want {

@@ -709,8 +709,10 @@ func (w *schemaWriter) schema(t *Type) {
 	switch t.Kind {
 	case Bool:
 		w.put(`{"type":"boolean"}`)
-	case S8, S16, S32, S64, U8, U16, U32, U64, F32, F64:
+	case S8, S16, S32, S64, U8, U16, U32, U64:
 		w.put(`{"type":"number"}`)
+	case F32, F64: // NaN and the infinities have no JSON number: strings (fromJSON)
+		w.put(`{"anyOf":[{"type":"number"},{"enum":["NaN","inf","-inf"]}]}`)
 	case Char:
 		w.put(`{"description":"1 unicode codepoint","type":"string"}`)
 	case String:
