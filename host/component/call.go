@@ -28,9 +28,12 @@ type Outcome struct {
 	// Sandbox.MaxOutput bytes (Truncated says whether it was).
 	Stdout, Stderr []byte
 	Truncated      bool
-	// HTTPRefused lists the URLs (without query) of the HTTP requests
-	// the grant refused, for the log.
-	HTTPRefused []string
+	// HTTPRefused are the HTTP requests the grant refused (the first
+	// maxRefusedKept; HTTPRefusedAll counts them all), each naming its
+	// URL (redacted) and the origin to allow: a component may swallow
+	// the error it got, and the person needs to know what to grant.
+	HTTPRefused    []*sandbox.RefusedError
+	HTTPRefusedAll int
 }
 
 // ErrHostBudget is wrapped by the Err of a sandbox.FailureMemory whose call would
@@ -122,7 +125,7 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	}
 	res.Stdout, res.Stderr = out.Head(), errOut.Head()
 	res.Truncated = out.Truncated() || errOut.Truncated()
-	res.HTTPRefused = st.wasi.refused
+	res.HTTPRefused, res.HTTPRefusedAll = st.wasi.refused, st.wasi.refusedAll
 	return res, nil
 }
 

@@ -97,6 +97,10 @@ type Import struct {
 	// Missing lists the functions of a provided interface that agenthost
 	// does not implement (they trap when called).
 	Missing []string
+	// Used counts the functions of the import the component's code can
+	// call (those it lowers); 0 for an import it takes only types from,
+	// which nothing can trap on, provided or not.
+	Used int
 }
 
 // Load parses a component, checks that it has the supported shape and
@@ -489,7 +493,7 @@ func (k *Component) collectExports() error {
 			}
 		case sortType:
 		default:
-			return shapeError("the component exports a %s (%q)", sortName(e.sort), e.name)
+			return shapeError("the component exports %s (%q)", aSort(e.sort), e.name)
 		}
 	}
 	return nil
@@ -536,10 +540,15 @@ func (k *Component) collectImports() {
 		k.imports = append(k.imports, im)
 	}
 	for _, lw := range k.lowered {
-		if lw.fn == nil || lw.impl != nil {
+		if lw.fn == nil {
 			continue
 		}
-		if i, ok := seen[lw.fn.iface]; ok && k.imports[i].Provided {
+		i, ok := seen[lw.fn.iface]
+		if !ok {
+			continue
+		}
+		k.imports[i].Used++
+		if lw.impl == nil && k.imports[i].Provided {
 			k.imports[i].Missing = append(k.imports[i].Missing, lw.fn.name)
 		}
 	}

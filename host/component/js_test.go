@@ -221,7 +221,7 @@ func TestJSFetch(t *testing.T) {
 		t.Errorf("configured: %s", out.JSON)
 	}
 	out = mustCall(t, k, "fetch-url", fmt.Sprintf(`{"url":%q}`, other.URL+"/y"), sb)
-	if !out.IsError || !strings.Contains(string(out.JSON), "fetch failed") || len(out.HTTPRefused) != 1 || out.HTTPRefused[0] != other.URL+"/y" {
+	if !out.IsError || !strings.Contains(string(out.JSON), "fetch failed") || len(out.HTTPRefused) != 1 || out.HTTPRefused[0].URL != other.URL+"/y" || out.HTTPRefused[0].Origin != other.URL {
 		t.Errorf("other origin: %s, refused %v", out.JSON, out.HTTPRefused)
 	}
 	out = mustCall(t, k, "fetch-url", fmt.Sprintf(`{"url":%q}`, allowed.URL+"/redirect?to="+url.QueryEscape(other.URL+"/z")), sb)

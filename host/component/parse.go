@@ -295,7 +295,7 @@ func (c *comp) section(s wasmbin.Section, r *reader) error {
 				// Types re-exported by the shim: the functions' types
 				// already name them.
 			default:
-				return shapeError("nested component %d exports a %s", len(c.comps), sortName(e.sort))
+				return shapeError("nested component %d exports %s", len(c.comps), aSort(e.sort))
 			}
 		}
 		c.comps = append(c.comps, n)
@@ -482,7 +482,7 @@ func (c *comp) instance(r *reader) error {
 				ci.names = append(ci.names, name)
 			case sortType:
 			default:
-				return shapeError("an instance exports a %s", sortName(si.sort))
+				return shapeError("an instance exports %s", aSort(si.sort))
 			}
 			return nil
 		}); err != nil {
@@ -539,7 +539,7 @@ func (c *comp) sortIdx(r *reader) (sortIdx, error) {
 			return sortIdx{}, shapeError("a reference to core sort 0x%02x", cs)
 		}
 	default:
-		return sortIdx{}, shapeError("a reference to a %s", sortName(s))
+		return sortIdx{}, shapeError("a reference to %s", aSort(s))
 	}
 	if int(i) >= limit {
 		return sortIdx{}, r.Fail("%s index %d is out of range", sortName(s), i)
@@ -563,6 +563,14 @@ func sortName(s byte) string {
 		return "instance"
 	}
 	return fmt.Sprintf("sort 0x%02x", s)
+}
+
+// aSort is sortName with its article, for errors ("an instance").
+func aSort(s byte) string {
+	if s == sortInstance {
+		return "an instance"
+	}
+	return "a " + sortName(s)
 }
 
 // readIdxName reads the instance and the name of an export alias.
@@ -630,7 +638,7 @@ func (c *comp) alias(r *reader) error {
 			return r.Fail("core instance %d does not exist", i)
 		}
 		if s != sortCore {
-			return r.Fail("core export alias of a %s", sortName(s))
+			return r.Fail("core export alias of %s", aSort(s))
 		}
 		ref := coreRef{int(i), name}
 		switch cs {
@@ -659,7 +667,7 @@ func (c *comp) alias(r *reader) error {
 			return nil
 		}
 		if s != sortType {
-			return shapeError("an outer alias of a %s", sortName(s))
+			return shapeError("an outer alias of %s", aSort(s))
 		}
 		td, err := outerType(r, c.sc, ct, idx)
 		if err != nil {
@@ -822,7 +830,7 @@ func (c *comp) importDef(r *reader) error {
 			e.typ.imported = name
 			c.sc.types = append(c.sc.types, e.typ)
 		default:
-			return shapeError("a nested component imports a %s (%q)", sortName(e.sort), name)
+			return shapeError("a nested component imports %s (%q)", aSort(e.sort), name)
 		}
 		return nil
 	}
@@ -843,7 +851,7 @@ func (c *comp) importDef(r *reader) error {
 		}
 		c.sc.types = append(c.sc.types, e.typ)
 	default:
-		return shapeError("the component imports a %s (%q); only instances, functions and types can be imported", sortName(e.sort), name)
+		return shapeError("the component imports %s (%q); only instances, functions and types can be imported", aSort(e.sort), name)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ func TestShape(t *testing.T) {
 		{"shape_async.wasm", `export "f" is an async function: only synchronous exports are supported`},
 		{"shape_resource.wasm", "exported resources are not supported"},
 		{"shape_nested.wasm", "a nested component contains a core module"},
+		{"shape_nested_import.wasm", `a nested component imports an instance ("x")`},
 	}
 	for _, c := range cases {
 		_, err := Load(ctx, rt, readTestdata(t, c.file), Options{})

@@ -57,9 +57,11 @@ type wasiState struct {
 	start  time.Time
 	mu     sync.Mutex
 	timers []*time.Timer
-	// refused are the URLs of HTTP requests the grant refused.
-	refused  []string
-	requests int
+	// refused are the HTTP requests the grant refused, the first
+	// maxRefusedKept of them; refusedAll counts them all.
+	refused    []*sandbox.RefusedError
+	refusedAll int
+	requests   int
 }
 
 func newWasiState(sb *Sandbox) *wasiState {

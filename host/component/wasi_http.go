@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/agenthost/agenthost/internal/hostmem"
+	"github.com/agenthost/agenthost/internal/redact"
+	"github.com/agenthost/agenthost/internal/sandbox"
 )
 
 // wasi:http error-code cases used here (stable across WASI 0.2.x).
@@ -39,6 +41,7 @@ const (
 // Bounds on what one call may do with HTTP.
 const (
 	maxHTTPRequests = 256     // requests per call
+	maxRefusedKept  = 4       // refused requests a call reports by URL
 	maxFieldBytes   = 1 << 20 // bytes of one fields object's names and values
 )
 
@@ -357,7 +360,9 @@ func (st *call) handleHTTP(req *outgoingRequest) Value {
 		return fail(httpErr(hecRequestURIInvalid, nil))
 	}
 	if g == nil || g.Allow == nil || !g.Allow(u) {
-		st.wasi.refused = append(st.wasi.refused, redactURL(u))
+		if st.wasi.refusedAll++; len(st.wasi.refused) < maxRefusedKept {
+			st.wasi.refused = append(st.wasi.refused, sandbox.Refused(u, redact.URL(u.String()), false))
+		}
 		return fail(httpErr(hecRequestDenied, nil))
 	}
 	st.wasi.requests++
@@ -482,12 +487,6 @@ func methodName(m Var) string {
 		return ""
 	}
 	return s
-}
-
-func redactURL(u *url.URL) string {
-	v := *u
-	v.User, v.RawQuery, v.Fragment = nil, "", ""
-	return v.String()
 }
 
 func init() {

@@ -199,14 +199,30 @@ func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, ar
 		}
 		return loop.ToolResult{}, p.componentFailure(ctx, t, err)
 	}
-	for _, u := range out.HTTPRefused {
-		zerolog.Ctx(ctx).Info().Str("plugin", p.name).Str("tool", t.spec.Name).Str("url", u).Msg("HTTP request refused: its origin is not in the plugin's http allow list")
-	}
 	res := loop.ToolResult{Content: string(out.JSON), IsError: out.IsError}
 	if res.IsError && len(out.Stderr) > 0 {
 		res.Content += "\nstderr:\n" + sandbox.ValidUTF8(out.Stderr)
 	}
+	res.Content += p.refusedNote(ctx, t, out)
 	return res, nil
+}
+
+// refusedNote logs each HTTP request the grant refused, as Extism's are,
+// and returns the lines that tell the model: the component got only
+// HTTP-request-denied, which it may have swallowed or reworded ("An error
+// occurred while using the host API"), and only the host knows the origin
+// to allow. Empty when nothing was refused.
+func (p *Plugin) refusedNote(ctx context.Context, t *tool, out *component.Outcome) string {
+	var b strings.Builder
+	for _, r := range out.HTTPRefused {
+		zerolog.Ctx(ctx).Warn().Str("plugin", p.name).Str("tool", t.spec.Name).Str("url", r.URL).Str("origin", r.Origin).
+			Msg("HTTP request refused: not in the http allow list")
+		b.WriteString("\nhost: " + r.Error())
+	}
+	if more := out.HTTPRefusedAll - len(out.HTTPRefused); more > 0 {
+		fmt.Fprintf(&b, "\nhost: %d more HTTP requests refused", more)
+	}
+	return b.String()
 }
 
 // componentFailure names the plugin and the tool in a component's
@@ -292,6 +308,9 @@ type WorldImport struct {
 	// Missing are the functions of a provided interface agenthost does
 	// not implement (they trap when called).
 	Missing []string `json:"missing,omitempty"`
+	// Used counts the functions of it the component can call; 0: it
+	// takes only types from it, and nothing of it can trap.
+	Used int `json:"used"`
 }
 
 // inspect fills in the report on a component by loading it (its core
@@ -316,7 +335,7 @@ func (componentKind) inspect(ctx context.Context, i *inspecting, info *Info) err
 		info.Exports = append(info.Exports, f.Name)
 	}
 	for _, im := range k.Imports() {
-		w.Imports = append(w.Imports, WorldImport{Name: im.Name, Provided: im.Provided, Missing: im.Missing})
+		w.Imports = append(w.Imports, WorldImport{Name: im.Name, Provided: im.Provided, Missing: im.Missing, Used: im.Used})
 		info.Imports = append(info.Imports, im.Name)
 	}
 	info.World = w
@@ -338,6 +357,8 @@ func (w *World) write(b *strings.Builder) {
 	}
 	for _, im := range w.Imports {
 		switch {
+		case !im.Provided && im.Used == 0:
+			fmt.Fprintf(b, "  import %s: not provided, not needed (none of its functions is called: types only)\n", im.Name)
 		case !im.Provided:
 			fmt.Fprintf(b, "  import %s: NOT PROVIDED (its functions trap when called)\n", im.Name)
 		case len(im.Missing) > 0:

@@ -71,3 +71,38 @@ func (a *Allowlist) Allows(u *url.URL) bool {
 	}
 	return false
 }
+
+// Origin is u's origin as an allow list entry names it: scheme://host,
+// with the port only when it is not the scheme's default.
+func Origin(u *url.URL) string {
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); p == defaultPort(u.Scheme) {
+		host = strings.ToLower(u.Hostname())
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+	}
+	return u.Scheme + "://" + host
+}
+
+// RefusedError is a request, or a redirect, outside a plugin's allow
+// list, worded for the model and the person alike: the URL (redacted:
+// a presigned URL's signature is in its query) and the origin to allow.
+type RefusedError struct {
+	URL      string
+	Origin   string
+	Redirect bool
+}
+
+// Refused is the RefusedError of u; shown is u as it may be printed.
+func Refused(u *url.URL, shown string, redirect bool) *RefusedError {
+	return &RefusedError{URL: shown, Origin: Origin(u), Redirect: redirect}
+}
+
+func (e *RefusedError) Error() string {
+	what := "request"
+	if e.Redirect {
+		what = "redirect"
+	}
+	return fmt.Sprintf("HTTP %s to %s refused: its origin is not in the plugin's http allow list (add %q to http { allow = [...] } in the plugin block if it is trusted)", what, e.URL, e.Origin)
+}

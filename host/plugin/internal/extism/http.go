@@ -42,7 +42,7 @@ func parseAllow(entries []string) (*allowlist, error) {
 				return errors.New("too many redirects")
 			}
 			if !a.Allows(req.URL) {
-				return &refusedError{url: redact.URL(req.URL.String()), redirect: true}
+				return sandbox.Refused(req.URL, redact.URL(req.URL.String()), true)
 			}
 			return nil
 		},
@@ -53,20 +53,6 @@ func parseAllow(entries []string) (*allowlist, error) {
 // allows reports whether u's origin is on the list; a nil list allows
 // nothing.
 func (a *allowlist) allows(u *url.URL) bool { return a != nil && a.Allows(u) }
-
-// refusedError is a request or redirect outside the allow list; url is
-// redacted (a presigned URL's signature is in its query).
-type refusedError struct {
-	url      string
-	redirect bool
-}
-
-func (e *refusedError) Error() string {
-	if e.redirect {
-		return fmt.Sprintf("HTTP redirect to %s refused: its origin is not in the plugin's http allow list", e.url)
-	}
-	return fmt.Sprintf("HTTP request to %s refused: its origin is not in the plugin's http allow list (add it to http { allow = [...] } in the plugin block if it is trusted)", e.url)
-}
 
 // extismRequest is the JSON an Extism plugin passes to http_request.
 type extismRequest struct {
@@ -99,7 +85,7 @@ func (c *Call) httpRequest(reqOff, bodyOff uint64) uint64 {
 	shown := redact.URL(u.String())
 	if !c.p.http.allows(u) {
 		c.log.Warn().Str("plugin", c.p.name).Str("url", shown).Msg("HTTP request refused: not in the http allow list")
-		c.fail(&refusedError{url: shown})
+		c.fail(sandbox.Refused(u, shown, false))
 	}
 	method := strings.ToUpper(req.Method)
 	if method == "" {
@@ -114,9 +100,9 @@ func (c *Call) httpRequest(reqOff, bodyOff uint64) uint64 {
 	}
 	resp, err := c.p.http.client.Do(hr)
 	if err != nil {
-		var re *refusedError
+		var re *sandbox.RefusedError
 		if errors.As(err, &re) {
-			c.log.Warn().Str("plugin", c.p.name).Str("url", re.url).Msg("HTTP redirect refused: not in the http allow list")
+			c.log.Warn().Str("plugin", c.p.name).Str("url", re.URL).Msg("HTTP redirect refused: not in the http allow list")
 			c.fail(re)
 		}
 		// net/http quotes the URL it failed on (a redirect's included)
