@@ -25,20 +25,24 @@ var componentTestdata = filepath.Join("..", "..", "host", "component", "testdata
 //	component js NAME OUT   host/component/testdata/js/NAME built with ComponentizeJS
 //	                        (cached; the script needs [toolchain:componentize])
 //	component wat NAME OUT  host/component/testdata/NAME.wasm, written by hand
+//	component go NAME OUT   host/component/testdata/NAME, a Go command adapted into a
+//	                        command component (cached; needs [toolchain:componentize])
 func cmdComponent(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
-		ts.Fatalf("usage: component js|wat NAME OUT")
+		ts.Fatalf("usage: component js|wat|go NAME OUT")
 	}
 	var b []byte
 	switch args[0] {
 	case "js":
 		b = componenttest.JS(scriptTB{ts}, filepath.Join(componentTestdata, "js", args[1]), args[1])
+	case "go":
+		b = componenttest.GoCommand(scriptTB{ts}, filepath.Join(componentTestdata, args[1]), args[1])
 	case "wat":
 		var err error
 		b, err = os.ReadFile(filepath.Join(componentTestdata, args[1]+".wasm"))
 		ts.Check(err)
 	default:
-		ts.Fatalf("usage: component js|wat NAME OUT")
+		ts.Fatalf("usage: component js|wat|go NAME OUT")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[2]), b, 0o644))
 }

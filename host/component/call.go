@@ -28,6 +28,12 @@ type Outcome struct {
 	// Sandbox.MaxOutput bytes (Truncated says whether it was).
 	Stdout, Stderr []byte
 	Truncated      bool
+	// For a command's run (Sandbox.Command): ExitCode is the code it
+	// exited with (wasi:cli/exit's, else 0 when run returned ok and 1
+	// when it returned err), and StdoutText and StderrText are what it
+	// wrote as text, each with a marker where output was dropped.
+	ExitCode               uint32
+	StdoutText, StderrText string
 	// HTTPRefused are the HTTP requests the grant refused (the first
 	// maxRefusedKept; HTTPRefusedAll counts them all), each naming its
 	// URL (redacted) and the origin to allow: a component may swallow
@@ -112,6 +118,12 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	res, err := st.run(f, vals)
 	out := st.wasi.stdout
 	errOut := st.wasi.stderr
+	var exit *sys.ExitError
+	if sb.Command && errors.As(err, &exit) && ctx.Err() == nil && !st.wasi.flooded() {
+		res, err = &Outcome{ExitCode: exit.ExitCode()}, nil
+	} else if sb.Command && err == nil && res.IsError {
+		res.ExitCode = 1
+	}
 	if err == nil && st.quotaHit() {
 		err = errors.New("the component exceeded its write quota")
 	}
@@ -125,6 +137,9 @@ func (k *Component) Call(ctx context.Context, tool string, args []byte, sb *Sand
 	}
 	res.Stdout, res.Stderr = out.Head(), errOut.Head()
 	res.Truncated = out.Truncated() || errOut.Truncated()
+	if sb.Command {
+		res.StdoutText, res.StderrText = out.Text(), errOut.Text()
+	}
 	res.HTTPRefused, res.HTTPRefusedAll = st.wasi.refused, st.wasi.refusedAll
 	return res, nil
 }

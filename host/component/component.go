@@ -183,6 +183,20 @@ func (k *Component) Funcs() []*Func { return k.funcs }
 // provided.
 func (k *Component) Imports() []Import { return k.imports }
 
+// RunFunc returns the command entry of a command component, its
+// wasi:cli/run export (any 0.2.x version) run: func() -> result, or nil
+// when it has none. It is called with Sandbox.Command set, the command
+// line in Sandbox.Args and its stdin in Sandbox.Stdin.
+func (k *Component) RunFunc() *Func {
+	for _, f := range k.funcs {
+		iface, ver := splitVersion(f.Interface)
+		if iface == "wasi:cli/run" && supportedVersion(iface, ver) && f.Function == "run" && len(f.Type.Params) == 0 {
+			return f
+		}
+	}
+	return nil
+}
+
 // Func returns the exported function with the given tool name, or nil.
 func (k *Component) Func(name string) *Func {
 	for _, f := range k.funcs {

@@ -21,6 +21,10 @@ type Sandbox struct {
 	Args []string
 	// Stdin is what the guest reads from stdin.
 	Stdin []byte
+	// Command marks the call of a command's wasi:cli/run (RunFunc): a
+	// wasi:cli/exit ends it with an Outcome and its exit code, as a
+	// process's exit does, not with a failure.
+	Command bool
 	// RealClock grants the host's wall and monotonic clocks; without it
 	// the clock is the other plugin kinds' (sandbox.FakeClock): the wall
 	// clock starts at 2022-01-01T00:00:00Z, the monotonic clock at 0,

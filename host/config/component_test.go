@@ -44,10 +44,10 @@ func TestComponentValidation(t *testing.T) {
 	tests := []struct {
 		name, src, summary, detail, at string
 	}{
-		{"tool block", "plugin \"c\" {\n  source = \"c.wasm\"\n  tool \"t\" {\n    argv = [\"t\"]\n  }\n}\nagent \"a\" {}\n",
-			"Tool block on a component plugin", `Plugin "c" is a WASI 0.2 component: every function it exports is a tool`, "5:3"},
-		{"extism tool block", "plugin \"c\" {\n  source = \"c.wasm\"\n  tool \"t\" {\n    function = \"f\"\n  }\n}\nagent \"a\" {}\n",
-			"Tool block on a component plugin", "use tool_prefix or rename", "5:3"},
+		{"tool block without argv", "plugin \"c\" {\n  source = \"c.wasm\"\n  tool \"t\" {\n    stdin = \"x\"\n  }\n}\nagent \"a\" {}\n",
+			"Missing argv", `Tool "t" of component plugin "c" needs argv`, "5:3"},
+		{"extism tool block", "plugin \"c\" {\n  source = \"c.wasm\"\n  tool \"t\" {\n    argv     = [\"t\"]\n    function = \"f\"\n  }\n}\nagent \"a\" {}\n",
+			"Invalid attribute for a component tool", "A tool block is for a command component (one that exports wasi:cli/run)", "7:16"},
 		{"reuse", "plugin \"c\" {\n  source = \"c.wasm\"\n  reuse  = true\n}\nagent \"a\" {}\n",
 			"reuse on a component plugin", "a component runs every call in fresh instances", "5:12"},
 		{"declared another kind", "plugin \"c\" {\n  source = \"c.wasm\"\n  kind   = \"extism\"\n}\nagent \"a\" {}\n",

@@ -166,14 +166,22 @@ func (b *builder) httpAllow(p *Plugin, rp *rawPlugin) {
 }
 
 // component checks a component's block: config (wasi:config/store) and
-// http (wasi:http/outgoing-handler) apply; tool blocks and reuse do not.
-func (b *builder) component(p *Plugin, rp *rawPlugin, _ map[string]hcl.Range) {
+// http (wasi:http/outgoing-handler) apply, reuse does not. Tool blocks
+// are a command component's tools (it exports wasi:cli/run, which
+// host/plugin checks at load), each a command line and stdin as a
+// wasi_cli tool's; Extism's function and input are not for them.
+func (b *builder) component(p *Plugin, rp *rawPlugin, cliTools map[string]hcl.Range) {
 	p.Config = rp.Config
 	b.httpAllow(p, rp)
 	if present(rp.ReuseRange) {
 		b.errorf(rp.ReuseRange, "reuse on a component plugin", "reuse = true is for Extism plugins (kind = \"extism\"); a component runs every call in fresh instances. Remove reuse.")
 	}
 	for _, t := range rp.Tools {
-		b.errorf(t.DefRange, "Tool block on a component plugin", "Plugin %q is a WASI 0.2 component: every function it exports is a tool, with its schema from the WIT types and its description from the component's docs. Remove this block; use tool_prefix or rename to change the names the model sees.", p.Name)
+		for _, r := range []hcl.Range{t.FunctionRange, t.InputRange} {
+			if present(r) {
+				b.errorf(r, "Invalid attribute for a component tool", "Plugin %q is a WASI 0.2 component. A tool block is for a command component (one that exports wasi:cli/run): it gives the command line (argv) and stdin of a run, as a wasi_cli tool's does; function and input are for Extism plugins. A component that exports functions needs no tool blocks: each function is a tool (tool_prefix and rename change the names the model sees).", p.Name)
+			}
+		}
 	}
+	b.cliTools(p, rp, cliTools)
 }

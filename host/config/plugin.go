@@ -377,7 +377,7 @@ func (b *builder) cliTool(rt *rawTool, p *Plugin, seen map[string]hcl.Range) *CL
 	}
 	if !present(rt.ArgvRange) {
 		b.errorf(rt.DefRange, "Missing argv",
-			"Tool %q of wasi_cli plugin %q needs argv, its command line as a list evaluated per call, e.g. argv = [\"%s\", args.input].", rt.Name, p.Name, p.Name)
+			"Tool %q of %s plugin %q needs argv, its command line as a list evaluated per call, e.g. argv = [\"%s\", args.input].", rt.Name, p.Kind, p.Name, p.Name)
 	} else {
 		t.Argv = rt.Argv
 		b.callExpr(rt.Argv, "argv", props)

@@ -239,7 +239,7 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 		return loop.ToolResult{}, f
 	}
 	if t.cli != nil {
-		return cliResult(code, i), nil
+		return cliResult(code, i.stdout.Text(), i.stderr.Text()), nil
 	}
 	var res loop.ToolResult
 	if i.stdout.Truncated() {
@@ -261,16 +261,17 @@ func (p *Plugin) result(ctx context.Context, t *tool, i *instance) (loop.ToolRes
 
 // cliResult renders a wasi_cli run: stdout on success; exit code, stderr
 // and stdout on failure.
-func cliResult(code uint32, i *instance) loop.ToolResult {
+// The same for a wasi_cli module and a command component.
+func cliResult(code uint32, stdout, stderr string) loop.ToolResult {
 	if code == 0 {
-		return loop.ToolResult{Content: i.stdout.Text()}
+		return loop.ToolResult{Content: stdout}
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "exit code %d", code)
-	if s := strings.TrimSpace(i.stderr.Text()); s != "" {
+	if s := strings.TrimSpace(stderr); s != "" {
 		fmt.Fprintf(&b, "\nstderr:\n%s", s)
 	}
-	if s := strings.TrimSpace(i.stdout.Text()); s != "" {
+	if s := strings.TrimSpace(stdout); s != "" {
 		fmt.Fprintf(&b, "\nstdout:\n%s", s)
 	}
 	return loop.ToolResult{Content: b.String(), IsError: true}

@@ -34,6 +34,9 @@ type componentPlugin struct {
 	config map[string]string
 	// http is the wasi:http grant; nil when the block allows no origin.
 	http *component.HTTPGrant
+	// run is a command component's wasi:cli/run, which its tool blocks
+	// call; nil when the tools are its exported functions.
+	run *component.Func
 }
 
 // The component kind: a WASI 0.2 component, told by its binary header.
@@ -57,9 +60,6 @@ func (componentKind) load(ctx context.Context, l *loading) error {
 }
 
 func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limits) (*Plugin, error) {
-	if len(spec.Tools) > 0 {
-		return nil, errors.New("tool blocks are not for components: every function a component exports is a tool, described by its WIT types and docs; remove the tool blocks (tool_prefix and rename change the names)")
-	}
 	if spec.Reuse {
 		return nil, errors.New("reuse is for Extism plugins; a component runs every call in fresh instances")
 	}
@@ -128,7 +128,23 @@ func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limit
 		cp.http = &component.HTTPGrant{Allow: allow}
 	}
 	p.comp = cp
+	if len(spec.Tools) > 0 {
+		// A command component: its tools are the tool blocks, each a
+		// run of wasi:cli/run with the command line and stdin it builds.
+		if cp.run = k.RunFunc(); cp.run == nil {
+			return nil, fmt.Errorf("tool blocks are for command components, which export wasi:cli/run; %s does not: every function it exports is a tool, described by its WIT types and docs, so remove the tool blocks (tool_prefix and rename change the names)", sourceName(spec))
+		}
+		for _, ct := range spec.Tools {
+			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, &ct, base); err != nil {
+				return nil, err
+			}
+			p.byName[ct.Name].call = p.callComponent
+		}
+	}
 	for _, ct := range k.Tools() {
+		if cp.run != nil {
+			break
+		}
 		if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, nil, base); err != nil {
 			return nil, err
 		}
@@ -191,7 +207,15 @@ func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, ar
 		}
 		return loop.ToolResult{}, &sandbox.Failure{Plugin: p.name, Tool: t.spec.Name, Kind: kind, Err: err}
 	}
-	out, err := p.comp.k.Call(cctx, t.comp, args, p.sandbox())
+	sb, fn := p.sandbox(), t.comp
+	if t.cli != nil {
+		argv, stdin, err := t.cli.command(args)
+		if err != nil {
+			return errResult("cannot build the command line of tool %q: %v", t.spec.Name, err), nil
+		}
+		sb.Args, sb.Stdin, sb.Command, fn, args = argv, stdin, true, p.comp.run.Name, json.RawMessage("{}")
+	}
+	out, err := p.comp.k.Call(cctx, fn, args, sb)
 	if err != nil {
 		var ae *component.ArgumentError
 		if errors.As(err, &ae) {
@@ -200,7 +224,10 @@ func (p *Plugin) callComponent(ctx context.Context, t *tool, _ loop.ToolCall, ar
 		return loop.ToolResult{}, p.componentFailure(ctx, t, err)
 	}
 	res := loop.ToolResult{Content: string(out.JSON), IsError: out.IsError}
-	if res.IsError && len(out.Stderr) > 0 {
+	switch {
+	case t.cli != nil:
+		res = cliResult(out.ExitCode, out.StdoutText, out.StderrText)
+	case res.IsError && len(out.Stderr) > 0:
 		res.Content += "\nstderr:\n" + sandbox.ValidUTF8(out.Stderr)
 	}
 	res.Content += p.refusedNote(ctx, t, out)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +194,16 @@ func Rust(t TB, src, world string) []byte {
 	if b, err := os.ReadFile(out); err == nil {
 		return b
 	}
+	b := adapt(t, bin, core, filepath.Join(src, "world.wit"), world, "reactor", work)
+	save(t, out, b)
+	return b
+}
+
+// adapt makes a component of a WASI preview 1 module (core, in work):
+// jco embeds the world of the WIT file and adapts the module with its
+// preview 1 adapter of the given model ("reactor" or "command").
+func adapt(t TB, bin, core, wit, world, model, work string) []byte {
+	t.Helper()
 	jco := filepath.Join(filepath.Dir(bin), "@bytecodealliance", "jco")
 	script := "import { componentEmbed, componentNew } from " +
 		strconv.Quote((&url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(jco, "dist", "api.js"))}).String()) + ";\n" +
@@ -204,8 +215,8 @@ func Rust(t TB, src, world string) []byte {
 		t.Fatal(err)
 	}
 	tmp := filepath.Join(work, "component.wasm")
-	cmd := exec.Command("node", filepath.Join(work, "build.mjs"), core, filepath.Join(src, "world.wit"), world,
-		filepath.Join(jco, "lib", "wasi_snapshot_preview1.reactor.wasm"), tmp)
+	cmd := exec.Command("node", filepath.Join(work, "build.mjs"), core, wit, world,
+		filepath.Join(jco, "lib", "wasi_snapshot_preview1."+model+".wasm"), tmp)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("jco embed/new: %v\n%s", err, b)
 	}
@@ -213,6 +224,49 @@ func Rust(t TB, src, world string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// GoCommand builds the Go main package in src into a command component:
+// go build for wasip1 makes a WASI preview 1 command, and jco adapts it
+// with its preview 1 command adapter, so the component exports
+// wasi:cli/run (a world with nothing else: src/world.wit). Cached like
+// the others, by the sources, the Go version and jco's.
+func GoCommand(t TB, src, name string) []byte {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	version, err := exec.Command(goBin, "env", "GOVERSION").Output()
+	if err != nil {
+		t.Skipf("no go toolchain to build %s: %v", name, err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s jco %s\n", version, JcoVersion)
+	for _, p := range []string{"main.go", "world.wit"} {
+		b, err := os.ReadFile(filepath.Join(src, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+	}
+	out := filepath.Join(Cache(t), name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
+	if b, err := os.ReadFile(out); err == nil {
+		return b
+	}
+	bin := Toolchain(t)
+	work, err := os.MkdirTemp("", "go-component-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	core := filepath.Join(work, "core.wasm")
+	cmd := exec.Command(goBin, "build", "-trimpath", "-o", core, filepath.Join(src, "main.go"))
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s for wasip1: %v\n%s", src, err, b)
+	}
+	b := adapt(t, bin, core, filepath.Join(src, "world.wit"), "command", "command", work)
 	save(t, out, b)
 	return b
 }
