@@ -157,7 +157,7 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 		}
 		return nil
 	}
-	c.addCompletions(cmd)
+	c.complete().Flags(cmd)
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -54,7 +55,7 @@ func configPath(flagValue string, e *env) string {
 // user's (host.DefaultCacheDir). The OTEL_* variables that turn traces on
 // are read from e too. run adds its cassettes.
 func hostOptions(e *env) host.Options {
-	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR"), Getenv: e.getenv, Version: version()}
+	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR"), Getenv: e.getenv, Version: buildinfo.Version()}
 }
 
 // agentNames lists the config's agents, sorted, for an error message.

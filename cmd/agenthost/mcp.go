@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
 	"math"
 	"net"
 	"os"
@@ -25,7 +26,7 @@ import (
 func newMCPCmd(c *cli) *cobra.Command {
 	g := group("mcp", "Serve agents and tools over MCP, and use MCP servers")
 	cfgFlag := configFlag(g.PersistentFlags())
-	c.addCompletions(g)
+	c.complete().Flags(g)
 	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag), newMCPLoginCmd(c, cfgFlag), newMCPLogoutCmd(c, cfgFlag))
 	return g
 }
@@ -106,7 +107,7 @@ or streamable HTTP (--http ADDR).`,
 		// The served calls, and the agent runs waiting for a client's
 		// answer between two calls, end with serving.
 		sctx, stopServing := context.WithCancel(ctx)
-		srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
+		srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: buildinfo.Version()})
 		if err != nil {
 			stopServing()
 			return usageErr(e, "mcp serve: %v", err)

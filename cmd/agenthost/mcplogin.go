@@ -97,7 +97,7 @@ func newMCPLogoutCmd(c *cli, cfgFlag *string) *cobra.Command {
 // oauthCmd makes cmd (mcp login or mcp logout) run f on its one argument,
 // NAME: the url mcp_server of the config that logs in with OAuth.
 func oauthCmd(c *cli, cmd *cobra.Command, cfgFlag *string, f func(context.Context, *config.Config, *config.MCPServer, *env) int) *cobra.Command {
-	cmd.ValidArgsFunction = c.completeMCPServers
+	cmd.ValidArgsFunction = c.complete().MCPServers
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
 		if len(pos) != 1 {
 			return usageErr(e, "usage: agenthost mcp %s [-c FILE] NAME", cmd.Name())
@@ -143,7 +143,7 @@ func newMCPCallCmd(c *cli, cfgFlag *string) *cobra.Command {
 		Use:               "call NAME TOOL [ARGS-JSON]",
 		Short:             "Call one tool of an mcp_server block by hand",
 		Example:           `  agenthost mcp call github search_issues '{"query": "bug"}'`,
-		ValidArgsFunction: c.completeMCPServers,
+		ValidArgsFunction: c.complete().MCPServers,
 	}
 	asJSON := toolResultJSONFlag(cmd.Flags())
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
