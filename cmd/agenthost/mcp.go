@@ -24,7 +24,9 @@ func newMCPCmd(c *cli) *cobra.Command {
 	g := group("mcp", "Serve agents and tools over MCP, and use MCP servers")
 	cfgFlag := configFlag(g.PersistentFlags())
 	c.complete().Flags(g)
-	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag), newMCPLoginCmd(c, cfgFlag), newMCPLogoutCmd(c, cfgFlag))
+	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag),
+		oauthCmd(c, cfgFlag, "login", "Log in to an mcp_server with OAuth", mcpLogin),
+		oauthCmd(c, cfgFlag, "logout", "Forget the OAuth tokens of an mcp_server", mcpLogout))
 	return g
 }
 
