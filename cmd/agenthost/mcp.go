@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
 	"net"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/httplimits"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/mcpserve"
