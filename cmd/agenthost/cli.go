@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
@@ -74,15 +73,6 @@ func Main() int {
 // isTerminal reports whether f is a terminal (a Cygwin or MSYS one too).
 func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
-}
-
-// version is the module version agenthost was built as (go install
-// ...@vX.Y.Z), or "devel".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }
 
 // usageErr prints a usage error and returns the usage exit code.

@@ -157,7 +157,7 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 		}
 		return nil
 	}
-	c.addCompletions(cmd)
+	c.complete().Flags(cmd)
 	return cmd
 }
 
@@ -196,7 +196,7 @@ func group(name, short string, subs ...*cobra.Command) *cobra.Command {
 // they run, declaring on fs the flags of its own both take. An unknown
 // command is refused.
 func (c *cli) listGroup(g *cobra.Command, short, example string, list func(fs *pflag.FlagSet, asJSON *bool) func(ctx context.Context, pos []string, e *env) int) {
-	listCmd := &cobra.Command{Use: "list", Short: short, Example: example, ValidArgsFunction: noFiles}
+	listCmd := plainCmd("list", short, example)
 	c.action(listCmd, list(listCmd.Flags(), jsonFlag(listCmd.Flags(), "print JSON")))
 	run := list(g.Flags(), jsonFlag(g.Flags(), "print JSON (as "+g.Name()+" list --json)"))
 	c.action(g, run)
@@ -209,6 +209,12 @@ func (c *cli) listGroup(g *cobra.Command, short, example string, list func(fs *p
 		return nil
 	}
 	g.AddCommand(listCmd)
+}
+
+// plainCmd is a command whose arguments (an id, or none) the shell does
+// not complete: the commands of runs, a group's list.
+func plainCmd(use, short, example string) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Example: example, ValidArgsFunction: noFiles}
 }
 
 // unknownCommand is the error of a group run without one of its commands.

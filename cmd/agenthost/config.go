@@ -2,50 +2,29 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 )
 
 // configPath picks the config: -c, else $AGENTHOST_CONFIG, else
-// agents.hcl in the current directory or, like git finds its repository,
-// in the nearest parent directory that has one (its absolute path then).
-// With none anywhere it is "agents.hcl", which loadConfig reports missing.
+// agents.hcl here or in the nearest parent directory (config.Find).
 func configPath(flagValue string, e *env) string {
 	if flagValue != "" {
 		return flagValue
 	}
-	if v := e.getenv("AGENTHOST_CONFIG"); v != "" {
-		return v
-	}
-	const name = "agents.hcl"
-	if _, err := os.Stat(name); err == nil {
-		return name
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return name
-	}
-	for {
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return name
-		}
-		dir = parent
-		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() {
-			return filepath.Join(dir, name)
-		}
-	}
+	return cmp.Or(e.getenv("AGENTHOST_CONFIG"), config.Find())
 }
 
 // hostOptions are the host options every command starts from: the
@@ -54,7 +33,7 @@ func configPath(flagValue string, e *env) string {
 // user's (host.DefaultCacheDir). The OTEL_* variables that turn traces on
 // are read from e too. run adds its cassettes.
 func hostOptions(e *env) host.Options {
-	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR"), Getenv: e.getenv, Version: version()}
+	return host.Options{CacheDir: e.getenv("AGENTHOST_CACHE_DIR"), Getenv: e.getenv, Version: buildinfo.Version()}
 }
 
 // agentNames lists the config's agents, sorted, for an error message.

@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/buildinfo"
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/httplimits"
 	"github.com/agenthost/agenthost/host"
-	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/mcpserve"
 	"github.com/agenthost/agenthost/host/mcpserve/httpserve"
-	"github.com/agenthost/agenthost/internal/bytesize"
 )
 
 // newMCPCmd is `agenthost mcp`: serve (agenthost as an MCP server), call,
@@ -25,12 +23,14 @@ import (
 func newMCPCmd(c *cli) *cobra.Command {
 	g := group("mcp", "Serve agents and tools over MCP, and use MCP servers")
 	cfgFlag := configFlag(g.PersistentFlags())
-	c.addCompletions(g)
-	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag), newMCPLoginCmd(c, cfgFlag), newMCPLogoutCmd(c, cfgFlag))
+	c.complete().Flags(g)
+	g.AddCommand(newMCPServeCmd(c, cfgFlag), newMCPCallCmd(c, cfgFlag),
+		oauthCmd(c, cfgFlag, "login", "Log in to an mcp_server with OAuth", mcpLogin),
+		oauthCmd(c, cfgFlag, "logout", "Forget the OAuth tokens of an mcp_server", mcpLogout))
 	return g
 }
 
-// newMCPServeCmd serves plugin tools and agents over MCP: on stdin/stdout by plugin tools and agents over MCP: on stdin/stdout by
+// newMCPServeCmd serves plugin tools and agents over MCP: on stdin/stdout by
 // default, over streamable HTTP with --http. Nothing but the protocol is
 // written to stdout; logs go to stderr or --log-file.
 func newMCPServeCmd(c *cli, cfgFlag *string) *cobra.Command {
@@ -47,13 +47,7 @@ or streamable HTTP (--http ADDR).`,
 	agents := fs.Bool("agents", false, "serve agents as tools taking {\"prompt\": string}")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on this `address` (host:port) at /mcp instead of stdio")
 	tokenEnv := fs.String("token-env", "", "with --http, require 'Authorization: Bearer TOKEN', TOKEN read from this environment `variable`")
-	limits := httpserve.DefaultLimits()
-	fs.IntVar(&limits.MaxConns, "max-conns", limits.MaxConns, "with --http, the most connections open at once (`N`); one more is answered 503")
-	fs.IntVar(&limits.MaxSessions, "max-sessions", limits.MaxSessions, "with --http, the most MCP sessions open at once (`N`); a new one past it is answered 503")
-	fs.DurationVar(&limits.SessionTimeout, "session-timeout", limits.SessionTimeout, "with --http, close an MCP session that has had no request for this `duration` (0: never)")
-	fs.DurationVar(&limits.ReadTimeout, "read-timeout", limits.ReadTimeout, "with --http, a request's headers, then its body, must arrive within this `duration`")
-	fs.Var((*sizeFlag)(&limits.ResumeBuffer), "resume-buffer", "with --http, how many bytes of events (a `size`, like 8MiB) one session keeps for a client that resumes a dropped event stream (Last-Event-ID); the oldest go first (0: keep none, streams cannot be resumed)")
-	fs.Var((*sizeFlag)(&limits.ResumeBufferTotal), "resume-buffer-total", "with --http, how many bytes of events (a `size`) all sessions keep together; past it, the oldest of the session that keeps the most go first")
+	limits := httplimits.Declare(fs)
 	logLevel := logLevelFlag(fs, "info", "log `level`: debug, info, warn, error")
 	logFile := fs.String("log-file", "", "append logs to this `file` instead of stderr")
 	return c.noArgs(cmd, func(ctx context.Context, e *env) int {
@@ -75,8 +69,8 @@ or streamable HTTP (--http ADDR).`,
 				return usageErr(e, "--http %s: %v", *httpAddr, err)
 			}
 		}
-		if msg := checkHTTPLimits(fs, *httpAddr != "", limits); msg != "" {
-			return usageErr(e, "%s", msg)
+		if err := httplimits.Check(fs, *httpAddr != "", *limits); err != nil {
+			return usageErr(e, "%v", err)
 		}
 
 		le := *e
@@ -106,7 +100,7 @@ or streamable HTTP (--http ADDR).`,
 		// The served calls, and the agent runs waiting for a client's
 		// answer between two calls, end with serving.
 		sctx, stopServing := context.WithCancel(ctx)
-		srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: version()})
+		srv, err := mcpserve.New(sctx, h, mcpserve.Options{Agent: *agentFlag, Tools: *tools, Agents: *agents, Version: buildinfo.Version()})
 		if err != nil {
 			stopServing()
 			return usageErr(e, "mcp serve: %v", err)
@@ -122,7 +116,7 @@ or streamable HTTP (--http ADDR).`,
 				fmt.Fprintf(e.stderr, "agenthost: --http %s: %v\n", *httpAddr, err)
 				return exitError
 			}
-			if err := httpserve.Serve(ctx, srv, ln, token, limits, &logger); err != nil {
+			if err := httpserve.Serve(ctx, srv, ln, token, *limits, &logger); err != nil {
 				logger.Error().Err(err).Msg("HTTP server failed")
 				return exitError
 			}
@@ -149,53 +143,3 @@ type stdoutCloser struct{ e *env }
 
 func (s stdoutCloser) Write(p []byte) (int, error) { return s.e.stdout.Write(p) }
 func (stdoutCloser) Close() error                  { return nil }
-
-// checkHTTPLimits returns a usage error for a limit flag given without
-// --http, or out of range; "" when all is well.
-func checkHTTPLimits(fs *pflag.FlagSet, withHTTP bool, l httpserve.Limits) string {
-	msg := ""
-	fs.Visit(func(f *pflag.Flag) {
-		switch f.Name {
-		case "max-conns", "max-sessions", "session-timeout", "read-timeout", "resume-buffer", "resume-buffer-total":
-			if !withHTTP && msg == "" {
-				msg = fmt.Sprintf("--%s is for --http; stdio serves one client", f.Name)
-			}
-		}
-	})
-	switch {
-	case msg != "":
-	case l.MaxConns < 1:
-		msg = fmt.Sprintf("--max-conns %d: must be at least 1 (a client uses two or more: its event stream and its requests)", l.MaxConns)
-	case l.MaxSessions < 1:
-		msg = fmt.Sprintf("--max-sessions %d: must be at least 1", l.MaxSessions)
-	case l.SessionTimeout < 0:
-		msg = fmt.Sprintf("--session-timeout %s: must not be negative (0 keeps idle sessions open)", l.SessionTimeout)
-	case l.ReadTimeout <= 0:
-		msg = fmt.Sprintf("--read-timeout %s: must be positive", l.ReadTimeout)
-	case l.ResumeBuffer > 0 && l.ResumeBuffer < httpserve.MinResumeBuffer:
-		msg = fmt.Sprintf("--resume-buffer %s: must be 0 (no resumable streams) or at least %s", sizeFlag(l.ResumeBuffer), sizeFlag(httpserve.MinResumeBuffer))
-	case l.ResumeBuffer > 0 && l.ResumeBufferTotal < l.ResumeBuffer:
-		msg = fmt.Sprintf("--resume-buffer-total %s: must be at least --resume-buffer (%s)", sizeFlag(l.ResumeBufferTotal), sizeFlag(l.ResumeBuffer))
-	}
-	return msg
-}
-
-// sizeFlag is a flag holding a byte size, written as the configuration
-// writes sizes ("8MiB", "512KiB", "1048576").
-type sizeFlag int64
-
-func (s *sizeFlag) Set(v string) error {
-	n, err := config.ParseSize(v)
-	if err != nil {
-		return err
-	}
-	if n > math.MaxInt64 {
-		return fmt.Errorf("size %q is too large", v)
-	}
-	*s = sizeFlag(n)
-	return nil
-}
-
-func (s *sizeFlag) Type() string { return "size" }
-
-func (s sizeFlag) String() string { return bytesize.Exact(uint64(s)) }

@@ -32,72 +32,58 @@ func mcpUsers(opts host.Options, e *env) host.Options {
 	return opts
 }
 
-// newMCPLoginCmd is `agenthost mcp login NAME`: it logs in to the url
-// mcp_server NAME anew and keeps the login (the authorization code grant),
-// or checks that its client credentials get a token.
-func newMCPLoginCmd(c *cli, cfgFlag *string) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "login NAME",
-		Short:   "Log in to an mcp_server with OAuth",
-		Example: "  agenthost mcp login github",
+// mcpLogin logs in to the url mcp_server block anew and keeps the login
+// (the authorization code grant), or checks that its client credentials
+// get a token.
+func mcpLogin(ctx context.Context, cfg *config.Config, block *config.MCPServer, e *env) int {
+	opts := hostOptions(e)
+	opts.MCPLogin = &mcpuse.BrowserUser{Out: e.stderr, Getenv: e.getenv}
+	got, kept, err := host.MCPLogin(ctx, cfg, block, opts)
+	var se *host.MCPLoginStoreError
+	if errors.As(err, &se) {
+		fmt.Fprintf(e.stderr, "agenthost: mcp login %s: %v\n", block.Name, err)
+		return exitUsage
 	}
-	return oauthCmd(c, cmd, cfgFlag, func(ctx context.Context, cfg *config.Config, block *config.MCPServer, e *env) int {
-		opts := hostOptions(e)
-		opts.MCPLogin = &mcpuse.BrowserUser{Out: e.stderr, Getenv: e.getenv}
-		got, kept, err := host.MCPLogin(ctx, cfg, block, opts)
-		var se *host.MCPLoginStoreError
-		if errors.As(err, &se) {
-			fmt.Fprintf(e.stderr, "agenthost: mcp login %s: %v\n", block.Name, err)
-			return exitUsage
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %s\n", errText(e, err.Error()))
-			return exitError
-		}
-		switch {
-		case !got:
-			fmt.Fprintf(e.stderr, "agenthost: MCP server %s asked for no login: it answered without a token\n", block.Name)
-		case kept == "":
-			fmt.Fprintf(e.stderr, "agenthost: MCP server %s: the client credentials got a token (it is kept in memory only, and got again at each start)\n", block.Name)
-		default:
-			fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, kept)
-		}
-		return exitOK
-	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %s\n", errText(e, err.Error()))
+		return exitError
+	}
+	switch {
+	case !got:
+		fmt.Fprintf(e.stderr, "agenthost: MCP server %s asked for no login: it answered without a token\n", block.Name)
+	case kept == "":
+		fmt.Fprintf(e.stderr, "agenthost: MCP server %s: the client credentials got a token (it is kept in memory only, and got again at each start)\n", block.Name)
+	default:
+		fmt.Fprintf(e.stderr, "agenthost: logged in to MCP server %s; the login is kept in %s\n", block.Name, kept)
+	}
+	return exitOK
 }
 
-// newMCPLogoutCmd is `agenthost mcp logout NAME`: it removes the login kept
-// for the url mcp_server NAME.
-func newMCPLogoutCmd(c *cli, cfgFlag *string) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "logout NAME",
-		Short:   "Forget the OAuth tokens of an mcp_server",
-		Example: "  agenthost mcp logout github",
+// mcpLogout removes the login kept for the url mcp_server block.
+func mcpLogout(_ context.Context, _ *config.Config, block *config.MCPServer, e *env) int {
+	store, err := host.MCPLoginStore(hostOptions(e))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
 	}
-	return oauthCmd(c, cmd, cfgFlag, func(_ context.Context, _ *config.Config, block *config.MCPServer, e *env) int {
-		store, err := host.MCPLoginStore(hostOptions(e))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return exitError
-		}
-		had, err := store.Remove(block.Name, block.URL)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
-			return exitError
-		}
-		if !had {
-			fmt.Fprintf(e.stderr, "agenthost: no login kept for MCP server %s\n", block.Name)
-			return exitOK
-		}
-		fmt.Fprintf(e.stderr, "agenthost: logged out of MCP server %s (its login is removed; the authorization server may still hold the grant until it expires)\n", block.Name)
+	had, err := store.Remove(block.Name, block.URL)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
+		return exitError
+	}
+	if !had {
+		fmt.Fprintf(e.stderr, "agenthost: no login kept for MCP server %s\n", block.Name)
 		return exitOK
-	})
+	}
+	fmt.Fprintf(e.stderr, "agenthost: logged out of MCP server %s (its login is removed; the authorization server may still hold the grant until it expires)\n", block.Name)
+	return exitOK
 }
 
-// oauthCmd makes cmd (mcp login or mcp logout) run f on its one argument,
-// NAME: the url mcp_server of the config that logs in with OAuth.
-func oauthCmd(c *cli, cmd *cobra.Command, cfgFlag *string, f func(context.Context, *config.Config, *config.MCPServer, *env) int) *cobra.Command {
-	cmd.ValidArgsFunction = c.completeMCPServers
+// oauthCmd is `agenthost mcp login NAME` or `mcp logout NAME` (name): it
+// runs f (mcpLogin, mcpLogout) on the url mcp_server NAME of the config,
+// which must log in with OAuth.
+func oauthCmd(c *cli, cfgFlag *string, name, short string, f func(context.Context, *config.Config, *config.MCPServer, *env) int) *cobra.Command {
+	cmd := &cobra.Command{Use: name + " NAME", Short: short, Example: "  agenthost mcp " + name + " github", ValidArgsFunction: c.complete().MCPServers}
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
 		if len(pos) != 1 {
 			return usageErr(e, "usage: agenthost mcp %s [-c FILE] NAME", cmd.Name())
@@ -143,7 +129,7 @@ func newMCPCallCmd(c *cli, cfgFlag *string) *cobra.Command {
 		Use:               "call NAME TOOL [ARGS-JSON]",
 		Short:             "Call one tool of an mcp_server block by hand",
 		Example:           `  agenthost mcp call github search_issues '{"query": "bug"}'`,
-		ValidArgsFunction: c.completeMCPServers,
+		ValidArgsFunction: c.complete().MCPServers,
 	}
 	asJSON := toolResultJSONFlag(cmd.Flags())
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {

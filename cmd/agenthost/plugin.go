@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenthost/agenthost/cmd/agenthost/internal/complete"
 	"github.com/agenthost/agenthost/host"
 )
 
@@ -24,7 +25,7 @@ func newPluginInspectCmd(c *cli) *cobra.Command {
 		Use:               "inspect FILE.wasm | builtin:NAME",
 		Short:             "Show what a plugin is: its kind, imports, tools and the grants it asks for",
 		Example:           "  agenthost plugin inspect plugins/echo.wasm\n  agenthost plugin inspect --json builtin:fs",
-		ValidArgsFunction: wasmFiles,
+		ValidArgsFunction: complete.WasmFiles,
 	}
 	asJSON := jsonFlag(cmd.Flags(), "print JSON")
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {

@@ -38,7 +38,7 @@ config or load error (a plugin or tool that does not exist, arguments that are n
 object).`,
 		Example: `  agenthost plugin call echo echo '{"text": "hi"}'
   agenthost plugin call ./build/mytool.wasm count '{"path": "/workspace/notes.md"}' --mount .:/workspace --json`,
-		ValidArgsFunction: c.completePluginCall,
+		ValidArgsFunction: c.complete().PluginCall,
 	}
 	fs := cmd.Flags()
 	cfgFlag := configFlag(fs)

@@ -56,7 +56,7 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 		Use:               "show ID",
 		Short:             "Print a session's transcript (or, with --html, a timeline page)",
 		Example:           "  agenthost sessions show last\n  agenthost sessions show --html 20261127-0501 > run.html",
-		ValidArgsFunction: c.completeSessions,
+		ValidArgsFunction: c.complete().Sessions,
 	}
 	showJSON := jsonFlag(show.Flags(), "print the session and its events as JSON")
 	asHTML := show.Flags().Bool("html", false, "print the session as one self-contained HTML page (a timeline)")
@@ -76,7 +76,7 @@ newest first. A session ID may be the whole id, a prefix that only one session h
 		Short:             "Remove sessions",
 		Long:              "Remove the sessions named (ids, unique prefixes, or last). A session a run holds is refused.",
 		Example:           "  agenthost sessions rm last",
-		ValidArgsFunction: c.completeSessions,
+		ValidArgsFunction: c.complete().Sessions,
 	}
 	c.action(rm, func(_ context.Context, pos []string, e *env) int {
 		dir, code := dataDir(e)

@@ -258,23 +258,13 @@ one, approve or deny the call one waits on. Without a command, runs lists them. 
 
 	c.listGroup(g, "List the runs, newest first", "  agenthost runs list --temporal localhost:7233 --json", list)
 
-	show := &cobra.Command{
-		Use:               "show ID",
-		Short:             "Show a run: its status, its result, the call waiting for a decision",
-		Example:           "  agenthost runs show RUN-ID",
-		ValidArgsFunction: noFiles,
-	}
+	show := plainCmd("show ID", "Show a run: its status, its result, the call waiting for a decision", "  agenthost runs show RUN-ID")
 	showJSON := jsonFlag(show.Flags(), "print JSON")
 	c.action(show, do(1, 1, func(ctx context.Context, cl client.Client, pos []string, e *env) error {
 		return runs.Show(ctx, cl, pos[0], *showJSON, runsOut(e))
 	}))
 
-	cancel := &cobra.Command{
-		Use:               "cancel ID",
-		Short:             "Cancel a run: it stops with stop_reason aborted",
-		Example:           "  agenthost runs cancel RUN-ID",
-		ValidArgsFunction: noFiles,
-	}
+	cancel := plainCmd("cancel ID", "Cancel a run: it stops with stop_reason aborted", "  agenthost runs cancel RUN-ID")
 	c.action(cancel, do(1, 1, func(ctx context.Context, cl client.Client, pos []string, e *env) error {
 		return runs.Cancel(ctx, cl, pos[0], runsOut(e))
 	}))
@@ -290,12 +280,7 @@ one, approve or deny the call one waits on. Without a command, runs lists them. 
 			return runs.Decide(ctx, cl, pos[0], call, a(), e.getenv, runsOut(e), e.stderrTTY)
 		})
 	}
-	approve := &cobra.Command{
-		Use:               "approve ID [CALL]",
-		Short:             "Approve the call a run waits on",
-		Example:           "  agenthost runs approve RUN-ID\n  agenthost runs approve RUN-ID --always",
-		ValidArgsFunction: noFiles,
-	}
+	approve := plainCmd("approve ID [CALL]", "Approve the call a run waits on", "  agenthost runs approve RUN-ID\n  agenthost runs approve RUN-ID --always")
 	always := approve.Flags().Bool("always", false, "allow every later call of the tool in the agent's run too")
 	c.action(approve, decide(func() temporal.Approval {
 		if *always {
@@ -303,12 +288,7 @@ one, approve or deny the call one waits on. Without a command, runs lists them. 
 		}
 		return temporal.Approval{Verdict: loop.Allow}
 	}))
-	deny := &cobra.Command{
-		Use:               "deny ID [CALL]",
-		Short:             "Deny the call a run waits on",
-		Example:           "  agenthost runs deny RUN-ID --reason 'not on main'",
-		ValidArgsFunction: noFiles,
-	}
+	deny := plainCmd("deny ID [CALL]", "Deny the call a run waits on", "  agenthost runs deny RUN-ID --reason 'not on main'")
 	reason := deny.Flags().String("reason", "", "the `text` the agent's model reads")
 	c.action(deny, decide(func() temporal.Approval {
 		return temporal.Approval{Verdict: loop.Deny, Reason: *reason}
