@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -95,11 +94,7 @@ chat's commands.`,
 			defer f.Close()
 		}
 		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
-		schemas := map[string]json.RawMessage{}
-		for _, t := range h.Tools() {
-			schemas[t.Name] = t.InputSchema
-		}
-		c.keyArgs = term.NewKeyArgs(schemas)
+		c.keyArgs = keyArgs(h)
 		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := term.OpenHistory(e.getenv)
 		if err != nil {
@@ -260,26 +255,13 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.Hint = func(res *loop.Result) string { return doctor.FailureHint(c.h.Config, res, c.e.getenv) }
-	out.KeyArg = c.keyArgs.Of
-	if c.e.stdoutTTY {
-		out.MD = term.NewMarkdownStream(out.Con, c.e.getenv("NO_COLOR") == "")
-	}
 	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
-	req.Approver = approver
-	stopSpinner := func() {}
-	if c.e.stderrTTY {
-		// Alive while waiting: a spinner, off while a question is asked.
-		stopSpinner = out.Con.StartSpinner()
-		out.Spin = true
-		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
-			defer out.Con.HoldSpinner()()
-			return approver.Decide(ctx, q)
-		})
-	}
+	var stop func()
+	req.Approver, stop = out.GoLive(c.keyArgs, c.e.getenv("NO_COLOR") == "", approver)
 	res, err := c.h.Run(tctx, req)
-	stopSpinner()
+	stop()
 	return c.turnEnd(out, res, err)
 }
 

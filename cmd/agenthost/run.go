@@ -28,7 +28,9 @@ func newRunCmd(c *cli) *cobra.Command {
 		Long: `Run an agent on a prompt: the arguments joined by spaces (stdin with -, FILE's text with
 @FILE as the only argument, @@ for a literal leading @), then the text of -f FILE, then piped
 stdin when it is not a terminal, each after a blank line (at most 16 MiB).
-The answer streams to stdout; progress and logs go to stderr. --json prints one object with
+The answer streams to stdout; progress and logs go to stderr. On a terminal, as in chat, the
+answer's Markdown is drawn, tool calls show their key argument and a spinner shows that the
+run is alive. --json prints one object with
 the result at the end, --events one JSON line per event. --session ID continues a session
 (an id, a unique prefix of one, or "last").`,
 		Example: `  agenthost run "List the files in the workspace"
@@ -97,8 +99,10 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
 		approver, release := newApprover(e, af, h)
 		defer release()
-		req.Approver = approver
+		var stop func()
+		req.Approver, stop = out.GoLive(keyArgs(h), e.getenv("NO_COLOR") == "", approver)
 		res, err := h.Run(ctx, req)
+		stop()
 		if err != nil {
 			return runError(e, err, path)
 		}
