@@ -60,6 +60,7 @@ chat's commands.`,
 	cfgFlag := configFlag(fs)
 	agentFlag := agentFlag(fs, "`agent` to talk to (default: the one with default = true, or the only one)")
 	sessionFlag := sessionFlag(fs)
+	model := modelFlag(fs)
 	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
 	af := addApproveFlags(fs)
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
@@ -85,6 +86,9 @@ chat's commands.`,
 		if code := resolveSession(h.Config.Host.DataDir, sessionFlag, e); code != exitOK {
 			return code
 		}
+		if code := checkModel(ctx, h.Config, *agentFlag, *model, path, false, e); code != exitOK {
+			return code
+		}
 
 		// The input line is read on the controlling terminal, like the
 		// doom-loop question (term.Asker); stdin when there is none.
@@ -93,7 +97,7 @@ chat's commands.`,
 			tty = f
 			defer f.Close()
 		}
-		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
+		c := &chat{e: e, h: h, path: path, agent: *agentFlag, model: *model, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
 		c.keyArgs = keyArgs(h)
 		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := term.OpenHistory(e.getenv)
@@ -112,6 +116,7 @@ type chat struct {
 	h       *host.Host
 	path    string
 	agent   string
+	model   string // -m: the agent's model for every turn; "" its own
 	session string // "" until the first turn of a new session
 	tty     *os.File
 	line    *term.LineEditor
@@ -255,7 +260,7 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.Hint = func(res *loop.Result) string { return doctor.FailureHint(c.h.Config, res, c.e.getenv) }
-	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
+	req := host.RunRequest{Agent: c.agent, Model: c.model, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
 	var stop func()
