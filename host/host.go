@@ -64,6 +64,9 @@ type Host struct {
 	runtime *plugin.Runtime
 	tools   map[string]toolRef
 	agents  map[string]*loop.Agent
+	// lms are the models of the model blocks, by block name, as the
+	// loop calls them (a run's RunRequest.Model picks one).
+	lms map[string]loop.Model
 	// needs is what a run of each agent needs of an MCP client that
 	// calls it (ClientNeeds), worked out once at load.
 	needs    map[string]ClientNeeds
@@ -124,12 +127,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	h.tab.Store(h.firstTab())
 	h.all = allTools(h)
 
-	models, err := h.models(opts)
+	h.lms, err = h.models(opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, a := range cfg.Agents {
-		h.build(a, models)
+		h.build(a)
 	}
 	h.needs = map[string]ClientNeeds{}
 	for _, a := range cfg.Agents {
@@ -321,29 +324,28 @@ func (h *Host) models(opts Options) (map[string]loop.Model, error) {
 		}
 		h.recorder = r
 	}
-	provs := map[string]*config.Provider{}
-	for _, p := range h.Config.Providers {
-		provs[p.Name] = p
-	}
 	out := map[string]loop.Model{}
 	for _, m := range h.Config.Models {
-		if h.player != nil {
-			out[m.Name] = h.player.Wrap(m.ID)
-			continue
-		}
-		p := provs[m.Provider]
-		if m.Provider == config.ProviderMCPClient {
-			var lm loop.Model = clientmodel.New(clientmodel.Options{
-				Model: m.Name, Where: ModelWhere(m),
-				ModelID: m.ID, MaxTokens: m.MaxTokens, Temperature: m.Temperature,
-			})
-			if h.recorder != nil {
-				lm = h.recorder.Wrap(m.ID, lm)
-			}
-			out[m.Name] = lm
-			continue
-		}
-		var lm loop.Model = provider.New(provider.Options{
+		out[m.Name] = h.loopModel(m)
+	}
+	return out, nil
+}
+
+// loopModel is model block m as the loop calls it: its provider's client
+// (or the MCP client's sampling), wrapped by the cassette.
+func (h *Host) loopModel(m *config.Model) loop.Model {
+	if h.player != nil {
+		return h.player.Wrap(m.ID)
+	}
+	var lm loop.Model
+	if m.Provider == config.ProviderMCPClient {
+		lm = clientmodel.New(clientmodel.Options{
+			Model: m.Name, Where: ModelWhere(m),
+			ModelID: m.ID, MaxTokens: m.MaxTokens, Temperature: m.Temperature,
+		})
+	} else {
+		p := h.Config.Provider(m.Provider)
+		lm = provider.New(provider.Options{
 			BaseURL:        p.BaseURL,
 			APIKey:         p.APIKey,
 			Headers:        p.Headers,
@@ -353,27 +355,32 @@ func (h *Host) models(opts Options) (map[string]loop.Model, error) {
 			IdleTimeout:    p.IdleTimeout,
 			RequestTimeout: p.RequestTimeout,
 		})
-		if h.recorder != nil {
-			lm = h.recorder.Wrap(m.ID, lm)
-		}
-		out[m.Name] = lm
 	}
-	return out, nil
+	if h.recorder != nil {
+		lm = h.recorder.Wrap(m.ID, lm)
+	}
+	return lm
 }
 
 // build makes the loop.Agent for a (and, recursively, its subagents).
 // Subagent cycles are rejected by config, so this terminates.
-func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent {
+func (h *Host) build(a *config.Agent) *loop.Agent {
 	if la, ok := h.agents[a.Name]; ok {
 		return la
 	}
-	cfg := h.Config
-	var model *config.Model
-	for _, m := range cfg.Models {
-		if m.Name == a.Model {
-			model = m
-		}
+	model := h.Config.Model(a.Model)
+	la := h.newAgent(a, model, h.lms[model.Name])
+	h.agents[a.Name] = la
+	for _, s := range a.Subagents {
+		la.Subagents = append(la.Subagents, h.build(h.Config.Agent(s)))
 	}
+	return la
+}
+
+// newAgent is the loop.Agent of a with model (lm as the loop calls it),
+// without its subagents.
+func (h *Host) newAgent(a *config.Agent, model *config.Model, lm loop.Model) *loop.Agent {
+	cfg := h.Config
 	prov := cfg.Provider(model.Provider)
 	if prov == nil {
 		// provider = "mcp_client": the client's errors are not retried
@@ -387,7 +394,7 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 		Name:           a.Name,
 		Description:    a.Description,
 		ModelID:        model.ID,
-		Model:          models[model.Name],
+		Model:          lm,
 		Tools:          ts,
 		ValidateOutput: outputValidator(a.OutputSchema),
 		Policy: loop.Policy{
@@ -416,10 +423,6 @@ func (h *Host) build(a *config.Agent, models map[string]loop.Model) *loop.Agent 
 	spendLimits(la, cfg, a, model)
 	if la.Description == "" {
 		la.Description = "Delegate a task to the " + a.Name + " agent."
-	}
-	h.agents[a.Name] = la
-	for _, s := range a.Subagents {
-		la.Subagents = append(la.Subagents, h.build(cfg.Agent(s), models))
 	}
 	return la
 }

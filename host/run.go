@@ -40,6 +40,10 @@ type RunRequest struct {
 	// With Options.Replay the cassette's recorded decisions answer instead;
 	// with Options.Record the decisions are recorded.
 	Approver loop.Approver
+	// Model, when set, is the model of this run's agent instead of its
+	// own (RunModel: a model block's name or a model id of the agent's
+	// provider); its subagents keep theirs.
+	Model string
 }
 
 // UsageError is a run refused for what was asked: an agent that does not
@@ -99,6 +103,9 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	agent, err := h.selectAgent(req.Agent)
 	if err != nil {
 		return nil, err
+	}
+	if req.Model != "" {
+		agent = h.withModel(agent, req.Model)
 	}
 	if h.player == nil && clientmodel.ClientFrom(ctx) == nil {
 		// A replayed run answers from its cassette: it needs no client.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,6 +60,7 @@ chat's commands.`,
 	cfgFlag := configFlag(fs)
 	agentFlag := agentFlag(fs, "`agent` to talk to (default: the one with default = true, or the only one)")
 	sessionFlag := sessionFlag(fs)
+	model := modelFlag(fs)
 	logLevel := logLevelFlag(fs, "", "log `level`: debug, info, warn, error (default warn on a terminal, info otherwise)")
 	af := addApproveFlags(fs)
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
@@ -86,6 +86,9 @@ chat's commands.`,
 		if code := resolveSession(h.Config.Host.DataDir, sessionFlag, e); code != exitOK {
 			return code
 		}
+		if code := checkModel(ctx, h.Config, *agentFlag, *model, path, false, e); code != exitOK {
+			return code
+		}
 
 		// The input line is read on the controlling terminal, like the
 		// doom-loop question (term.Asker); stdin when there is none.
@@ -94,12 +97,8 @@ chat's commands.`,
 			tty = f
 			defer f.Close()
 		}
-		c := &chat{e: e, h: h, path: path, agent: *agentFlag, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
-		schemas := map[string]json.RawMessage{}
-		for _, t := range h.Tools() {
-			schemas[t.Name] = t.InputSchema
-		}
-		c.keyArgs = term.NewKeyArgs(schemas)
+		c := &chat{e: e, h: h, path: path, agent: *agentFlag, model: *model, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
+		c.keyArgs = keyArgs(h)
 		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := term.OpenHistory(e.getenv)
 		if err != nil {
@@ -117,6 +116,7 @@ type chat struct {
 	h       *host.Host
 	path    string
 	agent   string
+	model   string // -m: the agent's model for every turn; "" its own
 	session string // "" until the first turn of a new session
 	tty     *os.File
 	line    *term.LineEditor
@@ -260,26 +260,13 @@ func (c *chat) turn(ctx context.Context, prompt string, ints <-chan os.Signal) i
 	}()
 	out := newOutput(c.e, false, false)
 	out.Hint = func(res *loop.Result) string { return doctor.FailureHint(c.h.Config, res, c.e.getenv) }
-	out.KeyArg = c.keyArgs.Of
-	if c.e.stdoutTTY {
-		out.MD = term.NewMarkdownStream(out.Con, c.e.getenv("NO_COLOR") == "")
-	}
-	req := host.RunRequest{Agent: c.agent, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
+	req := host.RunRequest{Agent: c.agent, Model: c.model, Prompt: prompt, Session: c.session, Sink: c.policy.sink(out.Event), OnText: out.Text}
 	approver, release := newApprover(c.e, c.approve, c.h)
 	defer release()
-	req.Approver = approver
-	stopSpinner := func() {}
-	if c.e.stderrTTY {
-		// Alive while waiting: a spinner, off while a question is asked.
-		stopSpinner = out.Con.StartSpinner()
-		out.Spin = true
-		req.Approver = loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
-			defer out.Con.HoldSpinner()()
-			return approver.Decide(ctx, q)
-		})
-	}
+	var stop func()
+	req.Approver, stop = out.GoLive(c.keyArgs, c.e.getenv("NO_COLOR") == "", approver)
 	res, err := c.h.Run(tctx, req)
-	stopSpinner()
+	stop()
 	return c.turnEnd(out, res, err)
 }
 

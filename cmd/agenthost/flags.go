@@ -29,6 +29,11 @@ func agentFlag(fs *pflag.FlagSet, usage string) *string {
 	return fs.StringP("agent", "a", "", usage)
 }
 
+// modelFlag is -m/--model MODEL of run and chat (host.RunModel).
+func modelFlag(fs *pflag.FlagSet) *string {
+	return fs.StringP("model", "m", "", "`model` of the agent (not of its subagents) instead of its own: a model block's name, else a model id its provider serves ('agenthost models' lists them)")
+}
+
 // jsonFlag is --json, and --jq EXPR with it (jq.go).
 func jsonFlag(fs *pflag.FlagSet, usage string) *bool {
 	fs.String(jqFlag, "", "filter the JSON with a jq `expression` (implies --json; gh's --jq)")

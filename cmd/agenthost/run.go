@@ -12,6 +12,7 @@ import (
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/prompt"
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
 	"github.com/agenthost/agenthost/host"
+	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/doctor"
 	"github.com/agenthost/agenthost/internal/session"
 	"github.com/agenthost/agenthost/internal/shquote"
@@ -28,7 +29,9 @@ func newRunCmd(c *cli) *cobra.Command {
 		Long: `Run an agent on a prompt: the arguments joined by spaces (stdin with -, FILE's text with
 @FILE as the only argument, @@ for a literal leading @), then the text of -f FILE, then piped
 stdin when it is not a terminal, each after a blank line (at most 16 MiB).
-The answer streams to stdout; progress and logs go to stderr. --json prints one object with
+The answer streams to stdout; progress and logs go to stderr. On a terminal, as in chat, the
+answer's Markdown is drawn, tool calls show their key argument and a spinner shows that the
+run is alive. --json prints one object with
 the result at the end, --events one JSON line per event. --session ID continues a session
 (an id, a unique prefix of one, or "last").`,
 		Example: `  agenthost run "List the files in the workspace"
@@ -44,6 +47,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 	asJSON := jsonFlag(fs, "print one JSON object with the result at the end")
 	events := fs.Bool("events", false, "print every event as a JSON line")
 	sessionID := sessionFlag(fs)
+	model := modelFlag(fs)
 	promptFile := fs.StringP("file", "f", "", "read the prompt from `file` (after the arguments, before piped stdin; at most 16 MiB)")
 	record := fs.String("record", "", "record model requests and responses to this cassette `file`")
 	replay := fs.String("replay", "", "serve model responses from this cassette `file` (no network)")
@@ -73,6 +77,8 @@ the result at the end, --events one JSON line per event. --session ID continues 
 			switch {
 			case *record != "" || *replay != "":
 				return usageErr(e, "--record and --replay cannot be used with --temporal: the model requests are made by the workers")
+			case *model != "":
+				return usageErr(e, "-m/--model cannot be used with --temporal: the workers run the agent with the model of their agents.hcl")
 			}
 			return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
 		}
@@ -86,6 +92,9 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		if code := resolveSession(h.Config.Host.DataDir, sessionID, e); code != exitOK {
 			return code
 		}
+		if code := checkModel(ctx, h.Config, *agentFlag, *model, path, *replay != "", e); code != exitOK {
+			return code
+		}
 
 		out := newOutput(e, *asJSON, *events)
 		out.Hint = func(res *loop.Result) string { return doctor.FailureHint(h.Config, res, e.getenv) }
@@ -94,11 +103,13 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
 		policy := newRunPolicy()
-		req := host.RunRequest{Agent: *agentFlag, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
+		req := host.RunRequest{Agent: *agentFlag, Model: *model, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
 		approver, release := newApprover(e, af, h)
 		defer release()
-		req.Approver = approver
+		var stop func()
+		req.Approver, stop = out.GoLive(keyArgs(h), e.getenv("NO_COLOR") == "", approver)
 		res, err := h.Run(ctx, req)
+		stop()
 		if err != nil {
 			return runError(e, err, path)
 		}
@@ -129,6 +140,23 @@ func runError(e *env, err error, path string) int {
 	}
 	fmt.Fprintf(e.stderr, "agenthost: %v\n", err)
 	return exitError
+}
+
+// checkModel refuses a -m that names no model the agent can use
+// (doctor.CheckRunModel) with a usage error; "" is the agent's own. A
+// replay asks no provider: its cassette answers.
+func checkModel(ctx context.Context, cfg *config.Config, agent, model, path string, replay bool, e *env) int {
+	if replay {
+		return exitOK
+	}
+	warn, err := doctor.CheckRunModel(ctx, cfg, agent, model)
+	if err != nil {
+		return runError(e, err, path)
+	}
+	if warn != "" {
+		fmt.Fprintf(e.stderr, "agenthost: %s\n", errText(e, warn))
+	}
+	return exitOK
 }
 
 // exitCode maps a stop reason to the process exit code (docs/cli.md, "Exit

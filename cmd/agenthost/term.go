@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/agenthost/agenthost/cmd/agenthost/internal/term"
+	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/internal/termtext"
 )
@@ -82,4 +85,14 @@ func hasSchema(cfg *config.Config) func(agent string) bool {
 // on a terminal, unless stdout is --json or --events.
 func showsProgress(e *env, asJSON, events bool) bool {
 	return e.stderrTTY && !events && !asJSON
+}
+
+// keyArgs is what names each of h's tools' calls on a progress line: the
+// key argument read from its input schema (term.NewKeyArgs).
+func keyArgs(h *host.Host) term.KeyArgs {
+	schemas := map[string]json.RawMessage{}
+	for _, t := range h.Tools() {
+		schemas[t.Name] = t.InputSchema
+	}
+	return term.NewKeyArgs(schemas)
 }

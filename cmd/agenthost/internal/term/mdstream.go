@@ -30,6 +30,14 @@ func (m *MarkdownStream) Reset() {
 	m.long, m.lines = false, MarkdownLines{}
 }
 
+// DropPart forgets the line being streamed, not yet whole, keeping the
+// response's Markdown state: a retried stream shows that line again
+// (Output's replay).
+func (m *MarkdownStream) DropPart() {
+	m.part.Reset()
+	m.long = false
+}
+
 // Write renders streamed text a line at a time (MarkdownLines): each line is
 // drawn rendered once it is whole. Until then its text is shown as it
 // arrives, escaped, and replaced by its rendering when it ends, unless

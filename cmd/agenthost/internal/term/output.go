@@ -1,6 +1,7 @@
 package term
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,8 +41,8 @@ type Output struct {
 	// KeyArg, when set, picks the argument that says what a tool call is
 	// about; the progress line shows it after the tool.
 	KeyArg func(tool, args string) string
-	// MD, when set, renders the answer's Markdown (the chat on a
-	// terminal); Spin updates the chat's spinner.
+	// MD, when set, renders the answer's Markdown (on a terminal); Spin
+	// updates the spinner's label. GoLive sets both, and KeyArg.
 	MD    *MarkdownStream
 	Spin  bool
 	Color bool // the progress display is in colour
@@ -73,6 +74,33 @@ type Output struct {
 // differently from the text already shown: its answer starts again below.
 const streamRetried = "[agenthost] stream interrupted; the answer starts again\n"
 
+// GoLive makes o the display of a person at a terminal, the same for run
+// and chat: a tool's progress line names its key argument (keys), the
+// answer's Markdown is drawn when stdout is a terminal (in colour when
+// color, that is without $NO_COLOR), and while stderr is a terminal a
+// spinner shows that the run is alive and what it awaits. It returns the
+// approver to use, which keeps the spinner off while it asks, and stop,
+// which clears the spinner; the caller stops it before Finish. As --json
+// or --events o is left as it is: their output is for programs.
+func (o *Output) GoLive(keys KeyArgs, color bool, a loop.Approver) (loop.Approver, func()) {
+	if o.JSON || o.Events {
+		return a, func() {}
+	}
+	o.KeyArg = keys.Of
+	if o.Live {
+		o.MD = NewMarkdownStream(o.Con, color)
+	}
+	if !o.ErrTTY {
+		return a, func() {}
+	}
+	o.Spin = true
+	held := loop.ApproverFunc(func(ctx context.Context, q loop.Question) loop.Decision {
+		defer o.Con.HoldSpinner()()
+		return a.Decide(ctx, q)
+	})
+	return held, o.Con.StartSpinner()
+}
+
 // Text is the text of agent's response at depth, as it streams.
 func (o *Output) Text(agent string, depth int, s string) {
 	if depth != 0 || o.JSON || o.Events || s == "" {
@@ -98,7 +126,7 @@ func (o *Output) Text(agent string, depth int, s string) {
 			if cut := o.replay[strings.LastIndexByte(o.replay, '\n')+1:]; cut != "" && !o.Con.LineOpen() {
 				// A line (the retry's progress) was written below the
 				// cut line: it is shown again whole.
-				o.Con.Stream(cut)
+				o.showAgain(cut)
 			}
 		default:
 			o.restart()
@@ -116,6 +144,17 @@ func (o *Output) Text(agent string, depth int, s string) {
 	o.partial = true
 }
 
+// showAgain writes the cut line of a retried stream again, below what
+// was written under it; as Markdown the line is streamed anew.
+func (o *Output) showAgain(cut string) {
+	if o.MD == nil {
+		o.Con.Stream(cut)
+		return
+	}
+	o.MD.DropPart()
+	o.MD.Write(cut)
+}
+
 // mdFlush ends the response's Markdown: a line left open is drawn
 // rendered.
 func (o *Output) mdFlush() {
@@ -127,6 +166,9 @@ func (o *Output) mdFlush() {
 // restart marks on stdout that the answer starts again: the retried
 // request's text differs from what is on the screen.
 func (o *Output) restart() {
+	if o.MD != nil {
+		o.MD.Reset()
+	}
 	o.endLine()
 	io.WriteString(o.Con.Out(), streamRetried)
 	o.streamed.Reset()
@@ -170,30 +212,27 @@ func (o *Output) Event(ev loop.Event) {
 			o.replaying = false
 		case loop.EventRetry:
 			o.pending.Reset()
-			if o.MD != nil {
-				o.MD.Reset()
-			}
 			if o.partial {
-				if o.MD != nil {
-					// Rendered lines are not the text streamed: the
-					// answer starts again below them.
-					o.restart()
-				} else {
-					// The retried stream usually repeats the text
-					// shown: it is held until it says something new.
-					o.replaying, o.replay = true, o.streamed.String()
-				}
+				// The retried stream usually repeats the text shown: it
+				// is held until it says something new. As Markdown, the
+				// drawing goes on from the state the shown text left.
+				o.replaying, o.replay = true, o.streamed.String()
 				o.partial = false
+			} else if o.MD != nil {
+				o.MD.Reset()
 			}
 			o.again.Reset()
 		case loop.EventMessage:
 			if ev.Msg != nil && ev.Msg.Role == loop.RoleAssistant {
 				if o.replaying {
-					// The kept answer is shorter than the text shown.
+					// The kept answer is shorter than the text shown, or
+					// the same: its cut line is on the screen as it is.
 					o.replaying = false
 					if o.again.String() != o.replay {
 						o.restart()
 						o.print(o.again.String())
+					} else if o.MD != nil && !o.Con.LineOpen() {
+						o.MD.DropPart()
 					}
 				}
 				if o.pending.Len() > 0 {
