@@ -50,9 +50,7 @@ const (
 // defaults.DoomThreshold) and action ("" means defaults.DoomAction; an
 // unknown action acts as DoomStop).
 func newDoomDetector(threshold int, action DoomAction) doomDetector {
-	if threshold <= 0 {
-		threshold = defaults.DoomThreshold
-	}
+	threshold = defaults.Or(threshold, defaults.DoomThreshold)
 	if action == "" {
 		action = defaults.DoomAction
 	}

@@ -28,15 +28,9 @@ type RetryPolicy struct {
 // withDefaults returns p with zero (or negative) values replaced by the
 // defaults.
 func (p RetryPolicy) withDefaults() RetryPolicy {
-	if p.Attempts <= 0 {
-		p.Attempts = defaults.RetryAttempts
-	}
-	if p.Initial <= 0 {
-		p.Initial = defaults.RetryInitial
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = defaults.RetryMaxDelay
-	}
+	p.Attempts = defaults.Or(p.Attempts, defaults.RetryAttempts)
+	p.Initial = defaults.Or(p.Initial, defaults.RetryInitial)
+	p.MaxDelay = defaults.Or(p.MaxDelay, defaults.RetryMaxDelay)
 	return p
 }
 

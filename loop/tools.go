@@ -131,10 +131,7 @@ func (ru *run) execute(ctx context.Context, calls []ToolCall) bool {
 		checked = make([]CheckedCall, len(calls))
 	}
 	refuse := "" // when set, the remaining calls are answered with it
-	limit := ru.a.MaxCallsPerStep
-	if limit <= 0 {
-		limit = defaults.MaxCallsPerStep
-	}
+	limit := defaults.Or(ru.a.MaxCallsPerStep, defaults.MaxCallsPerStep)
 	if len(calls) > limit {
 		ru.log.Warn().Int("calls", len(calls)).Int("max_calls_per_step", limit).Msg("too many tool calls in one response: the calls past max_calls_per_step are refused")
 	}

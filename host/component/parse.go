@@ -1141,12 +1141,12 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		}
 	case -0x10: // 0x70 list
 		t.Kind = List
-		if t.Elem, err = parseValType(r, sc); err != nil {
+		if err = valTypes(r, sc, parseValType, &t.Elem); err != nil {
 			return nil, err
 		}
 	case -0x19: // 0x67 fixed-length list
 		t.Kind = FixedList
-		if t.Elem, err = parseValType(r, sc); err != nil {
+		if err = valTypes(r, sc, parseValType, &t.Elem); err != nil {
 			return nil, err
 		}
 		if t.Len, err = r.U32(); err != nil {
@@ -1186,15 +1186,12 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		}
 	case -0x15: // 0x6b option
 		t.Kind = Option
-		if t.Elem, err = parseValType(r, sc); err != nil {
+		if err = valTypes(r, sc, parseValType, &t.Elem); err != nil {
 			return nil, err
 		}
 	case -0x16: // 0x6a result
 		t.Kind = Result
-		if t.Ok, err = optValType(r, sc); err != nil {
-			return nil, err
-		}
-		if t.Err, err = optValType(r, sc); err != nil {
+		if err = valTypes(r, sc, optValType, &t.Ok, &t.Err); err != nil {
 			return nil, err
 		}
 	case -0x17, -0x18: // 0x69 own, 0x68 borrow
@@ -1218,15 +1215,12 @@ func parseDefValType(r *reader, sc *scope) (*Type, error) {
 		if v == -0x1b {
 			t.Kind = Future
 		}
-		if t.Elem, err = optValType(r, sc); err != nil {
+		if err = valTypes(r, sc, optValType, &t.Elem); err != nil {
 			return nil, err
 		}
 	case -0x1d: // 0x63 map
 		t.Kind = Map
-		if t.Elem, err = parseValType(r, sc); err != nil {
-			return nil, err
-		}
-		if t.Val, err = parseValType(r, sc); err != nil {
+		if err = valTypes(r, sc, parseValType, &t.Elem, &t.Val); err != nil {
 			return nil, err
 		}
 	default:
@@ -1283,6 +1277,19 @@ func parseFields(r *reader, sc *scope) ([]Field, error) {
 		return err
 	})
 	return fs, err
+}
+
+// valTypes reads value types one after another into dst, each with read
+// (parseValType, or optValType for an optional one).
+func valTypes(r *reader, sc *scope, read func(*reader, *scope) (*Type, error), dst ...**Type) error {
+	for _, d := range dst {
+		t, err := read(r, sc)
+		if err != nil {
+			return err
+		}
+		*d = t
+	}
+	return nil
 }
 
 func optValType(r *reader, sc *scope) (*Type, error) {

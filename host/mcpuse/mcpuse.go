@@ -143,12 +143,8 @@ type Server struct {
 
 // New returns the server of spec; nothing is started yet.
 func New(spec Spec, log zerolog.Logger) *Server {
-	if spec.Timeout <= 0 {
-		spec.Timeout = DefaultTimeout
-	}
-	if spec.MaxOutput <= 0 {
-		spec.MaxOutput = defaults.MCPMaxOutput
-	}
+	spec.Timeout = defaults.Or(spec.Timeout, DefaultTimeout)
+	spec.MaxOutput = defaults.Or(spec.MaxOutput, defaults.MCPMaxOutput)
 	s := &Server{spec: spec, log: log.With().Str("mcp_server", spec.Name).Logger()}
 	secrets := redact.HeaderSecrets(spec.Headers)
 	if spec.OAuth != nil && spec.OAuth.ClientSecret != "" {

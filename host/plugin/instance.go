@@ -197,20 +197,9 @@ func (i *instance) exec() (mod api.Module) {
 	if i.ext != nil {
 		return i.execExtism(cfg)
 	}
-	cm, err := i.mod.wait(i.ctx)
-	if err != nil {
-		i.err = err
+	if mod, _ = i.newModule(cfg); mod == nil {
 		return nil
 	}
-	i.r.started.Add(1)
-	mctx, mem := guestmem.With(i.ctx)
-	i.mem = mem
-	mod, err = i.r.instantiate(mctx, cm, cfg)
-	if err != nil {
-		i.err = err
-		return nil
-	}
-	i.instantiated = true
 	start := mod.ExportedFunction("_start")
 	if start == nil {
 		i.err = errors.New("module exports no _start function")
@@ -395,14 +384,14 @@ func (i *instance) nearMemoryLimit() bool {
 	return i.memBytes > 0 && i.memBytes+slack >= i.limits.Memory
 }
 
-// execExtism instantiates an Extism plugin, initialises its language
-// runtime, waits for its input (a pre-started instance waits here) and
-// calls its export.
-func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
+// newModule waits for the compiled module and instantiates it with cfg,
+// its memory allocated through guestmem (i.mem); it returns the module
+// and the context that allocates, or nil with i.err set.
+func (i *instance) newModule(cfg wazero.ModuleConfig) (api.Module, context.Context) {
 	cm, err := i.mod.wait(i.ctx)
 	if err != nil {
 		i.err = err
-		return nil
+		return nil, nil
 	}
 	i.r.started.Add(1)
 	ctx, mem := guestmem.With(i.ctx)
@@ -410,9 +399,20 @@ func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
 	mod, err := i.r.instantiate(ctx, cm, cfg)
 	if err != nil {
 		i.err = err
-		return nil
+		return nil, nil
 	}
 	i.instantiated = true
+	return mod, ctx
+}
+
+// execExtism instantiates an Extism plugin, initialises its language
+// runtime, waits for its input (a pre-started instance waits here) and
+// calls its export.
+func (i *instance) execExtism(cfg wazero.ModuleConfig) api.Module {
+	mod, ctx := i.newModule(cfg)
+	if mod == nil {
+		return nil
+	}
 	defer func() { i.memBytes = memorySize(mod) }()
 	if err := i.ext.Init(ctx, mod, i.extFn); err != nil {
 		i.err = err

@@ -223,21 +223,11 @@ func sourceName(s Spec) string {
 // withDefaults returns l with each zero (or negative) limit replaced by the
 // default of the plugin block's limits in agents.hcl.
 func withDefaults(l Limits) Limits {
-	if l.Memory == 0 {
-		l.Memory = defaults.Memory
-	}
-	if l.Timeout <= 0 {
-		l.Timeout = defaults.Timeout
-	}
-	if l.MaxOutput <= 0 {
-		l.MaxOutput = defaults.MaxOutput
-	}
-	if l.MaxWrite <= 0 {
-		l.MaxWrite = defaults.MaxWrite
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = defaults.MaxFiles
-	}
+	l.Memory = defaults.Or(l.Memory, defaults.Memory)
+	l.Timeout = defaults.Or(l.Timeout, defaults.Timeout)
+	l.MaxOutput = defaults.Or(l.MaxOutput, defaults.MaxOutput)
+	l.MaxWrite = defaults.Or(l.MaxWrite, defaults.MaxWrite)
+	l.MaxFiles = defaults.Or(l.MaxFiles, defaults.MaxFiles)
 	return l
 }
 

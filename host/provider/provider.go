@@ -124,12 +124,8 @@ func New(o Options) *Provider {
 	if p.http == nil {
 		p.http = defaultHTTPClient()
 	}
-	if p.idle <= 0 {
-		p.idle = defaults.IdleTimeout
-	}
-	if p.deadline <= 0 {
-		p.deadline = defaults.RequestTimeout
-	}
+	p.idle = defaults.Or(p.idle, defaults.IdleTimeout)
+	p.deadline = defaults.Or(p.deadline, defaults.RequestTimeout)
 	return p
 }
 

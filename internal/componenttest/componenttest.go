@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"os/exec"
@@ -68,19 +69,13 @@ func JS(t TB, src, name string) []byte {
 	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	// A component built before from the same sources needs no toolchain:
-	// the cache is looked at first, so a run without npm installs still
-	// uses what an earlier run (AGENTHOST_NPM_TESTS=1) built.
-	out := filepath.Join(Cache(t), name+"-"+sourceHash(t, src)+".wasm")
-	if b, err := os.ReadFile(out); err == nil {
-		return b
-	}
-	bin := Toolchain(t)
-	work, err := os.MkdirTemp("", "componentize-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(work)
+	return cached(t, name+"-"+sourceHash(t, src), func(bin, work string) []byte {
+		return componentizeJS(t, bin, work, src, name)
+	})
+}
+
+// componentizeJS builds src with ComponentizeJS in work.
+func componentizeJS(t TB, bin, work, src, name string) []byte {
 	if err := os.CopyFS(work, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +101,6 @@ func JS(t TB, src, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	save(t, out, b)
 	return b
 }
 
@@ -119,6 +113,40 @@ func save(t TB, out string, b []byte) {
 	}
 	if err := os.Rename(out+".tmp", out); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cached returns the component kept in the cache under key, or builds it
+// with make (given the toolchain's bin directory and a scratch directory)
+// and keeps it. A component built before needs no toolchain: the cache is
+// looked at first, so a run without npm installs still uses what an
+// earlier run (AGENTHOST_NPM_TESTS=1) built.
+func cached(t TB, key string, make func(bin, work string) []byte) []byte {
+	t.Helper()
+	out := filepath.Join(Cache(t), key+".wasm")
+	if b, err := os.ReadFile(out); err == nil {
+		return b
+	}
+	bin := Toolchain(t)
+	work, err := os.MkdirTemp("", "component-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	b := make(bin, work)
+	save(t, out, b)
+	return b
+}
+
+// hashFiles writes the named files of dir into h.
+func hashFiles(t TB, h io.Writer, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
 	}
 }
 
@@ -182,13 +210,7 @@ func Rust(t TB, src, world string) []byte {
 	}
 	version, _ := exec.Command(used[0], "--version").Output()
 	h := sha256.New()
-	for _, p := range []string{"lib.rs", "world.wit"} {
-		b, err := os.ReadFile(filepath.Join(src, p))
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.Write(b)
-	}
+	hashFiles(t, h, src, "lib.rs", "world.wit")
 	fmt.Fprintf(h, "%s %s jco %s", version, used[1], JcoVersion)
 	out := filepath.Join(Cache(t), "rust-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
 	if b, err := os.ReadFile(out); err == nil {
@@ -243,32 +265,16 @@ func GoCommand(t TB, src, name string) []byte {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s jco %s\n", version, JcoVersion)
-	for _, p := range []string{"main.go", "world.wit"} {
-		b, err := os.ReadFile(filepath.Join(src, p))
-		if err != nil {
-			t.Fatal(err)
+	hashFiles(t, h, src, "main.go", "world.wit")
+	return cached(t, name+"-"+hex.EncodeToString(h.Sum(nil))[:16], func(bin, work string) []byte {
+		core := filepath.Join(work, "core.wasm")
+		cmd := exec.Command(goBin, "build", "-trimpath", "-o", core, filepath.Join(src, "main.go"))
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s for wasip1: %v\n%s", src, err, b)
 		}
-		h.Write(b)
-	}
-	out := filepath.Join(Cache(t), name+"-"+hex.EncodeToString(h.Sum(nil))[:16]+".wasm")
-	if b, err := os.ReadFile(out); err == nil {
-		return b
-	}
-	bin := Toolchain(t)
-	work, err := os.MkdirTemp("", "go-component-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(work)
-	core := filepath.Join(work, "core.wasm")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-o", core, filepath.Join(src, "main.go"))
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s for wasip1: %v\n%s", src, err, b)
-	}
-	b := adapt(t, bin, core, filepath.Join(src, "world.wit"), "command", "command", work)
-	save(t, out, b)
-	return b
+		return adapt(t, bin, core, filepath.Join(src, "world.wit"), "command", "command", work)
+	})
 }
 
 func firstLine(b []byte) string {

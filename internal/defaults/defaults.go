@@ -16,7 +16,10 @@
 // can both use it.
 package defaults
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // The host block.
 const (
@@ -91,3 +94,13 @@ const (
 	// DoomAction is doom_loop.action.
 	DoomAction = "warn"
 )
+
+// Or applies the rule above to a setting held as a number: v, or d when v
+// is zero (or negative, which no setting means).
+func Or[T cmp.Ordered](v, d T) T {
+	var zero T
+	if v <= zero {
+		return d
+	}
+	return v
+}

@@ -31,32 +31,38 @@ type Source struct {
 // Bytes returns the module's bytes: those read already, or read now and
 // checked against the sum.
 func (s *Source) Bytes() ([]byte, error) {
-	if s.Wasm != nil {
-		return s.Wasm, nil
-	}
-	b, err := s.Read()
+	b, got, err := s.readSum()
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != s.Sum {
+	if got != s.Sum {
 		return nil, fmt.Errorf("%s changed after it was loaded (sha256 %s, loaded as %s); start again to load the new module", s.Name, got, s.Sum)
 	}
 	return b, nil
 }
 
+// readSum returns the module's bytes and their sum: those read already
+// (with the sum they were read with), or read now and summed.
+func (s *Source) readSum() ([]byte, string, error) {
+	if s.Wasm != nil {
+		return s.Wasm, s.Sum, nil
+	}
+	b, err := s.Read()
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(b)
+	return b, hex.EncodeToString(sum[:]), nil
+}
+
 // Rehash returns the module's bytes, read now unless read already, and
 // sets src.Sum to their sum, correcting the remembered one if it differs.
 func (c Cache) Rehash(src *Source) ([]byte, error) {
-	if src.Wasm != nil {
-		return src.Wasm, nil
-	}
-	b, err := src.Read()
+	b, got, err := src.readSum()
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(b)
-	if got := hex.EncodeToString(sum[:]); got != src.Sum {
+	if got != src.Sum {
 		src.Sum = got
 		if src.StatKey != "" && c.dir != "" {
 			c.writeCacheFile(SumPath(c.dir, src.StatKey), []byte(got))
