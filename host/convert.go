@@ -3,6 +3,7 @@ package host
 import (
 	"github.com/agenthost/agenthost/host/config"
 	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 // pluginSpec is the sandbox's view of a plugin block: the module, its kind,
@@ -40,7 +41,7 @@ func pluginSpec(p *config.Plugin) plugin.Spec {
 	}
 	for _, t := range p.Tools {
 		ct := plugin.CLITool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Command: t.Eval}
-		if p.Kind == config.KindExtism {
+		if p.Kind == pluginkind.Extism {
 			ct.Function, ct.Command = t.Function, t.EvalInput
 		}
 		s.Tools = append(s.Tools, ct)

@@ -129,11 +129,7 @@ func (e *Event) appendWire(b []byte) ([]byte, bool) {
 		b = append(b, `,"attempt":`...)
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 		b = append(b, `,"delay_ms":`...)
-		if e.DelayMS == nil {
-			b = append(b, "null"...)
-		} else {
-			b = strconv.AppendInt(b, *e.DelayMS, 10)
-		}
+		b = appendIntOrNull(b, e.DelayMS)
 		b = append(b, `,"status":`...)
 		b = strconv.AppendInt(b, int64(e.Status), 10)
 		b = appendStr(b, `,"message":`, e.Message)
@@ -260,11 +256,7 @@ func appendResult(b []byte, r *Result, nested bool) ([]byte, bool) {
 	b = append(b, `,"tool_calls":`...)
 	b = strconv.AppendInt(b, int64(r.ToolCalls), 10)
 	b = append(b, `,"budget":`...)
-	if r.Budget == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(*r.Budget), 10)
-	}
+	b = appendIntOrNull(b, r.Budget)
 	b = append(b, `,"output":`...)
 	b = jsonenc.AppendString(b, r.Output)
 	if len(r.OutputJSON) > 0 {
@@ -385,6 +377,14 @@ func appendInt64(b []byte, key string, n *int64) []byte {
 	}
 	b = append(b, key...)
 	return strconv.AppendInt(b, *n, 10)
+}
+
+// appendIntOrNull appends *n, or null for nil.
+func appendIntOrNull[T ~int | ~int64](b []byte, n *T) []byte {
+	if n == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, int64(*n), 10)
 }
 
 func appendBool(b []byte, key string, v *bool) []byte {

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 // TestComponentBlock: a component's kind is detected from the binary's
@@ -31,7 +33,7 @@ agent "a" {
 		t.Fatal(dump(diags))
 	}
 	p := cfg.Plugins[0]
-	if p.Kind != KindComponent || p.Config["base"] != "http://127.0.0.1:8080" || len(p.HTTPAllow) != 1 || len(p.Mounts) != 1 || p.ToolName("fetch-url") != "web_fetch-url" {
+	if p.Kind != pluginkind.Component || p.Config["base"] != "http://127.0.0.1:8080" || len(p.HTTPAllow) != 1 || len(p.Mounts) != 1 || p.ToolName("fetch-url") != "web_fetch-url" {
 		t.Fatalf("%+v", p)
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 // example uses every block of agents.hcl, with its one-line blocks split into one
@@ -154,7 +156,7 @@ func TestExampleDecodes(t *testing.T) {
 		Name:    "core",
 		Source:  "builtin:core",
 		Builtin: "core",
-		Kind:    KindAgenthost,
+		Kind:    pluginkind.Agenthost,
 		Limits:  Limits{Memory: 128 << 20, Timeout: 10 * time.Second, MaxOutput: 1 << 20, MaxWrite: 32 << 20, MaxFiles: 500},
 		Mounts:  []Mount{{Name: "workspace", Host: dir, Guest: "/workspace", Mode: "rw"}},
 		Env:     map[string]string{"TZ": "UTC"},
@@ -169,7 +171,7 @@ func TestExampleDecodes(t *testing.T) {
 	}
 
 	jq := cfg.Plugin("jq")
-	if jq.Path != filepath.Join(dir, "plugins", "jq.wasm") || jq.Kind != KindWASICLI || jq.Builtin != "" {
+	if jq.Path != filepath.Join(dir, "plugins", "jq.wasm") || jq.Kind != pluginkind.WASICLI || jq.Builtin != "" {
 		t.Errorf("jq = path %q kind %q builtin %q", jq.Path, jq.Kind, jq.Builtin)
 	}
 	if want := (Limits{Memory: 256 << 20, Timeout: 30 * time.Second, MaxOutput: 1 << 20, MaxWrite: 64 << 20, MaxFiles: 10000}); jq.Limits != want {

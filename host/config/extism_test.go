@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 func TestExtismBlock(t *testing.T) {
@@ -30,7 +32,7 @@ agent "a" {
 		t.Fatal(dump(diags))
 	}
 	p := cfg.Plugins[0]
-	if p.Kind != KindExtism || p.Config["vowels"] != "aeiou" || len(p.HTTPAllow) != 3 || len(p.Tools) != 2 {
+	if p.Kind != pluginkind.Extism || p.Config["vowels"] != "aeiou" || len(p.HTTPAllow) != 3 || len(p.Tools) != 2 {
 		t.Fatalf("%+v", p)
 	}
 	cv, raw := p.Tools[0], p.Tools[1]

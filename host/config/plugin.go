@@ -142,10 +142,10 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 // kindBlocks are the checks of a plugin block particular to its kind, one
 // per row of internal/pluginkind (TestKindBlocks).
 var kindBlocks = map[PluginKind]func(b *builder, p *Plugin, rp *rawPlugin, cliTools map[string]hcl.Range){
-	KindAgenthost: (*builder).ownTools,
-	KindWASICLI:   (*builder).wasiCLI,
-	KindExtism:    (*builder).extism,
-	KindComponent: (*builder).component,
+	pluginkind.Agenthost: (*builder).ownTools,
+	pluginkind.WASICLI:   (*builder).wasiCLI,
+	pluginkind.Extism:    (*builder).extism,
+	pluginkind.Component: (*builder).component,
 }
 
 // ownTools refuses the tool blocks of a kind whose module describes its
@@ -189,7 +189,7 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 			return
 		}
 		p.Builtin = name
-		if p.Kind != "" && p.Kind != KindAgenthost {
+		if p.Kind != "" && p.Kind != pluginkind.Agenthost {
 			b.errorf(rp.KindRange, "Invalid kind", "The builtin plugin %q is an agenthost plugin; remove kind or set kind = \"agenthost\".", name)
 		}
 		if p.SHA256 != "" {

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-
-	"github.com/agenthost/agenthost/internal/pluginkind"
 )
 
 // Config is a decoded and validated agents.hcl. All paths in it are absolute,
@@ -154,16 +152,9 @@ type Price struct {
 	CachedInput float64
 }
 
-// PluginKind is the kind attribute of a plugin block.
+// PluginKind is the kind attribute of a plugin block: one of the names of
+// internal/pluginkind (pluginkind.Agenthost, ...), the one list of kinds.
 type PluginKind string
-
-// Plugin kinds: the rows of internal/pluginkind.
-const (
-	KindAgenthost = PluginKind(pluginkind.Agenthost)
-	KindWASICLI   = PluginKind(pluginkind.WASICLI)
-	KindExtism    = PluginKind(pluginkind.Extism)
-	KindComponent = PluginKind(pluginkind.Component)
-)
 
 // Plugin is a plugin block.
 type Plugin struct {
