@@ -29,11 +29,17 @@ type ClientNeeds struct {
 // sampling that a run no longer offers, never the other way round.
 func (h *Host) ClientNeeds(name string) ClientNeeds { return h.needs[name] }
 
-// clientNeeds works out ClientNeeds for the agent called name.
-func (h *Host) clientNeeds(name string) ClientNeeds {
+// clientNeeds works out ClientNeeds for the agent called name; top, when
+// not nil, is the model of that agent for one run (RunRequest.Model), its
+// subagents keeping theirs.
+func (h *Host) clientNeeds(name string, top *config.Model) ClientNeeds {
 	var out ClientNeeds
 	for _, a := range h.Config.AgentTree(h.Config.Agent(name)) {
-		if m := h.Config.Model(a.Model); m != nil && m.Provider == config.ProviderMCPClient {
+		m := h.Config.Model(a.Model)
+		if top != nil && a.Name == name {
+			m = top
+		}
+		if m != nil && m.Provider == config.ProviderMCPClient {
 			if !out.Sampling {
 				out.Sampling, out.Agent, out.Model = true, a.Name, m
 			}

@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (*Host, hcl.Diag
 	}
 	h.needs = map[string]ClientNeeds{}
 	for _, a := range cfg.Agents {
-		h.needs[a.Name] = h.clientNeeds(a.Name)
+		h.needs[a.Name] = h.clientNeeds(a.Name, nil)
 	}
 	ok = true
 	return h, diags, nil

@@ -104,12 +104,15 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	need := h.ClientNeeds(agent.Name)
+	var model *config.Model // the top agent's, when the run picks it
 	if req.Model != "" {
-		agent = h.withModel(agent, req.Model)
+		agent, model = h.withModel(agent, req.Model)
+		need = h.clientNeeds(agent.Name, model)
 	}
 	if h.player == nil && clientmodel.ClientFrom(ctx) == nil {
 		// A replayed run answers from its cassette: it needs no client.
-		if need := h.ClientNeeds(agent.Name); need.Sampling {
+		if need.Sampling {
 			return nil, &UsageError{Err: &NoClientError{need}}
 		}
 	}
@@ -119,6 +122,9 @@ func (h *Host) Run(ctx context.Context, req RunRequest) (*loop.Result, error) {
 	}
 	sink := &runSink{sess: sess, user: req.Sink}
 	if tr := h.runTracer(ctx, sess.ID, history); tr != nil {
+		if model != nil {
+			tr.SetAgent(agent.Name, h.traceAgent(h.Config.Agent(agent.Name), model, agent.ModelID))
+		}
 		sink.tracer = tr
 	}
 	r := &loop.Runner{

@@ -33,7 +33,9 @@ func RunModel(cfg *config.Config, agent, name string) (m *config.Model, block bo
 
 // withModel is la, the agent called agent, with model name for one run
 // (RunModel); its subagents keep their own models.
-func (h *Host) withModel(la *loop.Agent, name string) *loop.Agent {
+// It returns the model block too: what the run needs of an MCP client and
+// what its trace says follow it.
+func (h *Host) withModel(la *loop.Agent, name string) (*loop.Agent, *config.Model) {
 	m, block := RunModel(h.Config, la.Name, name)
 	lm := h.lms[m.Name]
 	if !block {
@@ -41,5 +43,5 @@ func (h *Host) withModel(la *loop.Agent, name string) *loop.Agent {
 	}
 	out := h.newAgent(h.Config.Agent(la.Name), m, lm)
 	out.Subagents = la.Subagents
-	return out
+	return out, m
 }

@@ -62,27 +62,30 @@ func (h *Host) closeTracer(ctx context.Context) {
 func (h *Host) traceAgents() map[string]tracing.Agent {
 	out := map[string]tracing.Agent{}
 	for _, a := range h.Config.Agents {
-		ta := tracing.Agent{Description: a.Description}
+		id := ""
 		if la := h.agents[a.Name]; la != nil {
-			ta.Model = la.ModelID
+			id = la.ModelID
 		}
-		for _, m := range h.Config.Models {
-			if m.Name != a.Model {
-				continue
-			}
-			if m.Provider == config.ProviderMCPClient {
-				ta.Provider = m.Provider
-			}
-			for _, p := range h.Config.Providers {
-				if p.Name == m.Provider {
-					ta.Provider = p.Name
-					ta.ServerAddress, ta.ServerPort = serverOf(p.BaseURL)
-				}
-			}
-		}
-		out[a.Name] = ta
+		out[a.Name] = h.traceAgent(a, h.Config.Model(a.Model), id)
 	}
 	return out
+}
+
+// traceAgent describes agent a with model block m (nil: none) and the
+// model id its requests name, for the traces.
+func (h *Host) traceAgent(a *config.Agent, m *config.Model, id string) tracing.Agent {
+	ta := tracing.Agent{Description: a.Description, Model: id}
+	if m == nil {
+		return ta
+	}
+	if m.Provider == config.ProviderMCPClient {
+		ta.Provider = m.Provider
+	}
+	if p := h.Config.Provider(m.Provider); p != nil {
+		ta.Provider = p.Name
+		ta.ServerAddress, ta.ServerPort = serverOf(p.BaseURL)
+	}
+	return ta
 }
 
 // traceTools describes every tool's plugin for the traces.

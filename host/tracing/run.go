@@ -91,6 +91,20 @@ type Run struct {
 	frames []*frame
 	// history seeds the top-level agent's conversation (content capture).
 	history []loop.Message
+	// agents describe the agents: the tracer's, but for one set for this
+	// run only (SetAgent).
+	agents map[string]Agent
+}
+
+// SetAgent describes agent name as a for this run only: its model when
+// the run picked another (run -m). Call it before the first event.
+func (r *Run) SetAgent(name string, a Agent) {
+	m := make(map[string]Agent, len(r.agents)+1)
+	for k, v := range r.agents {
+		m[k] = v
+	}
+	m[name] = a
+	r.agents = m
 }
 
 // frame is one agent's run in progress.
@@ -238,7 +252,7 @@ func (r *Run) start(ev loop.Event) {
 	} else {
 		opts = append(opts, trace.WithNewRoot())
 	}
-	info := r.t.agents[ev.Agent]
+	info := r.agents[ev.Agent]
 	attrs := []attribute.KeyValue{
 		attribute.String(keyOperation, operationInvoke),
 		attribute.String(keyProvider, providerName),

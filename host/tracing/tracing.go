@@ -247,7 +247,7 @@ func (w *warner) once(kind, msg string) {
 // is the conversation the run continues, used only when content is
 // captured.
 func (t *Tracer) Run(session string, history []loop.Message) *Run {
-	r := &Run{t: t, session: session}
+	r := &Run{t: t, session: session, agents: t.agents}
 	if t.capture {
 		r.history = history
 	}
