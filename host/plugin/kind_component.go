@@ -63,7 +63,7 @@ func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limit
 	if spec.Reuse {
 		return nil, errors.New("reuse is for Extism plugins; a component runs every call in fresh instances")
 	}
-	src, err := r.source(spec)
+	src, err := r.source(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
