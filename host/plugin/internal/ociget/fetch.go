@@ -153,7 +153,15 @@ func (g *get) fetch(ctx context.Context) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return a, g.module(ctx, m, a)
+	if err := g.module(ctx, m, a); err != nil {
+		return nil, err
+	}
+	// The tag's digest is remembered only once all it names was fetched
+	// and verified: a fallback to it finds everything in the cache.
+	if g.ref.Digest == "" && !g.stale {
+		g.f.cache.setTag(g.ref, dgst)
+	}
+	return a, nil
 }
 
 // top returns the manifest (or index) the ref names, verified.
@@ -196,7 +204,6 @@ func (g *get) top(ctx context.Context) (digest.Digest, []byte, error) {
 		return "", nil, fmt.Errorf("the registry gave the digest %q, not a sha256 digest", desc.Digest)
 	}
 	g.f.cache.write(desc.Digest, data)
-	g.f.cache.setTag(g.ref, desc.Digest)
 	return desc.Digest, data, nil
 }
 

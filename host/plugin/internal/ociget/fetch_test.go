@@ -378,3 +378,22 @@ func TestServedMismatch(t *testing.T) {
 		t.Errorf("the refused blob was cached: %v", err)
 	}
 }
+
+// TestTagRememberedWhole: a tag's digest is remembered only when all it
+// names was fetched and verified, so a fallback never meets a manifest
+// whose module was refused.
+func TestTagRememberedWhole(t *testing.T) {
+	reg := startRegistry(t)
+	dir := t.TempDir()
+	small := DefaultBounds
+	small.Wasm = 100
+	push(t, reg.repo(t, "w/p"), "1", manifest(artifactHyperMCP, ocispec.DescriptorEmptyJSON, desc("application/wasm", module)), empty, module)
+	r := ref(t, "oci://"+reg.host+"/w/p:1")
+	if _, err := newFetcher(dir, small).Fetch(context.Background(), r, false); err == nil {
+		t.Fatal("a module over the bound was fetched")
+	}
+	reg.mode.Store("down")
+	if _, err := New(dir).Fetch(context.Background(), r, false); err == nil || !strings.Contains(err.Error(), "never resolved here") {
+		t.Errorf("err = %v", err)
+	}
+}
