@@ -105,6 +105,9 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		bin, err := parseBinary(wasm)
 		if errors.Is(err, ErrComponent) {
 			if k == nil {
+				if spec.OCI != nil {
+					spec.fetched = wasm
+				}
 				return r.loadComponent(ctx, componentKindOf(), spec)
 			}
 			return nil, fmt.Errorf("%s is a WASI 0.2 component, not a core module of kind %q; set kind = \"component\" (or remove kind)", sourceName(spec), spec.Kind)
@@ -162,9 +165,13 @@ func (r *Runtime) source(ctx context.Context, s Spec) (*loadcache.Source, error)
 	var src *loadcache.Source
 	switch {
 	case s.OCI != nil:
-		wasm, err := r.fetch(ctx, s)
-		if err != nil {
-			return nil, err
+		wasm := s.fetched
+		if wasm == nil {
+			w, err := r.fetch(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			wasm = w
 		}
 		src = &loadcache.Source{Name: sourceName(s), Read: func() ([]byte, error) { return wasm, nil }}
 	case s.Builtin != "":
