@@ -74,7 +74,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		return nil, err
 	}
 	if k != nil && k.component() {
-		return r.loadComponent(ctx, k, spec)
+		return r.loadComponent(ctx, k, spec, nil)
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
@@ -105,10 +105,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		bin, err := parseBinary(wasm)
 		if errors.Is(err, ErrComponent) {
 			if k == nil {
-				if spec.OCI != nil {
-					spec.fetched = wasm
-				}
-				return r.loadComponent(ctx, componentKindOf(), spec)
+				return r.loadComponent(ctx, componentKindOf(), spec, src)
 			}
 			return nil, fmt.Errorf("%s is a WASI 0.2 component, not a core module of kind %q; set kind = \"component\" (or remove kind)", sourceName(spec), spec.Kind)
 		}
@@ -148,9 +145,12 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 }
 
 // loadComponent loads spec with the component kind k, which reads and
-// checks the binary itself (it has no core-module load facts).
-func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec) (*Plugin, error) {
-	l := &loading{r: r, spec: spec, limits: withDefaults(spec.Limits)}
+// checks the binary itself (it has no core-module load facts). src is
+// the module when the caller read it already (a load that found a
+// component by its header hands on what it read, so that a module from a
+// registry is fetched once), else nil.
+func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec, src *loadcache.Source) (*Plugin, error) {
+	l := &loading{r: r, spec: spec, limits: withDefaults(spec.Limits), src: src}
 	if err := k.load(ctx, l); err != nil {
 		return nil, err
 	}
@@ -165,13 +165,9 @@ func (r *Runtime) source(ctx context.Context, s Spec) (*loadcache.Source, error)
 	var src *loadcache.Source
 	switch {
 	case s.OCI != nil:
-		wasm := s.fetched
-		if wasm == nil {
-			w, err := r.fetch(ctx, s)
-			if err != nil {
-				return nil, err
-			}
-			wasm = w
+		wasm, err := r.fetch(ctx, s)
+		if err != nil {
+			return nil, err
 		}
 		src = &loadcache.Source{Name: sourceName(s), Read: func() ([]byte, error) { return wasm, nil }}
 	case s.Builtin != "":

@@ -54,11 +54,6 @@ type Spec struct {
 	// Tools are the tools of a wasi_cli plugin; an agenthost plugin
 	// describes its own, in its manifest, and must have none here.
 	Tools []CLITool
-
-	// fetched is the module of OCI once this load fetched it, so that a
-	// load handed on (a module found to be a component) reads the bytes
-	// it detected, not a second fetch.
-	fetched []byte
 }
 
 // Limits bound each call of a plugin. A zero (or negative) field takes the
