@@ -79,10 +79,10 @@ func ResolveCacheDir(dir string) (string, error) {
 			removeStaleTemp(p)
 		}
 	}
-	// agenthost's own entries (host/plugin: load facts, module data) are
-	// checked by their readers; only the temporary files of interrupted
-	// writes are removed here.
-	for _, d := range []string{"agenthost-load", "agenthost-data"} {
+	// agenthost's own entries (host/plugin: load facts, module data, what
+	// was fetched from registries) are checked by their readers; only the
+	// temporary files of interrupted writes are removed here.
+	for _, d := range []string{"agenthost-load", "agenthost-data", "agenthost-oci/blobs/sha256", "agenthost-oci/tags"} {
 		ents, _ := os.ReadDir(filepath.Join(abs, d))
 		for _, e := range ents {
 			removeStaleTemp(filepath.Join(abs, d, e.Name()))

@@ -17,11 +17,13 @@ import (
 // to the other.
 func pluginSpec(p *config.Plugin) plugin.Spec {
 	s := plugin.Spec{
-		Name:    p.Name,
-		Builtin: p.Builtin,
-		Path:    p.Path,
-		SHA256:  p.SHA256,
-		Kind:    plugin.Kind(p.Kind),
+		Name:     p.Name,
+		Builtin:  p.Builtin,
+		OCI:      p.OCI,
+		Insecure: p.Insecure,
+		Path:     p.Path,
+		SHA256:   p.SHA256,
+		Kind:     plugin.Kind(p.Kind),
 		Limits: plugin.Limits{
 			Memory:    p.Limits.Memory,
 			Timeout:   p.Limits.Timeout,

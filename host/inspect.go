@@ -9,11 +9,14 @@ import (
 	"strings"
 
 	"github.com/agenthost/agenthost/host/plugin"
+	"github.com/agenthost/agenthost/internal/ociref"
 	"github.com/agenthost/agenthost/plugins"
 )
 
 // Inspect reports on one plugin without a config: src is the path of a
-// .wasm file, or builtin:NAME for a plugin embedded in agenthost. It runs
+// .wasm file, builtin:NAME for a plugin embedded in agenthost, or a
+// registry reference (oci://HOST/REPO:TAG or @sha256:DIGEST, fetched as a
+// plugin block's source is, and reported with its manifest digest). It runs
 // no tool: see plugin.Inspect for what it reports, and when it runs the
 // module's describe mode (with nothing granted).
 //
@@ -28,9 +31,26 @@ import (
 // not compile (the error names src and wraps plugin.ErrNotWasm where it
 // applies).
 func Inspect(ctx context.Context, src string, opts Options) (*plugin.Info, error) {
-	wasm, err := readPlugin(src)
-	if err != nil {
-		return nil, err
+	var ref *ociref.Ref
+	if ociref.IsOCI(src) {
+		r, err := ociref.Parse(src)
+		if err != nil {
+			return nil, err
+		}
+		// Checked before anything is contacted; the command line has no
+		// insecure: a plain HTTP registry off loopback is for a block.
+		if err := r.CheckTransport(false); err != nil {
+			return nil, err
+		}
+		ref = &r
+	}
+	var wasm []byte
+	if ref == nil {
+		w, err := readPlugin(src)
+		if err != nil {
+			return nil, err
+		}
+		wasm = w
 	}
 	cache, err := opts.cacheDir()
 	if err != nil {
@@ -41,10 +61,17 @@ func Inspect(ctx context.Context, src string, opts Options) (*plugin.Info, error
 		return nil, err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
+	var fetched *plugin.Fetched
+	if ref != nil {
+		if wasm, fetched, err = rt.Fetch(ctx, src, *ref, false); err != nil {
+			return nil, err
+		}
+	}
 	info, err := plugin.Inspect(ctx, rt, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", src, err)
 	}
+	info.Registry = fetched
 	return info, nil
 }
 

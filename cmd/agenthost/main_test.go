@@ -100,6 +100,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 	p.Cmds["mcpoauth"] = cmdMCPOAuth
 	p.Cmds["component"] = cmdComponent
 	p.Cmds["webserver"] = cmdWebServer
+	p.Cmds["registry"] = cmdRegistry
 	p.Dir = dir
 	p.UpdateScripts = os.Getenv("AGENTHOST_UPDATE") != ""
 	return p

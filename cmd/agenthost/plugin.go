@@ -22,7 +22,7 @@ func newPluginCmd(c *cli) *cobra.Command {
 // not private): exit 2, as for run.
 func newPluginInspectCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:               "inspect FILE.wasm | builtin:NAME",
+		Use:               "inspect FILE.wasm | builtin:NAME | oci://HOST/REPO:TAG",
 		Short:             "Show what a plugin is: its kind, imports, tools and the grants it asks for",
 		Example:           "  agenthost plugin inspect plugins/echo.wasm\n  agenthost plugin inspect --json builtin:fs",
 		ValidArgsFunction: complete.WasmFiles,
@@ -30,7 +30,7 @@ func newPluginInspectCmd(c *cli) *cobra.Command {
 	asJSON := jsonFlag(cmd.Flags(), "print JSON")
 	return c.action(cmd, func(ctx context.Context, pos []string, e *env) int {
 		if len(pos) != 1 {
-			return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME")
+			return usageErr(e, "usage: agenthost plugin inspect [--json] FILE.wasm|builtin:NAME|oci://HOST/REPO:TAG")
 		}
 		info, err := host.Inspect(ctx, pos[0], hostOptions(e))
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	ctyjson "github.com/zclconf/go-cty/cty/json"
 
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/ociref"
 	"github.com/agenthost/agenthost/internal/pluginkind"
 	"github.com/agenthost/agenthost/internal/sandbox"
 	"github.com/agenthost/agenthost/internal/toolname"
@@ -94,6 +95,9 @@ func (b *builder) plugin(rp *rawPlugin, cliTools map[string]hcl.Range) *Plugin {
 	}
 	if b.set(rp.SourceRange) {
 		b.source(p, rp)
+	}
+	if rp.Insecure && p.OCI == nil && b.set(rp.InsecureRange) {
+		b.errorf(rp.InsecureRange, "insecure on a plugin that is not fetched", "insecure = true allows plain HTTP to a registry (source = \"oci+http://HOST/REPO:TAG\"); this plugin's source is %q, which is not fetched from a registry. Remove insecure.", p.Source)
 	}
 	if l := rp.Limits; l != nil {
 		if mem := b.size(l.Memory, l.MemoryRange, "memory", defaults.Memory); mem < minMemory || mem > maxMemory {
@@ -198,7 +202,11 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 		return
 	}
 	if strings.TrimSpace(p.Source) == "" {
-		b.errorf(r, "Empty source", "source is a path to a .wasm file (relative to the config file's directory) or a builtin like \"builtin:core\".")
+		b.errorf(r, "Empty source", "source is a path to a .wasm file (relative to the config file's directory), a builtin like \"builtin:core\" or a registry reference like \"oci://ghcr.io/OWNER/PLUGIN:TAG\".")
+		return
+	}
+	if ociref.IsOCI(p.Source) {
+		b.ociSource(p, rp)
 		return
 	}
 	p.Path = b.abs(p.Source)
@@ -263,6 +271,22 @@ func (b *builder) source(p *Plugin, rp *rawPlugin) {
 	if err := sandbox.CheckPin(p.Source, hex.EncodeToString(h.Sum(nil)), p.SHA256); err != nil {
 		b.errorf(rp.SHA256Range, "Checksum mismatch", "%v", err)
 	}
+}
+
+// ociSource checks a registry source: how it is written, and the
+// transport rule (internal/ociref), before anything is contacted. The
+// artifact is fetched and checked when the plugin loads.
+func (b *builder) ociSource(p *Plugin, rp *rawPlugin) {
+	ref, err := ociref.Parse(p.Source)
+	if err != nil {
+		b.errorf(rp.SourceRange, "Invalid registry source", "%v.", err)
+		return
+	}
+	if err := ref.CheckTransport(rp.Insecure); err != nil {
+		b.errorf(rp.SourceRange, "Plain HTTP to a remote registry", "%v.", err)
+		return
+	}
+	p.OCI, p.Insecure = &ref, rp.Insecure
 }
 
 func prefixed(names []string) []string {

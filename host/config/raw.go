@@ -122,7 +122,11 @@ type rawPlugin struct {
 	ToolPrefixRange hcl.Range         `hcl:"tool_prefix,attr_value_range"`
 	Rename          map[string]string `hcl:"rename,optional"`
 	RenameRange     hcl.Range         `hcl:"rename,attr_value_range"`
-	DefRange        hcl.Range         `hcl:",def_range"`
+	// Insecure allows plain HTTP to a registry off this machine
+	// (source = "oci+http://...", internal/ociref).
+	Insecure      bool      `hcl:"insecure,optional"`
+	InsecureRange hcl.Range `hcl:"insecure,attr_value_range"`
+	DefRange      hcl.Range `hcl:",def_range"`
 }
 
 type rawHTTP struct {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+
+	"github.com/agenthost/agenthost/internal/ociref"
 )
 
 // Config is a decoded and validated agents.hcl. All paths in it are absolute,
@@ -162,9 +164,15 @@ type Plugin struct {
 	// Source is the source attribute as written.
 	Source string
 	// Builtin is the builtin name ("core") when Source is "builtin:NAME";
+	// OCI the registry reference when Source is oci://... or
+	// oci+http://... (internal/ociref: checked, never contacted, here);
 	// otherwise Path is the absolute path of the .wasm file.
 	Builtin string
+	OCI     *ociref.Ref
 	Path    string
+	// Insecure is insecure = true: plain HTTP to a registry off this
+	// machine is allowed (only with an oci+http:// source).
+	Insecure bool
 	// SHA256 is the expected lowercase hex digest of the file, or "".
 	SHA256 string
 	// Kind is the declared kind, or "" to detect it.

@@ -23,6 +23,9 @@ type Info struct {
 	Kind   Kind   `json:"kind"`
 	Size   int    `json:"size"`
 	SHA256 string `json:"sha256"`
+	// Registry is set for a module fetched from an OCI registry (an
+	// oci:// source): the digest of its manifest and its layout.
+	Registry *Fetched `json:"registry,omitempty"`
 	// Imports are "module.name" of every imported function and memory;
 	// for a component, the imported interfaces.
 	Imports []string `json:"imports"`
@@ -115,6 +118,9 @@ func (info *Info) String() string {
 	}
 	fmt.Fprintf(&b, "size:     %d bytes\n", info.Size)
 	fmt.Fprintf(&b, "sha256:   %s\n", info.SHA256)
+	if f := info.Registry; f != nil {
+		fmt.Fprintf(&b, "registry: %s, manifest %s (%s)\n", f.Source, f.Manifest, f.Layout)
+	}
 	if m := info.Manifest; m != nil {
 		fmt.Fprintf(&b, "manifest: %s (from %s)", m.Protocol, info.ManifestSource)
 		if m.Name != "" {

@@ -136,6 +136,9 @@ type loading struct {
 	facts *loadcache.Facts
 	fresh bool
 	p     *Plugin
+	// src is the module when the load read it already (see
+	// Runtime.loadComponent), else nil: the kind finds it (Runtime.source).
+	src *loadcache.Source
 }
 
 // command checks that a core module loaded as agenthost or wasi_cli is a

@@ -54,18 +54,20 @@ func (componentKind) detect(*loadcache.Facts, *Spec) bool { return false }
 // component outside the supported shape (async exports, exported
 // resources, nested components with core modules, ...) is refused here.
 func (componentKind) load(ctx context.Context, l *loading) error {
-	p, err := newComponentPlugin(ctx, l.r, l.spec, l.limits)
+	p, err := newComponentPlugin(ctx, l.r, l.spec, l.limits, l.src)
 	l.p = p
 	return err
 }
 
-func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limits) (*Plugin, error) {
+func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limits, src *loadcache.Source) (*Plugin, error) {
 	if spec.Reuse {
 		return nil, errors.New("reuse is for Extism plugins; a component runs every call in fresh instances")
 	}
-	src, err := r.source(spec)
-	if err != nil {
-		return nil, err
+	if src == nil {
+		var err error
+		if src, err = r.source(ctx, spec); err != nil {
+			return nil, err
+		}
 	}
 	wasm, err := r.pinnedBytes(spec, src)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/defaults"
+	"github.com/agenthost/agenthost/internal/ociref"
 	"github.com/agenthost/agenthost/internal/sandbox"
 )
 
@@ -73,14 +74,14 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		return nil, err
 	}
 	if k != nil && k.component() {
-		return r.loadComponent(ctx, k, spec)
+		return r.loadComponent(ctx, k, spec, nil)
 	}
 	for _, ct := range spec.Tools {
 		if ct.Command == nil {
 			return nil, fmt.Errorf("tool %q has no command line (CLITool.Command)", ct.Name)
 		}
 	}
-	src, err := r.source(spec)
+	src, err := r.source(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +105,7 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 		bin, err := parseBinary(wasm)
 		if errors.Is(err, ErrComponent) {
 			if k == nil {
-				return r.loadComponent(ctx, componentKindOf(), spec)
+				return r.loadComponent(ctx, componentKindOf(), spec, src)
 			}
 			return nil, fmt.Errorf("%s is a WASI 0.2 component, not a core module of kind %q; set kind = \"component\" (or remove kind)", sourceName(spec), spec.Kind)
 		}
@@ -144,9 +145,12 @@ func (r *Runtime) load(ctx context.Context, spec Spec) (*Plugin, error) {
 }
 
 // loadComponent loads spec with the component kind k, which reads and
-// checks the binary itself (it has no core-module load facts).
-func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec) (*Plugin, error) {
-	l := &loading{r: r, spec: spec, limits: withDefaults(spec.Limits)}
+// checks the binary itself (it has no core-module load facts). src is
+// the module when the caller read it already (a load that found a
+// component by its header hands on what it read, so that a module from a
+// registry is fetched once), else nil.
+func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec, src *loadcache.Source) (*Plugin, error) {
+	l := &loading{r: r, spec: spec, limits: withDefaults(spec.Limits), src: src}
 	if err := k.load(ctx, l); err != nil {
 		return nil, err
 	}
@@ -157,9 +161,15 @@ func (r *Runtime) loadComponent(ctx context.Context, k kind, spec Spec) (*Plugin
 // source finds a plugin's module and its sha256, and checks its pinned
 // digest. The bytes of a file or builtin whose sum is remembered (see
 // loadcache.Source) are read only when needed.
-func (r *Runtime) source(s Spec) (*loadcache.Source, error) {
+func (r *Runtime) source(ctx context.Context, s Spec) (*loadcache.Source, error) {
 	var src *loadcache.Source
 	switch {
+	case s.OCI != nil:
+		wasm, err := r.fetch(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		src = &loadcache.Source{Name: sourceName(s), Read: func() ([]byte, error) { return wasm, nil }}
 	case s.Builtin != "":
 		if _, ok := r.builtin(s.Builtin); !ok {
 			return nil, fmt.Errorf("no builtin plugin %q in this build", s.Builtin)
@@ -210,10 +220,44 @@ func (r *Runtime) pinnedBytes(spec Spec, src *loadcache.Source) ([]byte, error) 
 	return wasm, nil
 }
 
+// fetch returns the module of an oci:// source (see Fetch).
+func (r *Runtime) fetch(ctx context.Context, s Spec) ([]byte, error) {
+	wasm, _, err := r.Fetch(ctx, s.Name, *s.OCI, s.Insecure)
+	return wasm, err
+}
+
+// Fetched says where a module fetched from a registry came from: what a
+// lock file pins (the manifest digest) and, for messages, its layout.
+type Fetched struct {
+	Source   string `json:"source"`
+	Manifest string `json:"manifest"`
+	Layout   string `json:"layout"`
+}
+
+// Fetch returns the module of ref (internal/ociget: the transport rule
+// first, then the registry or its cache, every digest verified), logging
+// a warning for plugin name when a tag was taken to its last digest
+// because the registry could not be reached.
+func (r *Runtime) Fetch(ctx context.Context, name string, ref ociref.Ref, insecure bool) ([]byte, *Fetched, error) {
+	a, err := r.oci.Fetch(ctx, ref, insecure)
+	if err != nil {
+		return nil, nil, err
+	}
+	log := zerolog.Ctx(ctx)
+	if a.Stale {
+		log.Warn().Str("plugin", name).Str("source", ref.String()).Str("digest", string(a.Manifest)).
+			Msg("the registry could not be reached; running the digest this tag last resolved to, from the cache (the tag may have moved since)")
+	}
+	log.Debug().Str("plugin", name).Str("source", ref.String()).Str("manifest", string(a.Manifest)).Str("layout", a.Layout).Msg("plugin from a registry")
+	return a.Wasm, &Fetched{Source: ref.String(), Manifest: string(a.Manifest), Layout: a.Layout}, nil
+}
+
 func sourceName(s Spec) string {
 	switch {
 	case s.Builtin != "":
 		return "builtin:" + s.Builtin
+	case s.OCI != nil:
+		return s.OCI.String()
 	case s.Path != "":
 		return s.Path
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agenthost/agenthost/host/plugin/internal/extism"
 	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
+	"github.com/agenthost/agenthost/host/plugin/internal/ociget"
 	"github.com/agenthost/agenthost/internal/rootfs"
 	"github.com/agenthost/agenthost/internal/wasmbin"
 	"github.com/agenthost/agenthost/plugins"
@@ -35,6 +36,9 @@ type Runtime struct {
 	// facts holds the load facts, module sums and module data in cacheDir
 	// (internal/loadcache).
 	facts loadcache.Cache
+	// oci fetches the modules of oci:// sources, keeping them in
+	// cacheDir's agenthost-oci (internal/ociget).
+	oci *ociget.Fetcher
 	// wasi holds the functions the WASI preview1 host module exports, to
 	// check a module's imports before running it.
 	wasi map[string]api.FunctionDefinition
@@ -85,6 +89,19 @@ func (r *Runtime) protectedPaths() []rootfs.Protected {
 	return r.protected
 }
 
+// OCIDir is the directory of the registry cache (internal/ociget) in the
+// compilation cache: content-addressed, every read verified.
+const OCIDir = "agenthost-oci"
+
+// ociCacheDir is the registry cache of the compilation cache cacheDir:
+// none when the compilation cache is in memory only.
+func ociCacheDir(cacheDir string) string {
+	if cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(cacheDir, OCIDir)
+}
+
 // NewRuntime makes the one wazero runtime of the process, with a compilation
 // cache on disk in cacheDir ("" = in-memory only). Close releases it.
 func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
@@ -126,6 +143,7 @@ func NewRuntime(ctx context.Context, cacheDir string) (*Runtime, error) {
 		cache:    cache,
 		cacheDir: cacheDir,
 		facts:    loadcache.New(cacheDir),
+		oci:      ociget.New(ociCacheDir(cacheDir)),
 		wasi:     rt.Module(wasi_snapshot_preview1.ModuleName).ExportedFunctionDefinitions(),
 		extism:   ext,
 		extUser:  extUser,

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/agenthost/agenthost/internal/ociref"
 )
 
 // Spec is one plugin to load: where its module comes from, its kind, its
@@ -15,12 +17,17 @@ type Spec struct {
 	// Name names the plugin in errors, logs and Failures, and is the
 	// guest's argv[0] in agenthost plugins.
 	Name string
-	// The module: Builtin names a builtin plugin ("core"); otherwise Path
-	// is a .wasm file, read at load, or Wasm holds the module's bytes. The
-	// first one set is used.
+	// The module: Builtin names a builtin plugin ("core"); OCI a module
+	// in a registry, fetched at load (or read from the registry cache,
+	// internal/ociget); otherwise Path is a .wasm file, read at load, or
+	// Wasm holds the module's bytes. The first one set is used.
 	Builtin string
+	OCI     *ociref.Ref
 	Path    string
 	Wasm    []byte
+	// Insecure allows plain HTTP to a registry off this machine (an
+	// oci+http:// OCI ref); see ociref.CheckTransport.
+	Insecure bool
 	// SHA256, when not "", is the lowercase hex digest the module must have.
 	SHA256 string
 	// Kind is the declared kind, or "" to detect it.
