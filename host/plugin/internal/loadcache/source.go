@@ -141,12 +141,16 @@ func (c Cache) readCacheFile(path string, max int64) []byte {
 	return data
 }
 
-// writeCacheFile writes a file of the facts directory: to a temporary
-// file, private, renamed into place, so a reader never sees half of it.
-// Failing to write only costs the next start-up some work.
-func (c Cache) writeCacheFile(path string, data []byte) {
+// writeCacheFile writes a file of the facts directory (WriteFile).
+func (c Cache) writeCacheFile(path string, data []byte) { WriteFile(path, data) }
+
+// WriteFile writes a file of a cache: to a temporary file, private,
+// renamed into place, so a reader never sees half of it; its directories
+// are made private. Failing to write only costs a later start some work:
+// nothing is reported.
+func WriteFile(path string, data []byte) {
 	dir := filepath.Dir(path)
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")

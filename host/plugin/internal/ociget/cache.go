@@ -12,6 +12,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 
+	"github.com/agenthost/agenthost/host/plugin/internal/loadcache"
 	"github.com/agenthost/agenthost/internal/ociref"
 )
 
@@ -39,15 +40,7 @@ func (c cache) read(d digest.Digest, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("digest %q is not a sha256 digest", d)
 	}
 	p := c.blobPath(d)
-	f, err := os.Open(p)
-	if os.IsNotExist(err) {
-		return nil, errNotCached
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := readFile(p, max)
 	if err != nil {
 		return nil, err
 	}
@@ -58,11 +51,25 @@ func (c cache) read(d digest.Digest, max int64) ([]byte, error) {
 	return data, nil
 }
 
+// readFile reads at most max+1 bytes of the file at p (more says it is
+// too long); errNotCached when there is none.
+func readFile(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if os.IsNotExist(err) {
+		return nil, errNotCached
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max+1))
+}
+
 // write keeps blob d (already verified): private, written whole or not at
 // all. Failing to write only costs a fetch later.
 func (c cache) write(d digest.Digest, data []byte) {
 	if c.dir != "" {
-		writeFile(c.blobPath(d), data)
+		loadcache.WriteFile(c.blobPath(d), data)
 	}
 }
 
@@ -76,7 +83,7 @@ func (c cache) tag(ref ociref.Ref) digest.Digest {
 	if c.dir == "" {
 		return ""
 	}
-	b, err := os.ReadFile(c.tagPath(ref))
+	b, err := readFile(c.tagPath(ref), 100)
 	if err != nil || len(b) > 100 {
 		return ""
 	}
@@ -90,24 +97,6 @@ func (c cache) tag(ref ociref.Ref) digest.Digest {
 // setTag records that ref's tag resolved to d.
 func (c cache) setTag(ref ociref.Ref, d digest.Digest) {
 	if c.dir != "" {
-		writeFile(c.tagPath(ref), []byte(d.String()+"\n"))
-	}
-}
-
-// writeFile writes path through a private temporary file renamed into
-// place, so a reader never sees half of it.
-func writeFile(path string, data []byte) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
-		os.Remove(tmp.Name())
+		loadcache.WriteFile(c.tagPath(ref), []byte(d.String()+"\n"))
 	}
 }
