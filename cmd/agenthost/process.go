@@ -47,13 +47,22 @@ type runPolicy struct {
 }
 
 // newRunPolicy returns the policy of a command running one agent at a
-// time, starting as a run starts.
-func newRunPolicy() *runPolicy {
+// time, starting as a run starts. endStartup, when not nil, is called
+// once the first step has ended, before the executable's pages are
+// dropped: run ends start-up there (startgc.go).
+func newRunPolicy(endStartup func()) *runPolicy {
 	all := 0
 	if os.Getenv("GOMAXPROCS") == "" {
 		all = runtime.GOMAXPROCS(0)
 	}
-	return startRunPolicy(all, runtime.GOMAXPROCS, trimExecutable)
+	release := trimExecutable
+	if endStartup != nil {
+		release = func() {
+			endStartup()
+			trimExecutable()
+		}
+	}
+	return startRunPolicy(all, runtime.GOMAXPROCS, release)
 }
 
 // startRunPolicy is newRunPolicy with all processors (fewer than two: the
