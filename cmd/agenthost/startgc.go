@@ -22,8 +22,8 @@ import (
 // they begin; validate and tools, which end with their load, do not end
 // it. A GOGC or GOMEMLIMIT set by the user is left alone. Figures: a cached
 // one-step run with three plugins took about a third less CPU, with the
-// same peak resident set; a model slow enough for every module to compile
-// during the first step, 2 MB more of it (bench/LOG.md, thirteenth round).
+// same peak resident set; a run whose first step compiles a module peaks
+// 1–2 MB higher (bench/LOG.md, thirteenth round).
 
 // startupHeap is the memory (mostly heap) the Go runtime may hold before
 // start-up's first collection: above a cached load's few megabytes and a
