@@ -17,13 +17,16 @@ import (
 // and a heap limit of startupHeap instead. Start-up ends, and the settings
 // the process started with come back, when the command says so or at the
 // first collection, which comes when the heap reaches the limit (an
-// uncached load, which compiles every module, gets there). run ends it
-// once its first step has ended (process.go), the long-lived commands as
-// they begin; validate and tools, which end with their load, do not end
-// it. A GOGC or GOMEMLIMIT set by the user is left alone. Figures: a cached
-// one-step run with three plugins took about a third less CPU, with the
-// same peak resident set; a run whose first step compiles a module peaks
-// 1–2 MB higher (bench/LOG.md, thirteenth round).
+// uncached load, which compiles every module, gets there). run ends it at
+// its first tool call or when its first step ends, whichever comes first
+// (process.go): a text-only first step runs without collections, and a
+// module a call waits for compiles with them. The long-lived commands end
+// it as they begin; validate and tools, which end with their load, do not
+// end it. A GOGC or GOMEMLIMIT set by the user is left alone. Figures
+// (bench/LOG.md, thirteenth round): a cached one-step run with three
+// plugins took a fifth to a third less CPU, with the same peak resident
+// set; ending start-up only at the first step's end cost a run whose
+// first call waits for its module 1.3 MB of peak.
 
 // startupHeap is the memory (mostly heap) the Go runtime may hold before
 // start-up's first collection: above a cached load's few megabytes and a
