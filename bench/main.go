@@ -6,7 +6,8 @@
 //	(wall(steps) − wall(2)) / (steps − 2)
 //
 // and the same for CPU time (user + system, from rusage), with the peak RSS
-// of the long run and the cached start-up of a run with three plugins.
+// of the long run and the cached start-up of a run with three plugins,
+// beside a plain Go program making the same request (bench/plainloop).
 // With Node and bench/aisdk/node_modules present it runs the same loop with
 // the Vercel AI SDK against the same kind of server, so the ratio is one
 // command:
@@ -121,12 +122,14 @@ func run() error {
 		}
 		res.print("agenthost/" + k)
 	}
-	st, err := b.startup()
+	st, plain, err := b.startup()
 	if err != nil {
 		return fmt.Errorf("start-up: %w", err)
 	}
 	fmt.Printf("cached start-up of run with three plugins (core, echo, and echo's bytes again as a wasi_cli plugin; one text step): median %.1f ms wall, %.1f ms CPU, peak RSS %.1f MB\n",
 		ms(st.wall), ms(st.cpu), mb(st.rss))
+	fmt.Printf("plain Go program (bench/plainloop: one streamed request with go-openai, interleaved with the above): median %.1f ms wall, %.1f ms CPU, peak RSS %.1f MB; start-up is %.1f× its wall\n",
+		ms(plain.wall), ms(plain.cpu), mb(plain.rss), ms(st.wall)/ms(plain.wall))
 	if *conc {
 		if err := concurrent(); err != nil {
 			return fmt.Errorf("concurrent runs: %w", err)
@@ -286,19 +289,20 @@ plugin "vowels" {
 }
 
 // startup measures a one-step run (a text answer) with three plugins
-// loaded from a warm compilation cache.
-func (b *bench) startup() (sample, error) {
+// loaded from a warm compilation cache, and, interleaved with it, the plain
+// Go program bench/plainloop making the same request: medians of each.
+func (b *bench) startup() (st, plain sample, err error) {
 	dir := filepath.Join(b.work, "startup")
 	if err := os.MkdirAll(filepath.Join(dir, "ws"), 0o755); err != nil {
-		return sample{}, err
+		return sample{}, sample{}, err
 	}
 	echo2 := filepath.Join(dir, "echo2.wasm")
 	data, err := os.ReadFile(b.echo)
 	if err != nil {
-		return sample{}, err
+		return sample{}, sample{}, err
 	}
 	if err := os.WriteFile(echo2, data, 0o644); err != nil {
-		return sample{}, err
+		return sample{}, sample{}, err
 	}
 	cfg := filepath.Join(dir, "agents.hcl")
 	plugins := coreBlock + echoBlock("echo", b.echo) + fmt.Sprintf(`
@@ -313,22 +317,48 @@ plugin "cli" {
 }
 `, echo2)
 	if err := os.WriteFile(cfg, []byte(config(plugins, `"read_file", "echo"`)), 0o644); err != nil {
-		return sample{}, err
+		return sample{}, sample{}, err
+	}
+	plainBin := filepath.Join(b.work, "plainloop")
+	if err := goBuild(".", plainBin, "./bench/plainloop", []string{"CGO_ENABLED=0"}); err != nil {
+		return sample{}, sample{}, err
 	}
 	text := []fakemodel.Reply{{Text: "done"}}
-	if _, err := b.agenthost(dir, cfg, text); err != nil {
-		return sample{}, err
-	}
-	var all []sample
-	for range *runs {
-		s, err := b.agenthost(dir, cfg, text)
+	plainRun := func() (sample, error) {
+		srv, err := fakemodel.Start(text)
 		if err != nil {
 			return sample{}, err
 		}
-		all = append(all, s)
+		defer srv.Close()
+		cmd := exec.Command(plainBin)
+		cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL())
+		return measured(cmd, srv, text)
 	}
+	if _, err := b.agenthost(dir, cfg, text); err != nil {
+		return sample{}, sample{}, err
+	}
+	if _, err := plainRun(); err != nil {
+		return sample{}, sample{}, fmt.Errorf("bench/plainloop: %w", err)
+	}
+	var all, plains []sample
+	for range *runs {
+		s, err := b.agenthost(dir, cfg, text)
+		if err != nil {
+			return sample{}, sample{}, err
+		}
+		p, err := plainRun()
+		if err != nil {
+			return sample{}, sample{}, fmt.Errorf("bench/plainloop: %w", err)
+		}
+		all, plains = append(all, s), append(plains, p)
+	}
+	return medianSample(all), medianSample(plains), nil
+}
+
+// medianSample is the sample of median wall time.
+func medianSample(all []sample) sample {
 	sort.Slice(all, func(i, j int) bool { return all[i].wall < all[j].wall })
-	return all[len(all)/2], nil
+	return all[len(all)/2]
 }
 
 // agenthost runs one `agenthost run` against a fresh fake model serving

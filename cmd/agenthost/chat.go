@@ -97,7 +97,7 @@ chat's commands.`,
 			tty = f
 			defer f.Close()
 		}
-		c := &chat{e: e, h: h, path: path, agent: *agentFlag, model: *model, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy()}
+		c := &chat{e: e, h: h, path: path, agent: *agentFlag, model: *model, session: *sessionFlag, tty: tty, approve: af, policy: newRunPolicy(nil)}
 		c.keyArgs = keyArgs(h)
 		c.line = term.NewLineEditor(tty, chatPrompt)
 		hist, err := term.OpenHistory(e.getenv)

@@ -36,6 +36,9 @@ type env struct {
 	// con, once guardLines made it, is what stdout and stderr write
 	// through (term.Console).
 	con *term.Console
+	// startup holds off collections until start-up ends (startgc.go); nil
+	// in tests.
+	startup *startupGC
 }
 
 // Main runs the command line of the process and returns the exit code. A
@@ -56,6 +59,7 @@ func Main() int {
 		os.Exit(exitAborted)
 	}()
 	e := &env{
+		startup:   deferStartupGC(os.Getenv),
 		stdin:     os.Stdin,
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,

@@ -146,6 +146,9 @@ func (c *cli) action(cmd *cobra.Command, f func(ctx context.Context, pos []strin
 	}
 	cmd.Args = cobra.ArbitraryArgs
 	cmd.RunE = func(_ *cobra.Command, pos []string) error {
+		if !keepsStartup(cmd.CommandPath()) {
+			c.e.startup.end()
+		}
 		done, err := c.startJQ(cmd)
 		if err != nil {
 			c.code = usageErr(c.e, "%v", err)

@@ -44,16 +44,24 @@ type runPolicy struct {
 	released bool // this run's pages were dropped after its first step
 	set      func(int) int
 	release  func()
+	// endStartup, when set, is called at every tool.start and top-level
+	// step.end; it acts once (startupGC.end).
+	endStartup func()
 }
 
 // newRunPolicy returns the policy of a command running one agent at a
-// time, starting as a run starts.
-func newRunPolicy() *runPolicy {
+// time, starting as a run starts. endStartup, when not nil, is called at
+// the first tool call and when a top-level step ends: run ends start-up
+// there (startgc.go), so that a text-only first step runs without
+// collections and a module a call waits for compiles with them.
+func newRunPolicy(endStartup func()) *runPolicy {
 	all := 0
 	if os.Getenv("GOMAXPROCS") == "" {
 		all = runtime.GOMAXPROCS(0)
 	}
-	return startRunPolicy(all, runtime.GOMAXPROCS, trimExecutable)
+	p := startRunPolicy(all, runtime.GOMAXPROCS, trimExecutable)
+	p.endStartup = endStartup
+	return p
 }
 
 // startRunPolicy is newRunPolicy with all processors (fewer than two: the
@@ -94,6 +102,7 @@ func (p *runPolicy) event(ev loop.Event) {
 	case ev.Type == loop.EventRunStart && ev.Depth == 0:
 		p.starting, p.released = true, false
 	case ev.Type == loop.EventStepEnd && ev.Depth == 0:
+		p.startupOver()
 		if !p.released {
 			p.released = true
 			go p.release()
@@ -102,6 +111,7 @@ func (p *runPolicy) event(ev loop.Event) {
 	case ev.Type == loop.EventRunEnd && ev.Depth == 0:
 		p.starting, p.calls = false, 0
 	case ev.Type == loop.EventToolStart:
+		p.startupOver()
 		p.calls++
 	case ev.Type == loop.EventToolEnd && p.calls > 0:
 		p.calls--
@@ -109,6 +119,13 @@ func (p *runPolicy) event(ev loop.Event) {
 		return
 	}
 	p.apply()
+}
+
+// startupOver ends start-up, if the command asked for it; mu is held.
+func (p *runPolicy) startupOver() {
+	if p.endStartup != nil {
+		p.endStartup()
+	}
 }
 
 // sink returns next, with p following the events on the way.

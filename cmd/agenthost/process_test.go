@@ -70,3 +70,26 @@ func TestRunPolicy(t *testing.T) {
 	var none *runPolicy
 	none.event(loop.Event{Type: loop.EventToolStart}) // does nothing
 }
+
+// TestRunPolicyEndsStartup: run's start-up (startgc.go) ends at the first
+// tool call, or when a text-only first step ends; not before.
+func TestRunPolicyEndsStartup(t *testing.T) {
+	for name, evs := range map[string][]loop.Event{
+		"tool call": {{Type: loop.EventRunStart}, {Type: loop.EventToolStart}},
+		"text step": {{Type: loop.EventRunStart}, {Type: loop.EventStepEnd, Depth: 1}, {Type: loop.EventStepEnd}},
+	} {
+		ended := 0
+		p := startRunPolicy(0, func(int) int { return 1 }, func() {})
+		p.endStartup = func() { ended++ }
+		for i, ev := range evs {
+			p.event(ev)
+			last := i == len(evs)-1
+			if last && ended == 0 {
+				t.Errorf("%s: start-up did not end at %s", name, ev.Type)
+			}
+			if !last && ended != 0 {
+				t.Errorf("%s: start-up ended at %s (depth %d), before its time", name, ev.Type, ev.Depth)
+			}
+		}
+	}
+}

@@ -80,6 +80,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 			case *model != "":
 				return usageErr(e, "-m/--model cannot be used with --temporal: the workers run the agent with the model of their agents.hcl")
 			}
+			e.startup.end() // it follows the run as long as it lasts
 			return runTemporal(ctx, path, tf, temporalRun{agent: *agentFlag, prompt: prompt, session: *sessionID, json: *asJSON, events: *events, approve: af}, e)
 		}
 		opts := mcpUsers(hostOptions(e), e)
@@ -102,7 +103,7 @@ the result at the end, --events one JSON line per event. --session ID continues 
 		// What the load touched of the executable leaves the resident set
 		// before the run; processors and memory follow the run (process.go).
 		trimExecutable()
-		policy := newRunPolicy()
+		policy := newRunPolicy(e.startup.end)
 		req := host.RunRequest{Agent: *agentFlag, Model: *model, Prompt: prompt, Session: *sessionID, Sink: policy.sink(out.Event), OnText: out.Text}
 		approver, release := newApprover(e, af, h)
 		defer release()

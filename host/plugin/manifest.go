@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -151,8 +152,47 @@ func (denyLoader) Load(url string) (any, error) {
 }
 
 // compileSchema compiles one tool input schema. It is called at load time
-// only; validation on the call path reuses the compiled schema.
+// only; validation on the call path reuses the compiled schema. A schema
+// compiled before (the same text) is not compiled again: a manifest's
+// schemas are compiled when it is parsed, to check them, and again for its
+// tools, each compilation checking the schema against the draft's
+// meta-schema (a tenth of a millisecond or more a schema, in every
+// start-up). A compiled schema is read-only and is shared by every tool
+// with that text (the same location, so the same error messages).
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+	schemas.Lock()
+	s, ok := schemas.m[string(raw)]
+	schemas.Unlock()
+	if ok {
+		return s, nil
+	}
+	s, err := compileSchemaNow(raw)
+	if err != nil {
+		return nil, err
+	}
+	schemas.Lock()
+	if schemas.m == nil {
+		schemas.m = map[string]*jsonschema.Schema{}
+	}
+	if len(schemas.m) < maxSchemas {
+		schemas.m[string(raw)] = s
+	}
+	schemas.Unlock()
+	return s, nil
+}
+
+// schemas are the schemas compileSchema compiled, by their text: at most
+// maxSchemas, so that a long-lived process that reloads plugins with ever
+// new schemas keeps a bounded number (the rest are compiled each time).
+var schemas struct {
+	sync.Mutex
+	m map[string]*jsonschema.Schema
+}
+
+const maxSchemas = 512
+
+// compileSchemaNow is compileSchema without the memo.
+func compileSchemaNow(raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return nil, fmt.Errorf("input_schema is not valid JSON: %w", err)

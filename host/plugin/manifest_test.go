@@ -31,3 +31,37 @@ func TestManifestToolMeta(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileSchemaOnce: a schema's text is compiled once (a manifest's
+// schemas were compiled when it was parsed and again for its tools); a
+// schema that does not compile is refused every time.
+func TestCompileSchemaOnce(t *testing.T) {
+	text := []byte(`{"type":"object","properties":{"once":{"type":"string"}}}`)
+	a, err := compileSchema(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := compileSchema(append([]byte(nil), text...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("the same schema text was compiled twice")
+	}
+	if err := a.Validate(map[string]any{"once": 1}); err == nil {
+		t.Error("the shared schema accepted a number for a string")
+	}
+	other, err := compileSchema([]byte(`{"type":"object","properties":{"once":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == a {
+		t.Error("two schema texts share one compiled schema")
+	}
+	bad := []byte(`{"type":"object","properties":{"once":{"type":7}}}`)
+	for i := 0; i < 2; i++ {
+		if _, err := compileSchema(bad); err == nil {
+			t.Fatalf("call %d: a schema with type 7 compiled", i+1)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"html/template"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -21,11 +22,14 @@ const MarkdownMax = 256 << 10
 // escapes text and drops raw HTML unless told otherwise, and safeHTMLNodes
 // goes further, so that nothing in the answer fetches or navigates:
 // raw HTML is shown as text, a link as its text and its address, an image
-// as its description and its address.
-var mdHTML = goldmark.New(
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTMLNodes{}, 100))),
-)
+// as its description and its address. It is built at its first use, not
+// at package init, which every command's start-up pays.
+var mdHTML = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(safeHTMLNodes{}, 100))),
+	)
+})
 
 // markdownHTML is s rendered as HTML, or ok false when it is too long or
 // does not render.
@@ -34,7 +38,7 @@ func markdownHTML(s string) (template.HTML, bool) {
 		return "", false
 	}
 	var b bytes.Buffer
-	if err := mdHTML.Convert([]byte(s), &b); err != nil {
+	if err := mdHTML().Convert([]byte(s), &b); err != nil {
 		return "", false
 	}
 	return template.HTML(b.String()), true

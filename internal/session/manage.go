@@ -56,7 +56,7 @@ func Resolve(dataDir, ref string) (string, error) {
 	// A session is named by the start of its id, as git names a commit;
 	// a ref that is only inside an id (its random end, say) is not found,
 	// and the error says which id has it.
-	if ref == "" || !idPattern.MatchString(ref) {
+	if ref == "" || !validID(ref) {
 		return ref, nil
 	}
 	if _, err := os.Lstat(filepath.Join(Dir(dataDir), ref)); !errors.Is(err, fs.ErrNotExist) {
@@ -74,7 +74,7 @@ func Resolve(dataDir, ref string) (string, error) {
 // lock first: a session a run holds is refused (ErrBusy), and no run can
 // open it while it goes.
 func Remove(dataDir, id string) error {
-	if !idPattern.MatchString(id) {
+	if !validID(id) {
 		return fmt.Errorf("invalid session id %q", id)
 	}
 	dir := filepath.Join(Dir(dataDir), id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +102,7 @@ func TestOpenUnknownAndBadIDs(t *testing.T) {
 			t.Fatalf("Events accepted id %q", id)
 		}
 	}
-	if id := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); !idPattern.MatchString(id) || id[:15] != "20260102-030405" {
+	if id := NewID(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); !validID(id) || id[:15] != "20260102-030405" {
 		t.Fatalf("NewID = %q", id)
 	}
 }
@@ -259,5 +260,21 @@ func TestLongLineReadBack(t *testing.T) {
 	}
 	if evs[2].Type != loop.EventRunEnd {
 		t.Errorf("last event %q, want run.end", evs[2].Type)
+	}
+}
+
+// TestValidIDAsRegexp: validID accepts exactly what the pattern it replaced,
+// ^[A-Za-z0-9_.-]{1,100}$, accepts (it is a loop only for start-up's sake).
+func TestValidIDAsRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
+	ids := []string{"", "a", "20260102-030405-abcd", "a.b_c-D9", "..", "a/b", "a b", "a\n", "é", "ä1", "\x00", "a\x00",
+		strings.Repeat("x", 99), strings.Repeat("x", 100), strings.Repeat("x", 101), strings.Repeat("é", 50)}
+	for c := 0; c < 256; c++ {
+		ids = append(ids, string([]byte{byte(c)}), "id"+string([]byte{byte(c)}))
+	}
+	for _, id := range ids {
+		if got, want := validID(id), re.MatchString(id); got != want {
+			t.Errorf("validID(%q) = %v, the regexp says %v", id, got, want)
+		}
 	}
 }
