@@ -13,6 +13,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The schemes of a registry source. oci:// talks TLS to the registry,
@@ -43,14 +44,18 @@ func IsOCI(source string) bool {
 	return strings.HasPrefix(source, Scheme) || strings.HasPrefix(source, PlainScheme)
 }
 
-// The grammar of the OCI distribution specification: a repository's path
-// components, a tag.
-var (
-	repoRE   = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
-	tagRE    = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	hostRE   = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*$`)
-)
+// grammar is the grammar of the OCI distribution specification: a
+// repository's path components, a tag, a digest, a host. Compiled on the
+// first registry source, not at every start: every command links this
+// package through host/config, and the counted repetitions make large
+// programs.
+var grammar = sync.OnceValue(func() (g struct{ repo, tag, digest, host *regexp.Regexp }) {
+	g.repo = regexp.MustCompile(`^[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*(/[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*)*$`)
+	g.tag = regexp.MustCompile(`^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$`)
+	g.digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	g.host = regexp.MustCompile(`^([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*$`)
+	return g
+})
 
 // Parse reads a registry source. Its error says what is wrong with it and
 // how the source is written.
@@ -72,18 +77,18 @@ func Parse(source string) (Ref, error) {
 	}
 	r.Registry = host
 	if p, d, ok := strings.Cut(path, "@"); ok {
-		if !digestRE.MatchString(d) {
+		if !grammar().digest.MatchString(d) {
 			return r, fmt.Errorf("%q: the digest after @ must be sha256: and 64 lowercase hex digits, not %q", source, d)
 		}
 		r.Digest, path = d, p
 	}
 	if i := strings.LastIndexByte(path, ':'); i >= 0 {
 		r.Tag, path = path[i+1:], path[:i]
-		if !tagRE.MatchString(r.Tag) {
+		if !grammar().tag.MatchString(r.Tag) {
 			return r, fmt.Errorf("%q: %q is not a tag (letters, digits, _ . -, at most 128, not starting with . or -)", source, r.Tag)
 		}
 	}
-	if !repoRE.MatchString(path) || len(path) > 255 {
+	if !grammar().repo.MatchString(path) || len(path) > 255 {
 		return r, fmt.Errorf("%q: %q is not a repository name (lowercase letters, digits and separators . _ - between them, components joined by /)", source, path)
 	}
 	r.Repository = path
@@ -107,7 +112,7 @@ func checkHost(hostport string) error {
 		}
 		return nil
 	}
-	if !hostRE.MatchString(h) || len(h) > 253 {
+	if !grammar().host.MatchString(h) || len(h) > 253 {
 		return fmt.Errorf("%q is not a host name", h)
 	}
 	return nil
