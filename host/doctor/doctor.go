@@ -99,6 +99,17 @@ func since(t time.Time) float64 {
 	return float64(time.Since(t).Microseconds()) / 1000
 }
 
+// scrubber scrubs what doctor prints of provider p's answers and errors:
+// the credentials of its base URL, its key, and every header value it
+// sends (also without "Bearer "), whatever the header's name.
+func scrubber(p *config.Provider) *redact.Replacer {
+	secrets := append(redact.Secrets(p.BaseURL), p.APIKey)
+	for _, v := range p.Headers {
+		secrets = append(secrets, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+	}
+	return redact.NewReplacer(secrets...)
+}
+
 // CheckModel runs every check of model m served by provider p. A failure
 // that makes the later checks pointless (no DNS, no connection) stops
 // there.
@@ -107,12 +118,7 @@ func CheckModel(ctx context.Context, p *config.Provider, m *config.Model) Model 
 		return Model{Model: m.Name, ID: m.ID, Provider: m.Provider, Checks: []Check{{Name: "mcp_client", Status: Skip,
 			Detail: "its requests go to the MCP client that calls the agent (sampling); there is nothing to reach from here"}}}
 	}
-	secrets := redact.Secrets(p.BaseURL)
-	secrets = append(secrets, p.APIKey)
-	for _, v := range p.Headers {
-		secrets = append(secrets, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
-	}
-	pr := &probe{p: p, m: m, scrub: redact.NewReplacer(secrets...), client: &http.Client{Timeout: Timeout}}
+	pr := &probe{p: p, m: m, scrub: scrubber(p), client: &http.Client{Timeout: Timeout}}
 	rep := Model{Model: m.Name, ID: m.ID, Provider: p.Name, BaseURL: redact.URL(p.BaseURL)}
 	u, err := url.Parse(p.BaseURL)
 	if err != nil || u.Host == "" {

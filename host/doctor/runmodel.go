@@ -10,7 +10,6 @@ import (
 
 	"github.com/agenthost/agenthost/host"
 	"github.com/agenthost/agenthost/host/config"
-	"github.com/agenthost/agenthost/internal/redact"
 )
 
 // checkTimeout bounds the GET /models of CheckModel: it delays the run.
@@ -53,7 +52,7 @@ func CheckRunModel(ctx context.Context, cfg *config.Config, agent, name string) 
 	p := cfg.Provider(m.Provider)
 	ids, _, lerr := ListModels(ctx, &http.Client{Timeout: checkTimeout}, p)
 	if lerr != nil {
-		msg := redact.NewReplacer(append(redact.Secrets(p.BaseURL), p.APIKey)...).Replace(lerr.Error())
+		msg := scrubber(p).Replace(lerr.Error())
 		return fmt.Sprintf("model %q is not a model block, and provider %q's models could not be listed (%s): using it as the model id", name, p.Name, msg), nil
 	}
 	if slices.Contains(ids, name) {

@@ -41,7 +41,7 @@ func ListServed(ctx context.Context, cfg *config.Config, providers []*config.Pro
 			s := Served{Provider: p.Name, BaseURL: redact.URL(p.BaseURL), Models: []ServedModel{}}
 			ids, status, err := ListModels(ctx, &http.Client{Timeout: Timeout}, p)
 			if err != nil {
-				s.Error = redact.NewReplacer(append(redact.Secrets(p.BaseURL), p.APIKey)...).Replace(err.Error())
+				s.Error = scrubber(p).Replace(err.Error())
 				s.Hint = ListHint(p, status, err)
 			}
 			for _, id := range ids {
