@@ -142,17 +142,15 @@ func newComponentPlugin(ctx context.Context, r *Runtime, spec Spec, limits Limit
 			}
 			p.byName[ct.Name].call = p.callComponent
 		}
-	}
-	for _, ct := range k.Tools() {
-		if cp.run != nil {
-			break
+	} else {
+		for _, ct := range k.Tools() {
+			if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, nil, base); err != nil {
+				return nil, err
+			}
+			t := p.byName[ct.Name]
+			t.comp = ct.Name
+			t.call = p.callComponent
 		}
-		if err := p.addTool(ct.Name, ct.Description, ct.InputSchema, nil, base); err != nil {
-			return nil, err
-		}
-		t := p.byName[ct.Name]
-		t.comp = ct.Name
-		t.call = p.callComponent
 	}
 	if !later {
 		r.facts.WriteFacts(&loadcache.Facts{Format: loadcache.Format, Key: key, Module: src.Sum, Pages: pages, Name: spec.Name, Kind: string(KindComponent),
